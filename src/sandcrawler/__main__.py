@@ -1,0 +1,3 @@
+from sandcrawler.cli import main
+
+main()

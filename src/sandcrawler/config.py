@@ -1,0 +1,218 @@
+"""Settings: ``SANDCRAWLER_*`` environment variables over an optional TOML file over defaults.
+
+The TOML file may group keys in tables; a table name is a prefix, so
+
+    [grobid]
+    url = "http://localhost:8070"
+
+is the same setting as ``SANDCRAWLER_GROBID_URL``. The file is the one named by
+``SANDCRAWLER_CONFIG`` (or the CLI's ``--config``), else ``./sandcrawler.toml``,
+else ``$XDG_CONFIG_HOME/sandcrawler/config.toml``; none is needed.
+
+With nothing configured everything is embedded: a data directory under
+``$XDG_DATA_HOME`` and a SQLite database inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from sandcrawler.errors import ConfigError
+
+ENV_PREFIX = "SANDCRAWLER_"
+CONFIG_ENV = "SANDCRAWLER_CONFIG"
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    base = os.environ.get(var)
+    return Path(base) if base else Path.home() / fallback
+
+
+def default_config_paths() -> list[Path]:
+    return [Path("sandcrawler.toml"), _xdg("XDG_CONFIG_HOME", ".config") / "sandcrawler" / "config.toml"]
+
+
+def find_config_file() -> Path | None:
+    explicit = os.environ.get(CONFIG_ENV)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"configuration file {path} (from {CONFIG_ENV}) does not exist")
+        return path
+    for path in default_config_paths():
+        if path.is_file():
+            return path
+    return None
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}".replace("-", "_").lower()
+        if isinstance(value, dict):
+            flat.update(_flatten(value, prefix=f"{name}_"))
+        else:
+            flat[name] = value
+    return flat
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"cannot read configuration file {path}: {e}") from e
+    flat = _flatten(raw)
+    unknown = sorted(set(flat) - set(Settings.model_fields) - {"config_file"})
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s) in {path}: {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(Settings.model_fields))})"
+        )
+    return flat
+
+
+class _TomlFileSource(PydanticBaseSettingsSource):
+    """Reads the configuration file, if there is one, as the lowest-priority source."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ returns everything at once
+
+    def __call__(self) -> dict[str, Any]:
+        path = find_config_file()
+        if path is None:
+            return {}
+        values = read_config_file(path)
+        values["config_file"] = path
+        return values
+
+
+class Settings(BaseSettings):
+    """Effective configuration. Field names are the env var names without the prefix."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    config_file: Path | None = Field(None, description="the TOML file these settings were read from")
+    data_dir: Path = Field(
+        default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "sandcrawler",
+        description="local data directory (embedded database, blobs)",
+    )
+    database_url: str = Field(
+        "",
+        description="SQLAlchemy URL; default: a SQLite file in data_dir. "
+        "PostgreSQL: postgresql+psycopg://user:pass@host/db",
+    )
+    env: str = Field("dev", description="deployment name used in topic names (prod, qa, dev)")
+
+    citation_parser: Literal["auto", "grobid"] = Field(
+        "auto", description="which citation parser to use; auto = grobid when grobid_url is set"
+    )
+    grobid_url: str | None = Field(None, description="base URL of a GROBID server")
+    grobid_timeout: float = Field(60.0, gt=0, description="seconds per GROBID request")
+    grobid_concurrency: int = Field(4, ge=1, le=256, description="GROBID requests in flight")
+    grobid_max_citations: int = Field(
+        500, ge=1, description="citations per processCitationList request; longer lists are split"
+    )
+    grobid_retries: int = Field(
+        6, ge=0, description="retries when GROBID is busy (503) or unreachable, with back-off"
+    )
+
+    kafka_brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
+
+    batch_size: int = Field(100, ge=1, description="records per batch in the runner")
+
+    @field_validator("grobid_url")
+    @classmethod
+    def _strip_slash(cls, v: str | None) -> str | None:
+        return v.rstrip("/") if v else None
+
+    @model_validator(mode="after")
+    def _default_database(self) -> Settings:
+        if not self.database_url:
+            object.__setattr__(
+                self, "database_url", f"sqlite:///{self.data_dir / 'sandcrawler.sqlite3'}"
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlFileSource(settings_cls))
+
+    @property
+    def effective_citation_parser(self) -> str:
+        if self.citation_parser != "auto":
+            return self.citation_parser
+        return "grobid" if self.grobid_url else "none"
+
+    def topic(self, name: str, prefix: str = "sandcrawler") -> str:
+        return f"{prefix}-{self.env}.{name}"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from overrides (e.g. CLI options), environment, file and defaults."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as e:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            for err in e.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from e
+
+
+def mask_secret(name: str, value: Any) -> Any:
+    """Hide passwords in URLs and values of secret-looking settings."""
+    if value is None:
+        return None
+    text = str(value)
+    if any(word in name for word in ("password", "secret", "token")):
+        return "***" if text else text
+    if "://" in text and "@" in text:
+        scheme, rest = text.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        if ":" in creds:
+            user = creds.split(":", 1)[0]
+            return f"{scheme}://{user}:***@{host}"
+    return value
+
+
+def describe_settings(settings: Settings, overrides: dict[str, Any] | None = None) -> list[dict]:
+    """Each setting with its (masked) value and where it came from, for ``config show``."""
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    file_values = read_config_file(settings.config_file) if settings.config_file else {}
+    rows = []
+    for name, field in Settings.model_fields.items():
+        if name == "config_file":
+            continue
+        if name in overrides:
+            source = "option"
+        elif f"{ENV_PREFIX}{name.upper()}" in os.environ:
+            source = "env"
+        elif name in file_values:
+            source = "file"
+        else:
+            source = "default"
+        rows.append(
+            {
+                "name": name,
+                "value": mask_secret(name, getattr(settings, name)),
+                "source": source,
+                "env": f"{ENV_PREFIX}{name.upper()}",
+                "description": field.description or "",
+            }
+        )
+    return rows

@@ -1,0 +1,83 @@
+"""Engines and connections for the configured database (SQLite file or PostgreSQL)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+
+from sandcrawler.config import Settings
+from sandcrawler.db.types import json_dumps
+from sandcrawler.errors import ConfigError, DatabaseUnavailable
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``postgresql://`` URLs and pick the psycopg 3 driver for them."""
+    for plain in ("postgresql://", "postgres://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain) :]
+    return url
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    # WAL lets readers (e.g. `db status`) run while a persist job writes.
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+def make_engine(url_or_settings: str | Settings) -> Engine:
+    url = (
+        url_or_settings.database_url if isinstance(url_or_settings, Settings) else url_or_settings
+    )
+    try:
+        parsed = make_url(normalise_url(url))
+    except ArgumentError as e:
+        raise ConfigError(f"invalid database URL {url!r}: {e}") from e
+    kwargs: dict[str, Any] = {
+        "json_serializer": json_dumps,
+        "json_deserializer": orjson.loads,
+    }
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        kwargs.update(pool_pre_ping=True, connect_args={"connect_timeout": 10})
+        return create_engine(parsed, **kwargs)
+    raise ConfigError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def describe_engine(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=True)
+
+
+@contextmanager
+def begin(engine: Engine) -> Iterator[Connection]:
+    """A transaction; connection-level failures become DatabaseUnavailable."""
+    try:
+        with engine.begin() as conn:
+            yield conn
+    except OperationalError as e:
+        raise DatabaseUnavailable(
+            f"database {describe_engine(engine)} unavailable: {first_line(e.orig or e)}"
+        ) from e
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def is_connection_error(exc: DBAPIError) -> bool:
+    return bool(exc.connection_invalidated) or isinstance(exc, OperationalError)

@@ -1,0 +1,66 @@
+"""Column types and SQL functions that behave the same on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import JSON, DateTime, Integer
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.types import TypeDecorator
+
+#: JSONB on PostgreSQL, JSON (text) elsewhere.
+JsonDoc = JSON().with_variant(JSONB(), "postgresql")
+
+
+def json_dumps(value: Any) -> str:
+    """Serializer handed to the engine, so JSON columns are written by orjson."""
+    return orjson.dumps(value).decode()
+
+
+def parse_timestamp(value: str | datetime | None) -> datetime | None:
+    """Parse an ISO 8601 date-time (``Z`` suffix allowed) into an aware UTC datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        # Naive values are UTC by our convention (SQLite stores them so).
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+class UTCDateTime(TypeDecorator):
+    """TIMESTAMP WITH TIME ZONE; on SQLite stored as naive UTC and read back aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> datetime | None:
+        ts = parse_timestamp(value)
+        if ts is not None and dialect.name == "sqlite":
+            return ts.replace(tzinfo=None)
+        return ts
+
+    def process_result_value(self, value: Any, dialect: Any) -> datetime | None:
+        return parse_timestamp(value)
+
+
+class octet_length(FunctionElement):  # noqa: N801 (reads as the SQL function it is)
+    """``octet_length(x)``: PostgreSQL has it; SQLite (< 3.43) needs the BLOB cast."""
+
+    type = Integer()
+    inherit_cache = True
+
+
+@compiles(octet_length)
+def _octet_length_default(element: octet_length, compiler: Any, **kw: Any) -> str:
+    return f"octet_length({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(octet_length, "sqlite")
+def _octet_length_sqlite(element: octet_length, compiler: Any, **kw: Any) -> str:
+    return f"length(CAST({compiler.process(element.clauses, **kw)} AS BLOB))"

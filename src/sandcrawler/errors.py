@@ -1,0 +1,60 @@
+"""One exception tree for the whole project.
+
+    SandcrawlerError
+    ├── ConfigError                 bad or missing configuration
+    ├── RecordError                 one record is bad: becomes a status, the run goes on
+    │   └── CitationParseError      the parser failed for this record's references
+    │       └── GrobidRecordError   GROBID answered 4xx/5xx or unparsable XML for one request
+    └── InfrastructureError         a service is down: stop, or back off and retry
+        ├── DatabaseUnavailable
+        ├── GrobidUnavailable       unreachable, or still busy (503) after retries
+        └── KafkaUnavailable
+
+Third-party exceptions are mapped onto this tree at the boundary where they are
+raised (``raise ... from ...``) so callers only ever catch these.
+"""
+
+from __future__ import annotations
+
+
+class SandcrawlerError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(SandcrawlerError):
+    """The configuration is invalid or something required is not configured."""
+
+
+class RecordError(SandcrawlerError):
+    """One input record cannot be processed; carries the status to report for it."""
+
+    status = "error"
+
+    def __init__(self, message: str, status: str | None = None) -> None:
+        super().__init__(message)
+        if status is not None:
+            self.status = status
+
+
+class CitationParseError(RecordError):
+    status = "parse-error"
+
+
+class GrobidRecordError(CitationParseError):
+    status = "grobid-error"
+
+
+class InfrastructureError(SandcrawlerError):
+    """A service the run depends on is not usable; no record-level status applies."""
+
+
+class DatabaseUnavailable(InfrastructureError):
+    pass
+
+
+class GrobidUnavailable(InfrastructureError):
+    pass
+
+
+class KafkaUnavailable(InfrastructureError):
+    pass
