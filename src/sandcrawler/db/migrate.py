@@ -97,3 +97,24 @@ def status(engine: Engine) -> DatabaseStatus:
                     select(func.count()).select_from(table)
                 ).scalar_one()
     return st
+
+
+def ensure_schema(engine: Engine) -> None:
+    """Before writing: the embedded SQLite database initialises itself; anything else
+    must have been initialised (and upgraded) on purpose by an operator."""
+    current, head = current_revision(engine), head_revision()
+    if current == head:
+        return
+    if current is None and engine.dialect.name == "sqlite":
+        upgrade(engine)
+        return
+    from sandcrawler.errors import ConfigError
+
+    if current is None:
+        raise ConfigError(
+            f"database {describe_engine(engine)} is not initialised: run `sandcrawler db init`"
+        )
+    raise ConfigError(
+        f"database {describe_engine(engine)} is at schema {current}, this version needs {head}: "
+        "run `sandcrawler db upgrade`"
+    )

@@ -1,0 +1,78 @@
+"""The ``sandcrawler`` command. Each command group is a module; none holds processing logic.
+
+Exit status: 0 the run completed (records may have failed: see the summary);
+1 error in configuration or input, or a record failed under ``--fail-fast``;
+2 usage error; 3 a service (database, GROBID, Kafka) failed; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any
+
+import click
+
+from sandcrawler import __version__
+from sandcrawler.errors import InfrastructureError, SandcrawlerError
+
+EXIT_FAILED = 1
+EXIT_INFRASTRUCTURE = 3
+EXIT_INTERRUPTED = 130
+
+
+class SandcrawlerGroup(click.Group):
+    """Turns our exceptions into ``Error: ...`` and an exit status, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InfrastructureError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(EXIT_INFRASTRUCTURE)
+        except SandcrawlerError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(EXIT_FAILED)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=SandcrawlerGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sandcrawler")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    help="TOML configuration file (default: ./sandcrawler.toml, "
+    "~/.config/sandcrawler/config.toml; env SANDCRAWLER_CONFIG).",
+)
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
+def main(config_file: str | None, verbose: int) -> None:
+    """Harvest, archive, process and catalogue scholarly documents.
+
+    Batch commands read JSON lines from FILE or stdin (-) and write JSON lines to
+    stdout; progress, per-record errors and a summary go to stderr. Settings come
+    from SANDCRAWLER_* environment variables and an optional TOML file: see
+    `sandcrawler config show`.
+    """
+    if config_file:
+        # Through the environment, so -j N worker processes read the same file.
+        os.environ["SANDCRAWLER_CONFIG"] = config_file
+    level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def _register() -> None:
+    from sandcrawler.cli import config, db, grobid, persist, refs, worker
+
+    main.add_command(config.config)
+    main.add_command(db.db)
+    main.add_command(grobid.grobid)
+    main.add_command(refs.parse_crossref_refs)
+    main.add_command(persist.persist)
+    main.add_command(worker.worker)
+
+
+_register()

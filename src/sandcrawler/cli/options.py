@@ -1,0 +1,115 @@
+"""Options shared by several commands, and the glue that runs a pipeline from the CLI."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from sandcrawler.config import Settings, load_settings
+from sandcrawler.pipeline import Runner
+from sandcrawler.pipeline.runner import WorkerFactory
+from sandcrawler.pipeline.sinks import Sink
+from sandcrawler.pipeline.sources import JsonLinesSource, Source
+
+F = Callable[..., Any]
+
+
+def settings_from(**overrides: Any) -> Settings:
+    return load_settings(**overrides)
+
+
+def input_argument(f: F) -> F:
+    return click.argument("input_file", metavar="[FILE|-]", default="-",
+                          type=click.Path(allow_dash=True, dir_okay=False, exists=True))(f)
+
+
+def pipeline_options(f: F) -> F:
+    """``-j``, ``--batch-size``, ``--limit``, ``--silent``/``--progress``, ``--fail-fast``."""
+    decorators = [
+        click.option("-j", "--jobs", type=click.IntRange(1, 256), default=1, show_default=True,
+                     help="Worker processes; output keeps input order."),
+        click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
+                     help="Records per batch [default: setting batch_size, 100]."),
+        click.option("--limit", type=click.IntRange(0), default=None,
+                     help="Stop after this many records."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bar on stderr [default: when stderr is a terminal]."),
+        click.option("-s", "--silent", is_flag=True,
+                     help="No progress bar and no summary; per-record errors still shown."),
+        click.option("--fail-fast", is_flag=True,
+                     help="Stop at the first record error (exit status 1)."),
+    ]
+    for dec in reversed(decorators):
+        f = dec(f)
+    return f
+
+
+def install_stop_handlers(stop: threading.Event, signals: tuple[int, ...]) -> None:
+    """First signal: finish the batch in hand and stop. Second: stop now."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        click.echo(f"{signal.Signals(signum).name}: finishing the batch in hand, then stopping"
+                   " (again to abort)", err=True)
+        stop.set()
+
+    for sig in signals:
+        signal.signal(sig, handler)
+
+
+def run_pipeline(
+    name: str,
+    source: Source,
+    worker_factory: WorkerFactory,
+    sink: Sink,
+    settings: Settings,
+    *,
+    jobs: int = 1,
+    batch_size: int | None = None,
+    progress: bool | None = None,
+    silent: bool = False,
+    fail_fast: bool = False,
+    on_infrastructure_error: str = "fail",
+    stop: threading.Event | None = None,
+) -> None:
+    """Run, print the summary, exit with the documented status."""
+    from sandcrawler.cli import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
+
+    stop = stop or threading.Event()
+    install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
+    runner = Runner(
+        source,
+        worker_factory,
+        sink,
+        name=name,
+        jobs=jobs,
+        batch_size=batch_size or settings.batch_size,
+        progress=False if silent else progress,
+        fail_fast=fail_fast,
+        on_infrastructure_error=on_infrastructure_error,  # type: ignore[arg-type]
+        stop=stop,
+    )
+    try:
+        summary = runner.run()
+    finally:
+        sink.close()
+        source.close()
+    if not silent:
+        click.echo(summary.format(name), err=True)
+    if summary.failure:
+        click.echo(f"Error: {summary.failure}", err=True)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    if fail_fast and summary.errors:
+        sys.exit(EXIT_FAILED)
+    if summary.stopped_early or (stop.is_set() and on_infrastructure_error == "fail"):
+        sys.exit(EXIT_INTERRUPTED)
+
+
+def jsonl_source(path: str, limit: int | None) -> JsonLinesSource:
+    return JsonLinesSource(path, limit=limit)

@@ -1,0 +1,65 @@
+"""``sandcrawler parse-crossref-refs``."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import click
+
+from sandcrawler import jobs as factories
+from sandcrawler.cli.options import (
+    input_argument,
+    jsonl_source,
+    pipeline_options,
+    run_pipeline,
+    settings_from,
+)
+from sandcrawler.pipeline.sinks import StdoutSink
+
+parser_option = click.option(
+    "--parser", type=click.Choice(["grobid"]), default=None,
+    help="Citation parser [default: grobid when a GROBID URL is configured].",
+)
+
+
+def check_parser(settings, parser: str | None) -> None:  # type: ignore[no-untyped-def]
+    """Fail before reading any input when the parser cannot work."""
+    from sandcrawler.citations import make_citation_parser
+    from sandcrawler.errors import GrobidUnavailable
+
+    p = make_citation_parser(settings, parser)
+    try:
+        client = getattr(p, "client", None)
+        if client is not None and not client.isalive():
+            raise GrobidUnavailable(f"GROBID at {client.base_url} is not reachable (isalive)")
+    finally:
+        p.close()
+
+
+@click.command("parse-crossref-refs")
+@input_argument
+@parser_option
+@click.option("--grobid-url", help="GROBID base URL [default: setting grobid_url].")
+@pipeline_options
+def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | None,
+                        jobs: int, batch_size: int | None, limit: int | None,
+                        progress: bool | None, silent: bool, fail_fast: bool) -> None:
+    """Parse the unstructured references of Crossref works into grobid_refs rows.
+
+    Reads Crossref works as JSON lines (API envelope with `message`, or the bare
+    work) and writes one row per work: {source, source_id, source_ts, refs_json}.
+    Only references without a DOI and without structured metadata are parsed
+    (docs/refs.md); each parsed reference's `id` is its upstream `key`. A work with
+    nothing to parse still yields a row with an empty refs_json.
+    """
+    settings = settings_from(grobid_url=grobid_url)
+    check_parser(settings, parser)
+    run_pipeline(
+        "parse-crossref-refs",
+        jsonl_source(input_file, limit),
+        partial(factories.parse_crossref_refs, settings, parser),
+        StdoutSink(),
+        settings,
+        jobs=jobs, batch_size=batch_size, progress=progress, silent=silent, fail_fast=fail_fast,
+    )
+

@@ -1,0 +1,65 @@
+"""``sandcrawler worker``: long-running Kafka consumers."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from functools import partial
+
+import click
+
+from sandcrawler import jobs as factories
+from sandcrawler.cli.options import run_pipeline, settings_from
+from sandcrawler.cli.persist import _db_sink
+from sandcrawler.cli.refs import parser_option
+from sandcrawler.kafka import consumer_config, crossref_topic
+from sandcrawler.pipeline.sources import KafkaSource
+
+
+@click.group()
+def worker() -> None:
+    """Long-running Kafka consumers.
+
+    Offsets are committed only after the batch is durable in the database
+    (at-least-once; the writes are idempotent upserts). SIGTERM or SIGINT finishes
+    the batch in hand, commits and exits 0. While the database or GROBID is down
+    the worker backs off and retries the same batch instead of dropping records.
+    """
+
+
+@worker.command("persist-crossref")
+@click.option("--parse-refs", is_flag=True, help="Also parse references into grobid_refs.")
+@parser_option
+@click.option("--topic", help="Topic to consume [default: fatcat-<env>.api-crossref].")
+@click.option("--group", "group_id", help="Consumer group [default: sandcrawler-<env>-persist-crossref].")
+@click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
+              help="Records per batch (one transaction, one offset commit) [default: 100].")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Exit after this many records (for testing).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
+                     group_id: str | None, batch_size: int | None, limit: int | None,
+                     progress: bool | None) -> None:
+    """Consume Crossref works from Kafka into the crossref (and grobid_refs) tables."""
+    settings = settings_from()
+    stop = threading.Event()
+    topic = topic or crossref_topic(settings)
+    group_id = group_id or f"sandcrawler-{settings.env}-persist-crossref"
+    sink = _db_sink(settings)
+    source = KafkaSource(consumer_config(settings, group_id), topic, stop=stop, limit=limit)
+    click.echo(f"persist-crossref: consuming {topic} as {group_id}", err=True)
+    run_pipeline(
+        "persist-crossref",
+        source,
+        partial(factories.persist_crossref, settings, parse_refs, parser),
+        sink,
+        settings,
+        batch_size=batch_size,
+        progress=progress,
+        on_infrastructure_error="retry",
+        stop=stop,
+    )
+
+
+# SIGTERM is how supervisors stop workers; make sure Python does not ignore it.
+signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -1,0 +1,97 @@
+"""Idempotent bulk upserts of crossref and grobid_refs rows.
+
+Rows arrive as JSON-shaped dicts (timestamps as ISO strings). A newer upstream
+version always wins and an older one never overwrites a newer one, so replaying
+a topic or a file is safe: ``indexed`` orders crossref rows, ``source_ts``
+orders grobid_refs rows (a row without ``source_ts`` is always taken).
+
+PostgreSQL bulk path: COPY into a temporary staging table, then one
+``INSERT ... SELECT ... ON CONFLICT DO UPDATE``. SQLite: executemany upserts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, Table, or_
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from sandcrawler.db.schema import crossref, grobid_refs
+
+#: table name -> (table, key columns, ordering column)
+TABLES: dict[str, tuple[Table, tuple[str, ...], str]] = {
+    "crossref": (crossref, ("doi",), "indexed"),
+    "grobid_refs": (grobid_refs, ("source", "source_id"), "source_ts"),
+}
+# crossref first: a later issue may add a foreign key from grobid_refs.
+WRITE_ORDER = ("crossref", "grobid_refs")
+
+
+def write_tables(conn: Connection, outputs: Iterable[dict[str, dict[str, Any]]]) -> None:
+    """Sink writer: each output maps table name -> row; rows are upserted per table."""
+    per_table: dict[str, dict[tuple, dict[str, Any]]] = {name: {} for name in TABLES}
+    for out in outputs:
+        for name, row in out.items():
+            _, keys, _ = TABLES[name]
+            # One statement may not touch a key twice: the last version in the batch wins.
+            per_table[name][tuple(row[k] for k in keys)] = row
+    for name in WRITE_ORDER:
+        rows = list(per_table[name].values())
+        if rows:
+            upsert(conn, name, rows)
+
+
+def upsert(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
+    if conn.dialect.name == "postgresql":
+        _upsert_postgres(conn, name, rows)
+    else:
+        _upsert_sqlite(conn, name, rows)
+
+
+def _upsert_sqlite(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
+    table, keys, order = TABLES[name]
+    stmt = sqlite_insert(table)
+    data_cols = [c.name for c in table.columns if c.name not in keys and c.name != "updated"]
+    set_ = {c: stmt.excluded[c] for c in data_cols}
+    if "updated" in table.c:
+        set_["updated"] = table.c.updated.server_default.arg  # now()
+    existing, incoming = table.c[order], stmt.excluded[order]
+    where = or_(existing.is_(None), incoming.is_(None), existing <= incoming)
+    stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_=set_, where=where)
+    cols = [*keys, *data_cols]
+    conn.execute(stmt, [{c: row.get(c) for c in cols} for row in rows])
+
+
+def _pg_value(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        return orjson.dumps(value).decode()
+    return value
+
+
+def _upsert_postgres(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
+    table, keys, order = TABLES[name]
+    data_cols = [c.name for c in table.columns if c.name not in keys and c.name != "updated"]
+    cols = [*keys, *data_cols]
+    col_list = ", ".join(f'"{c}"' for c in cols)
+    stage = f"_stage_{name}"
+    updates = [f'"{c}" = EXCLUDED."{c}"' for c in data_cols]
+    if "updated" in table.c:
+        updates.append('"updated" = now()')
+    sql_upsert = (
+        f"INSERT INTO {name} ({col_list}) SELECT {col_list} FROM {stage} "
+        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(updates)} "
+        f'WHERE {name}."{order}" IS NULL OR EXCLUDED."{order}" IS NULL '
+        f'OR {name}."{order}" <= EXCLUDED."{order}"'
+    )
+    raw = conn.connection.driver_connection
+    with raw.cursor() as cur:  # type: ignore[union-attr]
+        cur.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {name} INCLUDING DEFAULTS) "
+            "ON COMMIT DELETE ROWS"
+        )
+        with cur.copy(f"COPY {stage} ({col_list}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([_pg_value(row.get(c)) for c in cols])
+        cur.execute(sql_upsert)

@@ -1,0 +1,157 @@
+"""GROBID HTTP client (the parts of the REST API we use).
+
+Endpoints, per GROBID's documentation:
+
+- ``GET  /api/isalive``              -> "true"
+- ``GET  /api/version``              -> version string
+- ``POST /api/processCitationList``  form fields: ``citations`` (repeated),
+  ``consolidateCitations`` (0/1/2), ``includeRawCitations`` (0/1);
+  200 TEI XML with one ``<biblStruct>`` per input citation, 204 nothing found,
+  400 bad request, 500 internal error, 503 all GROBID threads busy.
+
+Busy (503) and unreachable servers are retried with exponential back-off; once
+retries run out that is an InfrastructureError, since every later request would
+fail the same way. A 4xx/5xx answer or a timeout for one request is a record error.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import httpx
+
+from sandcrawler.config import Settings
+from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
+
+log = logging.getLogger("sandcrawler.grobid")
+
+
+class GrobidClient:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 60.0,
+        retries: int = 6,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        pool_size: int = 4,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"GROBID URL must start with http:// or https://, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+            headers={"User-Agent": "sandcrawler"},
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GrobidClient:
+        if not settings.grobid_url:
+            raise ConfigError("no GROBID URL configured: set SANDCRAWLER_GROBID_URL")
+        return cls(
+            settings.grobid_url,
+            timeout=settings.grobid_timeout,
+            retries=settings.grobid_retries,
+            pool_size=settings.grobid_concurrency,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> GrobidClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- API -------------------------------------------------------------------------
+
+    def isalive(self) -> bool:
+        try:
+            resp = self._http.get("/api/isalive", timeout=min(self.timeout, 10.0))
+        except httpx.HTTPError:
+            return False
+        return resp.status_code == 200 and resp.text.strip().lower() == "true"
+
+    def version(self) -> str:
+        resp = self._request("GET", "/api/version")
+        return resp.text.strip()
+
+    def process_citation_list(
+        self, citations: list[str], *, consolidate: int = 0, include_raw: bool = True
+    ) -> str | None:
+        """TEI XML for ``citations`` (in order), or None when GROBID found nothing (204)."""
+        data = {
+            "citations": list(citations),
+            "consolidateCitations": str(consolidate),
+            "includeRawCitations": "1" if include_raw else "0",
+        }
+        resp = self._request("POST", "/api/processCitationList", data=data)
+        if resp.status_code == 204:
+            return None
+        return resp.text
+
+    # --- transport -------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        url = f"{self.base_url}{path}"
+        delay = self.backoff
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                resp = self._http.request(method, path, **kwargs)  # type: ignore[arg-type]
+            except httpx.TimeoutException as e:
+                if isinstance(e, httpx.ConnectTimeout) and attempt <= self.retries:
+                    pass  # treated like unreachable, below
+                elif isinstance(e, httpx.ConnectTimeout):
+                    raise GrobidUnavailable(f"GROBID at {self.base_url} not reachable: {e}") from e
+                else:
+                    raise GrobidRecordError(
+                        f"GROBID {path} timed out after {self.timeout:g}s", status="grobid-timeout"
+                    ) from e
+            except httpx.TransportError as e:
+                if attempt > self.retries:
+                    raise GrobidUnavailable(
+                        f"GROBID at {self.base_url} not reachable ({type(e).__name__}: {e})"
+                    ) from e
+            else:
+                if resp.status_code == 503:
+                    if attempt > self.retries:
+                        raise GrobidUnavailable(
+                            f"GROBID at {self.base_url} still busy (503) after {attempt} attempts"
+                        )
+                    retry_after = _retry_after(resp)
+                    if retry_after is not None:
+                        delay = max(delay, retry_after)
+                elif resp.status_code >= 400:
+                    body = resp.text.strip().splitlines()[0][:200] if resp.text.strip() else ""
+                    raise GrobidRecordError(
+                        f"GROBID {path} answered HTTP {resp.status_code}"
+                        + (f": {body}" if body else ""),
+                        status="grobid-error",
+                    )
+                else:
+                    return resp
+            log.info("GROBID %s %s: attempt %d failed, retrying in %.1fs", method, url, attempt,
+                     delay)
+            time.sleep(delay)
+            delay = min(delay * 2, self.max_backoff)
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    value = resp.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return min(float(value), 120.0)
+    except ValueError:
+        return None

@@ -1,0 +1,25 @@
+"""Picklable worker factories: what ``-j N`` processes call to build their worker."""
+
+from __future__ import annotations
+
+from sandcrawler.citations import make_citation_parser
+from sandcrawler.config import Settings
+from sandcrawler.refs.worker import (
+    ParseCrossrefRefsWorker,
+    PersistCrossrefWorker,
+    PersistGrobidRefsWorker,
+)
+
+
+def parse_crossref_refs(settings: Settings, parser: str | None = None) -> ParseCrossrefRefsWorker:
+    return ParseCrossrefRefsWorker(make_citation_parser(settings, parser))
+
+
+def persist_crossref(
+    settings: Settings, parse_refs: bool = False, parser: str | None = None
+) -> PersistCrossrefWorker:
+    return PersistCrossrefWorker(make_citation_parser(settings, parser) if parse_refs else None)
+
+
+def persist_grobid_refs(settings: Settings) -> PersistGrobidRefsWorker:
+    return PersistGrobidRefsWorker()

@@ -1,0 +1,1 @@
+"""Typed records that cross process boundaries, serialising to the seeds' JSON."""

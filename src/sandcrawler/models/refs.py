@@ -1,0 +1,62 @@
+"""Rows of the ``crossref`` and ``grobid_refs`` tables as they travel as JSON lines."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+from sandcrawler.refs.crossref import normalize_doi
+
+
+def _iso_utc(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=UTC)
+    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+class GrobidRefsRow(BaseModel):
+    """The seed's grobid_refs schema: refs_json is a list of ``GrobidBiblio.to_dict()``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1)
+    source_id: str = Field(min_length=1)
+    source_ts: datetime | None = None
+    refs_json: list[dict[str, Any]]
+
+    @field_validator("source")
+    @classmethod
+    def _lower_source(cls, v: str) -> str:
+        return v.strip().lower()
+
+    @field_validator("source_id")
+    @classmethod
+    def _doi_lower(cls, v: str, info: Any) -> str:
+        if info.data.get("source") == "crossref":
+            return normalize_doi(v)
+        return v
+
+    @field_serializer("source_ts")
+    def _ts(self, ts: datetime | None) -> str | None:
+        return _iso_utc(ts)
+
+
+class CrossrefRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    doi: str
+    indexed: datetime
+    record: dict[str, Any]
+
+    @field_validator("doi")
+    @classmethod
+    def _doi(cls, v: str) -> str:
+        return normalize_doi(v)
+
+    @field_serializer("indexed")
+    def _ts(self, ts: datetime) -> str | None:
+        return _iso_utc(ts)

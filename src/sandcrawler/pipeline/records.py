@@ -1,0 +1,78 @@
+"""What flows through the pipeline: items in, outcomes out, and the worker contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from sandcrawler.errors import RecordError
+
+Kind = Literal["ok", "skip", "error"]
+
+
+@dataclass(slots=True)
+class Item:
+    """One input record: where it came from (for messages and acks) and its raw bytes."""
+
+    where: str
+    data: bytes
+    token: Any = None  # source-specific position used by ack() (e.g. Kafka partition/offset)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """The result of one record. ``output`` goes to the sink; ``error`` to stderr."""
+
+    where: str
+    status: str
+    kind: Kind = "ok"
+    output: Any = None
+    error: str | None = None
+
+    @classmethod
+    def failed(cls, where: str, exc: RecordError) -> Outcome:
+        return cls(where=where, status=exc.status, kind="error", error=str(exc))
+
+
+class Worker(Protocol):
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        """One outcome per item, in order. Raise InfrastructureError when a service is down."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class RecordWorker:
+    """Base for workers that handle records one at a time; RecordError becomes a status."""
+
+    def process(self, item: Item) -> Outcome:
+        raise NotImplementedError
+
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        outcomes = []
+        for item in items:
+            try:
+                outcomes.append(self.process(item))
+            except RecordError as e:
+                outcomes.append(Outcome.failed(item.where, e))
+        return outcomes
+
+    def close(self) -> None:
+        pass
+
+
+def decode_json(data: bytes) -> Any:
+    """Parse one JSON line, with a specific status for bad bytes and bad JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as ue:
+            raise RecordError(
+                f"invalid UTF-8 at byte {ue.start}: {data[ue.start : ue.start + 4]!r}",
+                status="bad-utf8",
+            ) from None
+        raise RecordError(f"not JSON: {e}", status="bad-json") from None

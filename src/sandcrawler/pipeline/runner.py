@@ -1,0 +1,265 @@
+"""The runner: batches from a source through a worker (in-process or ``-j N`` processes) to a sink."""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import sys
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import IO, Literal
+
+from tqdm import tqdm
+
+from sandcrawler.errors import InfrastructureError
+from sandcrawler.pipeline.records import Item, Outcome, Worker
+from sandcrawler.pipeline.sinks import Sink
+from sandcrawler.pipeline.sources import Source
+
+log = logging.getLogger("sandcrawler.runner")
+
+WorkerFactory = Callable[[], Worker]
+
+
+class Stopped(Exception):
+    """Raised inside the runner when a stop was requested while waiting to retry."""
+
+
+@dataclass
+class RunSummary:
+    counts: Counter[str] = field(default_factory=Counter)
+    kinds: Counter[str] = field(default_factory=Counter)
+    elapsed: float = 0.0
+    stopped_early: bool = False
+    failure: str | None = None  # infrastructure failure that ended the run
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def errors(self) -> int:
+        return self.kinds["error"]
+
+    def format(self, name: str) -> str:
+        rate = self.total / self.elapsed if self.elapsed > 0 else 0.0
+        statuses = ", ".join(f"{s} {n}" for s, n in sorted(self.counts.items(), key=lambda x: -x[1]))
+        text = f"{name}: {self.total} records in {self.elapsed:.1f}s ({rate:,.0f}/s)"
+        return f"{text}: {statuses}" if statuses else text
+
+
+# --- in the worker process -------------------------------------------------------
+
+_process_worker: Worker | None = None
+
+
+def _init_process(factory: WorkerFactory) -> None:
+    global _process_worker
+    # The parent owns Ctrl-C: it stops feeding and lets batches in hand finish.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _process_worker = factory()
+
+
+def _process_in_child(batch: list[Item]) -> list[Outcome]:
+    assert _process_worker is not None
+    return process_isolated(_process_worker, batch)
+
+
+def process_isolated(worker: Worker, batch: list[Item]) -> list[Outcome]:
+    """Run a batch; if it blows up, run its records one by one so only the culprit fails."""
+    try:
+        outcomes = worker.process_batch(batch)
+        if len(outcomes) == len(batch):
+            return outcomes
+        log.error("worker returned %d outcomes for %d items", len(outcomes), len(batch))
+    except InfrastructureError:
+        raise
+    except Exception:  # a bug, or a record the worker did not anticipate
+        if len(batch) == 1:
+            return [_internal_error(batch[0], sys.exc_info()[1])]
+    outcomes = []
+    for item in batch:
+        try:
+            single = worker.process_batch([item])
+            outcomes.append(single[0] if len(single) == 1 else _internal_error(item, None))
+        except InfrastructureError:
+            raise
+        except Exception as e:
+            outcomes.append(_internal_error(item, e))
+    return outcomes
+
+
+def _internal_error(item: Item, exc: BaseException | None) -> Outcome:
+    detail = f"{type(exc).__name__}: {exc}" if exc is not None else "worker lost the record"
+    log.debug("internal error on %s", item.where, exc_info=exc)
+    return Outcome(where=item.where, status="internal-error", kind="error", error=detail)
+
+
+# --- in the parent -----------------------------------------------------------------
+
+
+class Runner:
+    """Drives one source → worker → sink run and keeps the books.
+
+    ``on_infrastructure_error``: ``"fail"`` ends the run with ``summary.failure``
+    set (batch commands); ``"retry"`` backs off and retries the same batch until
+    it succeeds or a stop is requested (long-running workers), so nothing is dropped.
+    """
+
+    def __init__(
+        self,
+        source: Source,
+        worker_factory: WorkerFactory,
+        sink: Sink,
+        *,
+        name: str = "run",
+        jobs: int = 1,
+        batch_size: int = 100,
+        progress: bool | None = None,
+        fail_fast: bool = False,
+        on_infrastructure_error: Literal["fail", "retry"] = "fail",
+        max_backoff: float = 60.0,
+        stop: threading.Event | None = None,
+        report: Callable[[str], None] | None = None,
+        stderr: IO[str] | None = None,
+    ) -> None:
+        self.source = source
+        self.worker_factory = worker_factory
+        self.sink = sink
+        self.name = name
+        self.jobs = max(1, jobs)
+        self.batch_size = batch_size
+        self.stderr = stderr or sys.stderr
+        self.progress = self.stderr.isatty() if progress is None else progress
+        self.fail_fast = fail_fast
+        self.on_infrastructure_error = on_infrastructure_error
+        self.max_backoff = max_backoff
+        self.stop = stop or threading.Event()
+        self.report = report or (lambda msg: print(msg, file=self.stderr, flush=True))
+        self.summary = RunSummary()
+        self._bar: tqdm | None = None
+
+    # public ------------------------------------------------------------------------
+
+    def run(self) -> RunSummary:
+        started = time.monotonic()
+        self._bar = tqdm(
+            total=self.source.progress_total,
+            unit=self.source.progress_unit,
+            unit_scale=self.source.progress_unit == "B",
+            file=self.stderr,
+            disable=not self.progress,
+            desc=self.name,
+            dynamic_ncols=True,
+        )
+        try:
+            if self.jobs == 1:
+                self._run_inline()
+            else:
+                self._run_pool()
+        except Stopped:
+            self.summary.stopped_early = True
+        except InfrastructureError as e:
+            self.summary.failure = str(e)
+        finally:
+            self._bar.close()
+            self.summary.elapsed = time.monotonic() - started
+        return self.summary
+
+    # modes -------------------------------------------------------------------------
+
+    def _batches(self) -> Iterator[list[Item]]:
+        for batch in self.source.batches(self.batch_size):
+            yield batch
+            if self.stop.is_set():
+                return
+
+    def _run_inline(self) -> None:
+        worker = self.worker_factory()
+        try:
+            for batch in self._batches():
+                outcomes = self._with_retry(lambda b=batch: process_isolated(worker, b))
+                if self._deliver(batch, outcomes):
+                    return
+        finally:
+            worker.close()
+
+    def _run_pool(self) -> None:
+        # Bounded in-flight work keeps memory flat however large the input; waiting
+        # on the oldest future first keeps output in input order.
+        ctx = multiprocessing.get_context("forkserver")
+        pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
+        with ProcessPoolExecutor(
+            self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)
+        ) as pool:
+            try:
+                batches = self._batches()
+                exhausted = False
+                while True:
+                    while not exhausted and len(pending) < self.jobs * 2:
+                        batch = next(batches, None)
+                        if batch is None:
+                            exhausted = True
+                            break
+                        pending.append((batch, pool.submit(_process_in_child, batch)))
+                    if not pending:
+                        return
+                    batch, fut = pending.popleft()
+                    outcomes = self._pool_result(pool, batch, fut)
+                    if self._deliver(batch, outcomes):
+                        return
+            finally:
+                for _, fut in pending:
+                    fut.cancel()
+
+    def _pool_result(
+        self, pool: ProcessPoolExecutor, batch: list[Item], fut: Future[list[Outcome]]
+    ) -> list[Outcome]:
+        try:
+            return fut.result()
+        except BrokenProcessPool as e:
+            raise InfrastructureError(f"a worker process died: {e}") from e
+        except InfrastructureError:
+            if self.on_infrastructure_error == "fail":
+                raise
+        return self._with_retry(lambda: pool.submit(_process_in_child, batch).result())
+
+    # books -------------------------------------------------------------------------
+
+    def _deliver(self, batch: list[Item], outcomes: list[Outcome]) -> bool:
+        """Sink, count, report, ack. True when the run should end (fail-fast)."""
+        rejected = self._with_retry(lambda: self.sink.write(outcomes))
+        for index, status, message in rejected:
+            o = outcomes[index]
+            o.status, o.kind, o.error, o.output = status, "error", message, None
+        first_error = None
+        for o in outcomes:
+            self.summary.counts[o.status] += 1
+            self.summary.kinds[o.kind] += 1
+            if o.kind == "error":
+                first_error = first_error or o
+                self.report(f"{o.where}: {o.status}: {o.error}")
+        self.source.ack(batch)
+        if self._bar is not None:
+            self._bar.update(self.source.progress_position() - self._bar.n)
+        return bool(self.fail_fast and first_error)
+
+    def _with_retry(self, fn: Callable[[], list]) -> list:
+        delay = 1.0
+        while True:
+            try:
+                return fn()
+            except InfrastructureError as e:
+                if self.on_infrastructure_error == "fail":
+                    raise
+                self.report(f"{self.name}: {e}; retrying in {delay:.0f}s")
+                if self.stop.wait(delay):
+                    raise Stopped() from e
+                delay = min(delay * 2, self.max_backoff)

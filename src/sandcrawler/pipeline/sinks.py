@@ -1,0 +1,141 @@
+"""Where outcomes go: stdout JSON lines, the database, a Kafka topic."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import IO, Any, Protocol
+
+import orjson
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DataError, IntegrityError
+
+from sandcrawler.db.engine import begin, first_line
+from sandcrawler.pipeline.records import Outcome
+
+#: (index into the outcomes list, status, message) for outputs the sink refused
+Rejection = tuple[int, str, str]
+
+
+class Sink(Protocol):
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        """Make every ``output`` durable; return the ones refused as record errors."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class NullSink:
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class StdoutSink:
+    """JSON lines, one per output, flushed per batch so pipes stream."""
+
+    def __init__(self, stream: IO[bytes] | None = None) -> None:
+        self.stream = stream or sys.stdout.buffer
+
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        chunk = b"".join(
+            orjson.dumps(o.output) + b"\n" for o in outcomes if o.output is not None
+        )
+        if chunk:
+            self.stream.write(chunk)
+            self.stream.flush()
+        return []
+
+    def close(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            pass
+
+
+Writer = Callable[[Connection, list[Any]], None]
+
+
+class DatabaseSink:
+    """Hands the batch's outputs to ``writer`` inside one transaction.
+
+    If the database refuses the batch for its data (a constraint), each output is
+    retried in its own transaction so only the offending records fail.
+    """
+
+    def __init__(self, engine: Engine, writer: Writer) -> None:
+        self.engine = engine
+        self.writer = writer
+
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        indexed = [(i, o.output) for i, o in enumerate(outcomes) if o.output is not None]
+        if not indexed:
+            return []
+        try:
+            with begin(self.engine) as conn:
+                self.writer(conn, [out for _, out in indexed])
+            return []
+        except (IntegrityError, DataError):
+            pass
+        rejected: list[Rejection] = []
+        for i, out in indexed:
+            try:
+                with begin(self.engine) as conn:
+                    self.writer(conn, [out])
+            except (IntegrityError, DataError) as e:
+                rejected.append((i, "db-rejected", first_line(e.orig or e)))
+        return rejected
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+class KafkaSink:
+    """Produces each output as JSON to ``topic``; returns only once the broker has them all."""
+
+    def __init__(
+        self,
+        producer_config: dict[str, Any],
+        topic: str,
+        key: Callable[[Any], str | bytes | None] = lambda _: None,
+        flush_timeout: float = 60.0,
+    ) -> None:
+        from confluent_kafka import Producer
+
+        self.topic = topic
+        self.key = key
+        self.flush_timeout = flush_timeout
+        self._producer = Producer(producer_config)
+
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        from sandcrawler.kafka import raise_for_kafka_error
+
+        errors: list[Any] = []
+
+        def on_delivery(err: Any, _msg: Any) -> None:
+            if err is not None:
+                errors.append(err)
+
+        for o in outcomes:
+            if o.output is None:
+                continue
+            while True:
+                try:
+                    self._producer.produce(
+                        self.topic, orjson.dumps(o.output), key=self.key(o.output),
+                        on_delivery=on_delivery,
+                    )
+                    break
+                except BufferError:
+                    self._producer.poll(0.5)  # local queue full: let deliveries drain
+        remaining = self._producer.flush(self.flush_timeout)
+        if errors:
+            raise_for_kafka_error(errors[0], f"producing to {self.topic}")
+        if remaining:
+            raise_for_kafka_error(None, f"{remaining} messages to {self.topic} not delivered")
+        return []
+
+    def close(self) -> None:
+        self._producer.flush(self.flush_timeout)

@@ -1,0 +1,123 @@
+"""Reading Crossref works: envelope, DOI, version timestamp, and the references to re-parse.
+
+Selection rule (also in docs/refs.md). A reference is sent to the parser when
+
+1. it is an object with an ``unstructured`` string of at least 8 characters
+   (after cleaning) containing a letter;
+2. it has no ``DOI``: a reference Crossref already links needs no parsing;
+3. it is not already structured, i.e. it does not have
+   - ``author`` and ``year`` and a title (``article-title``, ``volume-title``,
+     ``series-title`` or ``journal-title``), nor
+   - ``journal-title`` and ``volume`` and ``first-page``.
+
+Its ``id`` is the upstream ``key``, else its position in ``reference`` as a
+string; ``index`` is always that position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sandcrawler.errors import RecordError
+from sandcrawler.refs.clean import clean_unstructured
+
+MIN_UNSTRUCTURED = 8
+_TITLE_FIELDS = ("article-title", "volume-title", "series-title", "journal-title")
+# Fields every Crossref work has at least one of; used to tell "not a work" from
+# "a work without a DOI".
+_WORK_FIELDS = frozenset({"DOI", "indexed", "type", "reference", "URL", "prefix", "member",
+                          "title", "deposited", "created", "publisher"})
+
+
+@dataclass(frozen=True, slots=True)
+class SelectedRef:
+    index: int
+    key: str
+    text: str
+
+
+def unwrap_work(obj: Any) -> dict[str, Any]:
+    """The work itself, from an API envelope (``{"message": {...}}``) or bare."""
+    if isinstance(obj, dict) and isinstance(obj.get("message"), dict) and (
+        "message-type" in obj or "status" in obj
+    ):
+        obj = obj["message"]
+    if not isinstance(obj, dict):
+        raise RecordError(f"not a Crossref work: a JSON {type(obj).__name__}",
+                          status="not-crossref-work")
+    if not _WORK_FIELDS.intersection(obj):
+        keys = ", ".join(sorted(obj)[:5]) or "none"
+        raise RecordError(f"not a Crossref work (keys: {keys})", status="not-crossref-work")
+    return obj
+
+
+def normalize_doi(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RecordError("work has no DOI", status="missing-doi")
+    doi = value.strip().lower()
+    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/",
+                   "http://dx.doi.org/", "doi:"):
+        if doi.startswith(prefix):
+            doi = doi[len(prefix) :]
+    if not doi.startswith("10.") or "/" not in doi:
+        raise RecordError(f"not a DOI: {value!r}", status="bad-doi")
+    return doi
+
+
+def work_doi(work: dict[str, Any]) -> str:
+    return normalize_doi(work.get("DOI"))
+
+
+def work_indexed(work: dict[str, Any]) -> str | None:
+    """``indexed.date-time`` (or its millisecond ``timestamp``) as ISO 8601 UTC."""
+    indexed = work.get("indexed")
+    if not isinstance(indexed, dict):
+        return None
+    value = indexed.get("date-time")
+    if isinstance(value, str) and value:
+        try:
+            ts = datetime.fromisoformat(value)
+        except ValueError:
+            raise RecordError(f"bad indexed.date-time: {value!r}", status="bad-indexed") from None
+    elif isinstance(indexed.get("timestamp"), int | float):
+        ts = datetime.fromtimestamp(indexed["timestamp"] / 1000, UTC)
+    else:
+        return None
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=UTC)
+    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def is_structured(ref: dict[str, Any]) -> bool:
+    if ref.get("author") and ref.get("year") and any(ref.get(f) for f in _TITLE_FIELDS):
+        return True
+    return bool(ref.get("journal-title") and ref.get("volume") and ref.get("first-page"))
+
+
+def should_reparse(ref: Any) -> bool:
+    if not isinstance(ref, dict) or not isinstance(ref.get("unstructured"), str):
+        return False
+    return not ref.get("DOI") and not is_structured(ref)
+
+
+def select_references(work: dict[str, Any]) -> list[SelectedRef]:
+    refs = work.get("reference")
+    if refs is None:
+        return []
+    if not isinstance(refs, list):
+        raise RecordError(
+            f"'reference' is a {type(refs).__name__}, not a list", status="bad-references"
+        )
+    selected = []
+    for index, ref in enumerate(refs):
+        if not should_reparse(ref):
+            continue
+        text = clean_unstructured(ref["unstructured"])
+        if len(text) < MIN_UNSTRUCTURED or not any(c.isalpha() for c in text):
+            continue
+        key = ref.get("key")
+        key = str(index) if key is None or key == "" else str(key)
+        selected.append(SelectedRef(index=index, key=key, text=text))
+    return selected

@@ -1,0 +1,163 @@
+"""Workers for Crossref works and grobid_refs rows.
+
+- ParseCrossrefRefsWorker: work -> grobid_refs row (``parse-crossref-refs``)
+- PersistCrossrefWorker:   work -> crossref row (+ grobid_refs row with a parser)
+- PersistGrobidRefsWorker: grobid_refs JSON line -> validated grobid_refs row
+
+Statuses (kind in brackets):
+  success [ok]            references parsed
+  empty [ok]              nothing to re-parse; the row carries ``refs_json: []``
+  bad-utf8, bad-json, not-crossref-work, missing-doi, bad-doi, bad-indexed,
+  missing-indexed, bad-references, bad-row, grobid-error, grobid-bad-xml,
+  grobid-timeout, ref-count-mismatch, parse-error [error]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from sandcrawler.citations.base import CitationParser
+from sandcrawler.errors import CitationParseError, RecordError
+from sandcrawler.models.refs import GrobidRefsRow
+from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
+from sandcrawler.refs.crossref import (
+    SelectedRef,
+    select_references,
+    unwrap_work,
+    work_doi,
+    work_indexed,
+)
+
+SOURCE = "crossref"
+
+
+@dataclass(slots=True)
+class _Work:
+    item: Item
+    work: dict[str, Any]
+    doi: str
+    indexed: str | None
+    refs: list[SelectedRef]
+
+
+def _read_work(item: Item) -> _Work:
+    work = unwrap_work(decode_json(item.data))
+    doi = work_doi(work)
+    return _Work(item, work, doi, work_indexed(work), select_references(work))
+
+
+def _parse_works(
+    parser: CitationParser | None, works: list[_Work]
+) -> list[list[dict[str, Any]] | CitationParseError]:
+    """refs_json for each work, parsing all the works' references in one parser call."""
+    todo = [w for w in works if w.refs]
+    parsed = parser.parse_lists([[r.text for r in w.refs] for w in todo]) if parser and todo else []
+    by_id = {id(w): p for w, p in zip(todo, parsed, strict=True)}
+    results: list[list[dict[str, Any]] | CitationParseError] = []
+    for w in works:
+        biblios = by_id.get(id(w), [])
+        if isinstance(biblios, CitationParseError):
+            results.append(biblios)
+            continue
+        refs_json = []
+        for ref, biblio in zip(w.refs, biblios, strict=True):
+            # The parser never saw the keys: weave them back by position, which
+            # the parser guarantees (count and order are checked there).
+            biblio.id = ref.key
+            biblio.index = ref.index
+            refs_json.append(biblio.to_dict())
+        results.append(refs_json)
+    return results
+
+
+def _grobid_refs_row(w: _Work, refs_json: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"source": SOURCE, "source_id": w.doi, "source_ts": w.indexed, "refs_json": refs_json}
+
+
+class _WorksWorker:
+    """Reads a batch of works (per-record errors become outcomes) and hands the good ones on."""
+
+    def __init__(self, parser: CitationParser | None) -> None:
+        self.parser = parser
+
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        outcomes: list[Outcome | None] = []
+        works: list[_Work] = []
+        slots: list[int] = []
+        for item in items:
+            try:
+                w = _read_work(item)
+                self.check(w)
+            except RecordError as e:
+                outcomes.append(Outcome.failed(item.where, e))
+                continue
+            slots.append(len(outcomes))
+            outcomes.append(None)
+            works.append(w)
+        refs = _parse_works(self.parser, works) if self.parser else [None] * len(works)
+        for slot, w, refs_json in zip(slots, works, refs, strict=True):
+            if isinstance(refs_json, CitationParseError):
+                outcomes[slot] = Outcome.failed(w.item.where, refs_json)
+            else:
+                outcomes[slot] = self.outcome(w, refs_json)
+        return [o for o in outcomes if o is not None]
+
+    def check(self, w: _Work) -> None:
+        pass
+
+    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if self.parser is not None:
+            self.parser.close()
+
+
+class ParseCrossrefRefsWorker(_WorksWorker):
+    def __init__(self, parser: CitationParser) -> None:
+        super().__init__(parser)
+
+    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+        assert refs_json is not None
+        return Outcome(
+            where=w.item.where,
+            status="success" if w.refs else "empty",
+            output=_grobid_refs_row(w, refs_json),
+        )
+
+
+class PersistCrossrefWorker(_WorksWorker):
+    """Output for the database sink: ``{"crossref": row, "grobid_refs": row?}``."""
+
+    def check(self, w: _Work) -> None:
+        if w.indexed is None:
+            raise RecordError("work has no indexed date-time", status="missing-indexed")
+
+    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+        output: dict[str, Any] = {
+            "crossref": {"doi": w.doi, "indexed": w.indexed, "record": w.work}
+        }
+        status = "success"
+        if refs_json is not None:
+            output["grobid_refs"] = _grobid_refs_row(w, refs_json)
+            status = "success" if w.refs else "success-no-refs"
+        return Outcome(where=w.item.where, status=status, output=output)
+
+
+class PersistGrobidRefsWorker(RecordWorker):
+    def process(self, item: Item) -> Outcome:
+        obj = decode_json(item.data)
+        try:
+            row = GrobidRefsRow.model_validate(obj)
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'row'}: {err['msg']}"
+                for err in e.errors()[:3]
+            )
+            raise RecordError(f"not a grobid_refs row: {problems}", status="bad-row") from None
+        return Outcome(
+            where=item.where, status="success", output={"grobid_refs": row.model_dump(mode="json")}
+        )

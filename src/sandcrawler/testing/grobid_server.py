@@ -1,0 +1,169 @@
+"""A loopback HTTP server that plays GROBID with real GROBID answers.
+
+It is loaded with TEI that a real GROBID returned from ``processCitationList``
+(the fixtures in ``shared/data/sandcrawler-fixtures``); each ``<biblStruct>`` is
+indexed by its raw citation string. A request for known strings is answered
+with those real biblStructs, renumbered ``b0, b1, ...`` in request order, as
+GROBID does. Unknown strings get a biblStruct holding only the raw string.
+
+For failure tests a citation may carry a marker: ``#500``, ``#garbage``
+(XML that does not parse), ``#drop`` (one biblStruct too few), ``#204``,
+``#slow`` (answers after ``slow_seconds``). ``busy`` makes the next N requests
+answer 503. Every request is recorded in ``requests``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+_BIBL = re.compile(r"<biblStruct\b[^>]*>.*?</biblStruct>", re.S)
+_RAW = re.compile(r'<note type="raw_reference">(.*?)</note>', re.S)
+_ID = re.compile(r'^<biblStruct\b[^>]*?xml:id="[^"]*"')
+
+TEI_HEAD = (
+    '<TEI xmlns="http://www.tei-c.org/ns/1.0" xmlns:xlink="http://www.w3.org/1999/xlink"\n'
+    ' xmlns:mml="http://www.w3.org/1998/Math/MathML">\n\t<teiHeader/>\n\t<text>\n\t\t<front/>\n'
+    "\t\t<body/>\n\t\t<back>\n\t\t\t<div>\n\t\t\t\t<listBibl>\n"
+)
+TEI_TAIL = "\t\t\t\t</listBibl>\n\t\t\t</div>\n\t\t</back>\n\t</text>\n</TEI>\n"
+
+
+def normalise_raw(text: str) -> str:
+    return " ".join(text.split())
+
+
+def index_tei(tei: str) -> dict[str, str]:
+    """raw citation string -> its biblStruct (id attribute stripped)."""
+    found = {}
+    for block in _BIBL.findall(tei):
+        raw = _RAW.search(block)
+        if raw:
+            body = re.sub(r'\sxml:id="[^"]*"', "", block, count=1)
+            found[normalise_raw(html.unescape(raw.group(1)))] = body
+    return found
+
+
+class FakeGrobid:
+    """Start with ``start()`` (or as a context manager); ``url`` is the base URL."""
+
+    version = "0.7.3-fake"
+
+    def __init__(self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0) -> None:
+        self.known: dict[str, str] = {}
+        for path in tei_files:
+            self.known.update(index_tei(Path(path).read_text(encoding="utf-8")))
+        self.slow_seconds = slow_seconds
+        self.busy = 0
+        self.requests: list[dict[str, list[str]]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeGrobid:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, code: int, body: str = "", ctype: str = "text/plain") -> None:
+                data = body.encode("utf-8")
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path == "/api/isalive":
+                    self._send(200, "true")
+                elif self.path == "/api/version":
+                    self._send(200, fake.version)
+                else:
+                    self._send(404, "not found")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                form = urllib.parse.parse_qs(self.rfile.read(length).decode("utf-8"),
+                                             keep_blank_values=True)
+                with fake._lock:
+                    fake.requests.append(form)
+                    if fake.busy > 0:
+                        fake.busy -= 1
+                        self._send(503, "busy")
+                        return
+                if self.path != "/api/processCitationList":
+                    self._send(404, "not found")
+                    return
+                code, body = fake.answer(form.get("citations", []))
+                self._send(code, body, "application/xml")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def answer(self, citations: list[str]) -> tuple[int, str]:
+        joined = " ".join(citations)
+        if "#500" in joined:
+            return 500, "[GENERAL] An exception occurred while running Grobid."
+        if "#204" in joined:
+            return 204, ""
+        if "#slow" in joined:
+            time.sleep(self.slow_seconds)
+        if "#garbage" in joined:
+            return 200, "<TEI><listBibl><biblStruct>unclosed"
+        blocks = []
+        for i, citation in enumerate(citations):
+            body = self.known.get(normalise_raw(citation))
+            if body is None:
+                body = (
+                    "<biblStruct>\n\t<monogr>\n\t\t<imprint/>\n\t</monogr>\n"
+                    f'\t<note type="raw_reference">{html.escape(citation, quote=False)}</note>\n'
+                    "</biblStruct>"
+                )
+            blocks.append(body.replace("<biblStruct", f'<biblStruct xml:id="b{i}"', 1) + "\n\n")
+        if "#drop" in joined:
+            blocks = blocks[:-1]
+        return 200, TEI_HEAD + "".join(blocks) + TEI_TAIL
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeGrobid:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:  # pragma: no cover - used by benchmarks as a separate process
+    import sys
+
+    server = FakeGrobid(sys.argv[1:]).start()
+    print(server.url, flush=True)
+    try:
+        sys.stdin.read()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
