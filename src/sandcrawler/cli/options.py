@@ -49,8 +49,11 @@ def pipeline_options(f: F) -> F:
     return f
 
 
-def install_stop_handlers(stop: threading.Event, signals: tuple[int, ...]) -> None:
-    """First signal: finish the batch in hand and stop. Second: stop now."""
+def install_stop_handlers(
+    stop: threading.Event, signals: tuple[int, ...]
+) -> Callable[[], None]:
+    """First signal: finish the batch in hand and stop. Second: stop now.
+    Returns a function that puts the previous handlers back."""
 
     def handler(signum: int, _frame: Any) -> None:
         if stop.is_set():
@@ -59,8 +62,13 @@ def install_stop_handlers(stop: threading.Event, signals: tuple[int, ...]) -> No
                    " (again to abort)", err=True)
         stop.set()
 
-    for sig in signals:
-        signal.signal(sig, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in signals}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
 
 
 def run_pipeline(
@@ -82,7 +90,7 @@ def run_pipeline(
     from sandcrawler.cli import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 
     stop = stop or threading.Event()
-    install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
+    restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
     runner = Runner(
         source,
         worker_factory,
@@ -98,6 +106,7 @@ def run_pipeline(
     try:
         summary = runner.run()
     finally:
+        restore_signals()
         sink.close()
         source.close()
     if not silent:

@@ -1,0 +1,135 @@
+"""Fixtures: an isolated environment per test, real services on loopback, shared data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from sandcrawler.cli import main
+from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
+FIXTURES = SHARED_DATA / "sandcrawler-fixtures"
+CROSSREF_WORKS = {
+    "10.1007/978-3-030-64953-1_4": "crossref_api_work_978-3-030-64953-1_4.json",
+    "10.1017/s1047951103000064": "crossref_api_work_s1047951103000064.json",
+}
+GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml"]
+REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No user configuration leaks in: empty data dir, no config file, no SANDCRAWLER_*."""
+    for name in list(os.environ):
+        if name.startswith("SANDCRAWLER_") and name not in (
+            "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES"):
+            monkeypatch.delenv(name)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("SANDCRAWLER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.skip(f"shared test data not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def crossref_lines(shared_data: Path) -> dict[str, bytes]:
+    """DOI -> the real Crossref API response as one JSON line."""
+    import orjson
+
+    return {
+        doi: orjson.dumps(orjson.loads((FIXTURES / name).read_bytes()))
+        for doi, name in CROSSREF_WORKS.items()
+    }
+
+
+@pytest.fixture
+def fake_grobid(shared_data: Path) -> Iterator[FakeGrobid]:
+    with FakeGrobid([FIXTURES / name for name in GROBID_TEI], slow_seconds=3.0) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    if find_pg_bindir() is None:
+        if REQUIRE_POSTGRES:
+            pytest.fail("PostgreSQL server binaries not found and SANDCRAWLER_TEST_REQUIRE_POSTGRES=1")
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed")
+    cluster = PostgresCluster()
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def _new_pg_database(cluster: PostgresCluster) -> str:
+    from sqlalchemy import create_engine, text
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(cluster.url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return cluster.url_for(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Every database test runs on both backends; each gets a fresh empty database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'test.sqlite3'}"
+    return _new_pg_database(request.getfixturevalue("pg_cluster"))
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PostgresCluster) -> str:
+    """A fresh PostgreSQL database, for tests of PostgreSQL-only behaviour."""
+    return _new_pg_database(pg_cluster)
+
+
+@pytest.fixture
+def engine(db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    from sandcrawler.db import migrate
+    from sandcrawler.db.engine import make_engine
+
+    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", db_url)
+    eng = make_engine(db_url)
+    migrate.upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def cli() -> CliRunner:
+    return CliRunner()
+
+
+def invoke(args: list[str], input: bytes | str | None = None) -> Result:
+    """Run the CLI in-process; stdout and stderr kept apart."""
+    return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+
+
+def run_cli(args: list[str], *, input: bytes | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m sandcrawler`` as a real process (signals, exit codes, -j N)."""
+    return subprocess.run(
+        [sys.executable, "-m", "sandcrawler", *args],
+        input=input, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )

@@ -1,0 +1,119 @@
+"""Schema, migrations and upserts on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import inspect, select, text
+from sqlalchemy.exc import IntegrityError
+
+from sandcrawler.db import migrate
+from sandcrawler.db.engine import make_engine
+from sandcrawler.db.persist import write_tables
+from sandcrawler.db.schema import crossref, grobid_refs, metadata
+
+
+def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untyped-def]
+    insp = inspect(engine)
+    assert set(insp.get_table_names()) >= {"crossref", "grobid_refs"}
+    assert "crossref_with_refs" in insp.get_view_names()
+    for name, table in metadata.tables.items():
+        cols = {c["name"]: c for c in insp.get_columns(name)}
+        assert list(cols) == [c.name for c in table.columns]
+        for c in table.columns:
+            assert cols[c.name]["nullable"] == c.nullable, (name, c.name)
+    assert insp.get_pk_constraint("grobid_refs")["constrained_columns"] == ["source", "source_id"]
+    assert insp.get_pk_constraint("crossref")["constrained_columns"] == ["doi"]
+    assert [i["column_names"] for i in insp.get_indexes("crossref")] == [["indexed"]]
+    checks = {c["name"] for c in insp.get_check_constraints("grobid_refs")}
+    assert checks == {"grobid_refs_source_check", "grobid_refs_source_id_check"}
+    st = migrate.status(engine)
+    assert st.up_to_date and st.row_counts == {"crossref": 0, "grobid_refs": 0}
+
+
+def test_postgres_types(pg_url: str) -> None:
+    engine = make_engine(pg_url)
+    migrate.upgrade(engine)
+    with engine.connect() as conn:
+        types = dict(conn.execute(text(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_name = 'grobid_refs'")).all())
+    assert types == {"source": "text", "source_id": "text",
+                     "source_ts": "timestamp with time zone",
+                     "updated": "timestamp with time zone", "refs_json": "jsonb"}
+
+
+@pytest.mark.parametrize(
+    ("table", "row"),
+    [
+        ("crossref", {"doi": "10.1234/UPPER", "indexed": "2021-01-01T00:00:00Z", "record": {}}),
+        ("crossref", {"doi": "10.", "indexed": "2021-01-01T00:00:00Z", "record": {}}),
+        ("grobid_refs", {"source": "", "source_id": "x", "refs_json": []}),
+        ("grobid_refs", {"source": "crossref", "source_id": "", "refs_json": []}),
+    ],
+)
+def test_check_constraints(engine, table: str, row: dict) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(metadata.tables[table].insert(), row)
+
+
+def ts(s: str) -> datetime:
+    return datetime.fromisoformat(s).astimezone(UTC)
+
+
+def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no-untyped-def]
+    def put(indexed: str, title: str, refs: list) -> None:
+        with engine.begin() as conn:
+            write_tables(conn, [{
+                "crossref": {"doi": "10.1/a", "indexed": indexed, "record": {"title": title}},
+                "grobid_refs": {"source": "crossref", "source_id": "10.1/a",
+                                "source_ts": indexed, "refs_json": refs},
+            }])
+
+    put("2021-01-01T00:00:00Z", "first", [{"id": "k1"}])
+    put("2021-01-01T00:00:00Z", "first", [{"id": "k1"}])  # replay: no change, no error
+    put("2022-01-01T00:00:00Z", "second", [{"id": "k2"}])  # newer: replaces
+    put("2020-01-01T00:00:00Z", "stale", [{"id": "k0"}])  # older: ignored
+    with engine.connect() as conn:
+        (doi, indexed, record), = conn.execute(select(crossref)).all()
+        assert (doi, indexed, record) == ("10.1/a", ts("2022-01-01T00:00:00Z"), {"title": "second"})
+        (source, source_id, source_ts, updated, refs), = conn.execute(select(grobid_refs)).all()
+        assert (source_ts, refs) == (ts("2022-01-01T00:00:00Z"), [{"id": "k2"}])
+        assert updated.tzinfo is not None
+        view = conn.execute(text(
+            "SELECT doi, refs_json FROM crossref_with_refs")).all()
+        assert len(view) == 1 and view[0][0] == "10.1/a"
+
+
+def test_duplicate_keys_in_one_batch(engine) -> None:  # type: ignore[no-untyped-def]
+    rows = [{"grobid_refs": {"source": "crossref", "source_id": "10.1/dup", "source_ts": None,
+                             "refs_json": [{"n": n}]}} for n in range(3)]
+    with engine.begin() as conn:
+        write_tables(conn, rows)
+    with engine.connect() as conn:
+        assert conn.execute(select(grobid_refs.c.refs_json)).scalars().all() == [[{"n": 2}]]
+
+
+def test_view_left_join(engine) -> None:  # type: ignore[no-untyped-def]
+    with engine.begin() as conn:
+        write_tables(conn, [
+            {"crossref": {"doi": "10.1/norefs", "indexed": "2021-01-01T00:00:00Z",
+                          "record": {"a": 1}}},
+            {"grobid_refs": {"source": "other", "source_id": "10.1/norefs", "source_ts": None,
+                             "refs_json": [1]}},
+        ])
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT doi, refs_json FROM crossref_with_refs")).all() == [
+            ("10.1/norefs", None)]
+
+
+def test_ensure_schema_auto_inits_sqlite_only(tmp_path, pg_cluster) -> None:  # type: ignore[no-untyped-def]
+    from sandcrawler.errors import ConfigError
+
+    lite = make_engine(f"sqlite:///{tmp_path / 'auto.sqlite3'}")
+    migrate.ensure_schema(lite)
+    assert migrate.current_revision(lite) == migrate.head_revision()
+    pg = make_engine(pg_cluster.url_for("postgres"))
+    with pytest.raises(ConfigError, match="sandcrawler db init"):
+        migrate.ensure_schema(pg)
