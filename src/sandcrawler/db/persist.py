@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
+import psycopg
 from sqlalchemy import Connection, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import DBAPIError
 
 from sandcrawler.db.schema import crossref, grobid_refs
 
@@ -86,12 +88,19 @@ def _upsert_postgres(conn: Connection, name: str, rows: Sequence[dict[str, Any]]
         f'OR {name}."{order}" <= EXCLUDED."{order}"'
     )
     raw = conn.connection.driver_connection
-    with raw.cursor() as cur:  # type: ignore[union-attr]
-        cur.execute(
-            f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {name} INCLUDING DEFAULTS) "
-            "ON COMMIT DELETE ROWS"
-        )
-        with cur.copy(f"COPY {stage} ({col_list}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row([_pg_value(row.get(c)) for c in cols])
-        cur.execute(sql_upsert)
+    statement = f"COPY {stage} ({col_list}) FROM STDIN"
+    try:
+        with raw.cursor() as cur:  # type: ignore[union-attr]
+            cur.execute(
+                f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {name} INCLUDING DEFAULTS) "
+                "ON COMMIT DELETE ROWS"
+            )
+            with cur.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row([_pg_value(row.get(c)) for c in cols])
+            statement = sql_upsert
+            cur.execute(sql_upsert)
+    except psycopg.Error as e:
+        # Below SQLAlchemy here: map to its exception classes (DataError,
+        # IntegrityError, OperationalError, ...) like any other statement.
+        raise DBAPIError.instance(statement, None, e, psycopg.Error) from e

@@ -1,0 +1,141 @@
+"""The runner: order under -j, per-record isolation, infrastructure policy, sources."""
+
+from __future__ import annotations
+
+import io
+import threading
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from sandcrawler.errors import InfrastructureError, RecordError
+from sandcrawler.pipeline import Item, Outcome, RecordWorker, Runner
+from sandcrawler.pipeline.sinks import Rejection, StdoutSink
+from sandcrawler.pipeline.sources import JsonLinesSource
+
+
+class Upper(RecordWorker):
+    """Echoes the line upper-cased; 'bad' is a record error, 'bug' an unexpected exception."""
+
+    def process(self, item: Item) -> Outcome:
+        text = item.data.decode()
+        if text == "bad":
+            raise RecordError("this one is bad", status="bad-thing")
+        if text == "bug":
+            raise ZeroDivisionError("oops")
+        return Outcome(item.where, "success", output={"v": text.upper()})
+
+
+class Flaky(Upper):
+    """Raises InfrastructureError for the first ``failures`` batches (shared counter)."""
+
+    def __init__(self, state: dict) -> None:
+        self.state = state
+
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        if self.state["failures"] > 0:
+            self.state["failures"] -= 1
+            raise InfrastructureError("service down")
+        return super().process_batch(items)
+
+
+class ListSink:
+    def __init__(self, reject: str | None = None) -> None:
+        self.outputs: list = []
+        self.reject = reject
+
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        rejected = []
+        for i, o in enumerate(outcomes):
+            if o.output is None:
+                continue
+            if o.output["v"] == self.reject:
+                rejected.append((i, "db-rejected", "refused"))
+            else:
+                self.outputs.append(o.output["v"])
+        return rejected
+
+    def close(self) -> None:
+        pass
+
+
+def source(tmp_path: Path, lines: list[str], limit: int | None = None) -> JsonLinesSource:
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(f"{line}\n" for line in lines))
+    return JsonLinesSource(path, limit=limit)
+
+
+def run(src: JsonLinesSource, factory, sink, **kw) -> tuple:  # type: ignore[no-untyped-def]
+    messages: list[str] = []
+    summary = Runner(src, factory, sink, report=messages.append, progress=False, **kw).run()
+    return summary, messages
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_order_and_isolation(tmp_path: Path, jobs: int) -> None:
+    lines = [f"r{i}" for i in range(50)]
+    lines[7], lines[23] = "bad", "bug"
+    sink = ListSink()
+    summary, messages = run(source(tmp_path, lines), Upper, sink, jobs=jobs, batch_size=4)
+    assert sink.outputs == [x.upper() for x in lines if x not in ("bad", "bug")]
+    assert summary.counts == {"success": 48, "bad-thing": 1, "internal-error": 1}
+    assert messages == ["line 8: bad-thing: this one is bad",
+                        "line 24: internal-error: ZeroDivisionError: oops"]
+
+
+def test_blank_lines_and_limit(tmp_path: Path) -> None:
+    sink = ListSink()
+    summary, _ = run(source(tmp_path, ["a", "", "  ", "b", "c"], limit=2), Upper, sink)
+    assert sink.outputs == ["A", "B"] and summary.total == 2
+
+
+def test_sink_rejections_are_counted(tmp_path: Path) -> None:
+    sink = ListSink(reject="B")
+    summary, messages = run(source(tmp_path, ["a", "b", "c"]), Upper, sink)
+    assert sink.outputs == ["A", "C"]
+    assert summary.counts == {"success": 2, "db-rejected": 1}
+    assert messages == ["line 2: db-rejected: refused"]
+
+
+def test_infrastructure_fail_policy(tmp_path: Path) -> None:
+    sink = ListSink()
+    summary, _ = run(source(tmp_path, ["a"]), partial(Flaky, {"failures": 1}), sink)
+    assert summary.failure == "service down" and sink.outputs == []
+
+
+def test_infrastructure_retry_policy(tmp_path: Path) -> None:
+    sink = ListSink()
+    summary, messages = run(source(tmp_path, ["a", "b"]), partial(Flaky, {"failures": 2}), sink,
+                            on_infrastructure_error="retry", max_backoff=0.05)
+    assert sink.outputs == ["A", "B"] and summary.failure is None
+    assert sum("retrying" in m for m in messages) == 2
+
+
+def test_stop_during_backoff_drops_nothing_silently(tmp_path: Path) -> None:
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    sink = ListSink()
+    summary, _ = run(source(tmp_path, ["a"]), partial(Flaky, {"failures": 10**6}), sink,
+                     on_infrastructure_error="retry", stop=stop)
+    assert summary.stopped_early and sink.outputs == [] and summary.total == 0
+
+
+def test_fail_fast_stops_after_batch(tmp_path: Path) -> None:
+    sink = ListSink()
+    summary, _ = run(source(tmp_path, ["a", "bad", "c", "d"]), Upper, sink, batch_size=2,
+                     fail_fast=True)
+    assert sink.outputs == ["A"] and summary.total == 2
+
+
+def test_stdout_sink_writes_json_lines() -> None:
+    buf = io.BytesIO()
+    StdoutSink(buf).write([Outcome("x", "success", output={"a": "é"}),
+                           Outcome("y", "bad", kind="error", error="no")])
+    assert buf.getvalue() == '{"a":"é"}\n'.encode()
+
+
+def test_summary_format(tmp_path: Path) -> None:
+    summary, _ = run(source(tmp_path, ["a", "bad"]), Upper, ListSink())
+    assert summary.format("job").startswith("job: 2 records in ")
+    assert summary.format("job").endswith("success 1, bad-thing 1")
