@@ -71,7 +71,7 @@ def fake_grobid(shared_data: Path) -> Iterator[FakeGrobid]:
 def pg_cluster() -> Iterator[PostgresCluster]:
     if find_pg_bindir() is None:
         if REQUIRE_POSTGRES:
-            pytest.fail("PostgreSQL server binaries not found and SANDCRAWLER_TEST_REQUIRE_POSTGRES=1")
+            pytest.fail("PostgreSQL binaries not found and SANDCRAWLER_TEST_REQUIRE_POSTGRES=1")
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed")
     cluster = PostgresCluster()
     cluster.start()

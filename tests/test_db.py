@@ -78,7 +78,7 @@ def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no
     with engine.connect() as conn:
         (doi, indexed, record), = conn.execute(select(crossref)).all()
         assert (doi, indexed, record) == ("10.1/a", ts("2022-01-01T00:00:00Z"), {"title": "second"})
-        (source, source_id, source_ts, updated, refs), = conn.execute(select(grobid_refs)).all()
+        ((_, _, source_ts, updated, refs),) = conn.execute(select(grobid_refs)).all()
         assert (source_ts, refs) == (ts("2022-01-01T00:00:00Z"), [{"id": "k2"}])
         assert updated.tzinfo is not None
         view = conn.execute(text(

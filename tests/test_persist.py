@@ -31,7 +31,9 @@ def test_persist_crossref_with_parse_refs(engine, fake_grobid: FakeGrobid,  # ty
     with engine.connect() as conn:
         got = dict(conn.execute(select(grobid_refs.c.source_id, grobid_refs.c.refs_json)).all())
         records = dict(conn.execute(select(crossref.c.doi, crossref.c.record)).all())
-        view = conn.execute(text("SELECT doi, refs_json FROM crossref_with_refs ORDER BY doi")).all()
+        view = conn.execute(
+            text("SELECT doi, refs_json FROM crossref_with_refs ORDER BY doi")
+        ).all()
     assert {doi: [r["id"] for r in refs] for doi, refs in got.items()} == EXPECTED_KEYS
     # the stored record is the bare work, not the API envelope
     for doi, line in crossref_lines.items():

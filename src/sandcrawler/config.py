@@ -36,7 +36,8 @@ def _xdg(var: str, fallback: str) -> Path:
 
 
 def default_config_paths() -> list[Path]:
-    return [Path("sandcrawler.toml"), _xdg("XDG_CONFIG_HOME", ".config") / "sandcrawler" / "config.toml"]
+    user_file = _xdg("XDG_CONFIG_HOME", ".config") / "sandcrawler" / "config.toml"
+    return [Path("sandcrawler.toml"), user_file]
 
 
 def find_config_file() -> Path | None:
@@ -99,7 +100,9 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
 
-    config_file: Path | None = Field(None, description="the TOML file these settings were read from")
+    config_file: Path | None = Field(
+        None, description="the TOML file these settings were read from"
+    )
     data_dir: Path = Field(
         default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "sandcrawler",
         description="local data directory (embedded database, blobs)",

@@ -61,7 +61,9 @@ def main(config_file: str | None, verbose: int) -> None:
         # Through the environment, so -j N worker processes read the same file.
         os.environ["SANDCRAWLER_CONFIG"] = config_file
     level = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 def _register() -> None:

@@ -20,7 +20,6 @@ from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import write_tables
 from sandcrawler.pipeline.sinks import DatabaseSink
 
-
 #: Rows per transaction when nothing slow (a parser) is in the loop: large batches
 #: amortise the COPY and the upsert statement.
 PERSIST_BATCH = 2000

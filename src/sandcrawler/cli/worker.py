@@ -31,7 +31,8 @@ def worker() -> None:
 @click.option("--parse-refs", is_flag=True, help="Also parse references into grobid_refs.")
 @parser_option
 @click.option("--topic", help="Topic to consume [default: fatcat-<env>.api-crossref].")
-@click.option("--group", "group_id", help="Consumer group [default: sandcrawler-<env>-persist-crossref].")
+@click.option("--group", "group_id",
+              help="Consumer group [default: sandcrawler-<env>-persist-crossref].")
 @click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
               help="Records per batch (one transaction, one offset commit) [default: 100].")
 @click.option("--limit", type=click.IntRange(1), default=None,

@@ -55,7 +55,9 @@ def make_engine(url_or_settings: str | Settings) -> Engine:
     if parsed.get_backend_name() == "postgresql":
         kwargs.update(pool_pre_ping=True, connect_args={"connect_timeout": 10})
         return create_engine(parsed, **kwargs)
-    raise ConfigError(f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql")
+    raise ConfigError(
+        f"unsupported database {parsed.get_backend_name()!r}: use sqlite or postgresql"
+    )
 
 
 def describe_engine(engine: Engine) -> str:

@@ -49,7 +49,7 @@ class UTCDateTime(TypeDecorator):
         return parse_timestamp(value)
 
 
-class octet_length(FunctionElement):  # noqa: N801 (reads as the SQL function it is)
+class octet_length(FunctionElement):
     """``octet_length(x)``: PostgreSQL has it; SQLite (< 3.43) needs the BLOB cast."""
 
     type = Integer()

@@ -1,4 +1,4 @@
-"""The runner: batches from a source through a worker (in-process or ``-j N`` processes) to a sink."""
+"""The runner: batches from a source, through a worker (inline or ``-j N`` processes), to a sink."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class RunSummary:
 
     def format(self, name: str) -> str:
         rate = self.total / self.elapsed if self.elapsed > 0 else 0.0
-        statuses = ", ".join(f"{s} {n}" for s, n in sorted(self.counts.items(), key=lambda x: -x[1]))
+        by_count = sorted(self.counts.items(), key=lambda x: -x[1])
+        statuses = ", ".join(f"{s} {n}" for s, n in by_count)
         text = f"{name}: {self.total} records in {self.elapsed:.1f}s ({rate:,.0f}/s)"
         return f"{text}: {statuses}" if statuses else text
 

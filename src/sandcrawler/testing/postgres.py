@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -88,10 +89,8 @@ class PostgresCluster:
 
     def stop(self) -> None:
         if self._started:
-            try:
+            with contextlib.suppress(subprocess.CalledProcessError):
                 self._run("pg_ctl", "-D", str(self.datadir), "-m", "immediate", "stop")
-            except subprocess.CalledProcessError:
-                pass
             self._started = False
         shutil.rmtree(self.base, ignore_errors=True)
 
