@@ -19,10 +19,11 @@ def test_help(path: list[str]) -> None:
     result = invoke([*path, "--help"])
     assert result.exit_code == 0
     assert "Usage:" in result.stdout
-    cmd = main
+    cmd: click.Command | None = main
     for name in path:
         assert isinstance(cmd, click.Group)
-        cmd = cmd.commands[name]
+        cmd = cmd.get_command(click.Context(cmd), name)
+    assert cmd is not None
     assert cmd.help and len(cmd.help) > 20
 
 

@@ -39,6 +39,12 @@ def test_postgres_types(pg_url: str) -> None:
         types = dict(conn.execute(text(
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_name = 'grobid_refs'")).all())
+    with engine.connect() as conn:
+        compression = dict(conn.execute(text(
+            "SELECT attname, attcompression FROM pg_attribute WHERE attrelid IN "
+            "('crossref'::regclass, 'grobid_refs'::regclass) AND attname IN ('record', 'refs_json')"
+        )).all())
+    assert compression == {"record": "l", "refs_json": "l"}  # lz4
     assert types == {"source": "text", "source_id": "text",
                      "source_ts": "timestamp with time zone",
                      "updated": "timestamp with time zone", "refs_json": "jsonb"}

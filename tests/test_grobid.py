@@ -126,3 +126,17 @@ def test_parser_204_keeps_unstructured(server: FakeGrobid) -> None:
     assert not isinstance(biblios, Exception)
     assert [b.unstructured for b in biblios] == ["a #204", "b #204"]
     assert all(b.is_empty() for b in biblios)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["plain", "Smith, J. (2001). Title: sub-title; more & less = 100% [x] {y} ~z_",
+     "Müller \u2013 東京 \u00a0 tab\tnl\n", "a+b c/d?e#f", ""],
+)
+def test_form_encode_matches_urllib(value: str) -> None:
+    from urllib.parse import urlencode
+
+    from sandcrawler.grobid import form_encode
+
+    fields = [("citations", value), ("citations", value[::-1]), ("k", "1")]
+    assert form_encode(fields) == urlencode(fields).encode()

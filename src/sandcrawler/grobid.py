@@ -17,7 +17,9 @@ fail the same way. A 4xx/5xx answer or a timeout for one request is a record err
 from __future__ import annotations
 
 import logging
+import re
 import time
+from collections.abc import Iterable
 
 import httpx
 
@@ -89,12 +91,17 @@ class GrobidClient:
         self, citations: list[str], *, consolidate: int = 0, include_raw: bool = True
     ) -> str | None:
         """TEI XML for ``citations`` (in order), or None when GROBID found nothing (204)."""
-        data = {
-            "citations": list(citations),
-            "consolidateCitations": str(consolidate),
-            "includeRawCitations": "1" if include_raw else "0",
-        }
-        resp = self._request("POST", "/api/processCitationList", data=data)
+        fields = [("citations", c) for c in citations]
+        fields += [
+            ("consolidateCitations", str(consolidate)),
+            ("includeRawCitations", "1" if include_raw else "0"),
+        ]
+        resp = self._request(
+            "POST",
+            "/api/processCitationList",
+            content=form_encode(fields),
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
         if resp.status_code == 204:
             return None
         return resp.text
@@ -145,6 +152,21 @@ class GrobidClient:
                      delay)
             time.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
+
+
+# Characters application/x-www-form-urlencoded leaves as they are (space becomes '+').
+_FORM_UNSAFE = re.compile(rb"[^A-Za-z0-9_.~ -]")
+
+
+def _form_quote(text: str) -> bytes:
+    raw = text.encode("utf-8")
+    return _FORM_UNSAFE.sub(lambda m: b"%%%02X" % m[0][0], raw).replace(b" ", b"+")
+
+
+def form_encode(fields: Iterable[tuple[str, str]]) -> bytes:
+    """Same bytes as ``urllib.parse.urlencode``, several times faster: reference strings
+    are mostly safe characters, and urllib quotes byte by byte in Python."""
+    return b"&".join(_form_quote(k) + b"=" + _form_quote(v) for k, v in fields)
 
 
 def _retry_after(resp: httpx.Response) -> float | None:

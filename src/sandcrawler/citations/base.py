@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from typing import Protocol
+from functools import cache
+from typing import Any, Protocol
 
 from grobid_tei_xml import GrobidBiblio
 
@@ -46,3 +48,34 @@ def check_alignment(sent: Sequence[str], parsed: Sequence[GrobidBiblio], backend
             f"{backend} returned {len(parsed)} references for {len(sent)} submitted",
             status="ref-count-mismatch",
         )
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def biblio_to_dict(obj: Any) -> dict[str, Any]:
+    """Exactly ``GrobidBiblio.to_dict()``, without its deep copy and second pass.
+
+    ``to_dict()`` is ``asdict()`` followed by dropping ``None``, ``""`` and ``{}``
+    values recursively (lists stay, even empty ones). It was most of the
+    pipeline's CPU time per work; a test checks both agree on real GROBID output.
+    """
+    out: dict[str, Any] = {}
+    for name in _field_names(type(obj)):
+        value = getattr(obj, name)
+        if value is None:
+            continue
+        kind = type(value)
+        if kind is str:  # by far the most common: test it first
+            if not value:
+                continue
+        elif kind is list:
+            value = [biblio_to_dict(v) if dataclasses.is_dataclass(v) else v for v in value]
+        elif dataclasses.is_dataclass(value):
+            value = biblio_to_dict(value)
+            if not value:
+                continue
+        out[name] = value
+    return out

@@ -6,9 +6,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from grobid_tei_xml import GrobidBiblio, parse_citation_list_xml
+from grobid_tei_xml import GrobidBiblio
 
 from sandcrawler.citations.base import check_alignment
+from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.config import Settings
 from sandcrawler.errors import CitationParseError, GrobidRecordError
 from sandcrawler.grobid import GrobidClient
@@ -43,7 +44,7 @@ class GrobidCitationParser:
         if tei is None:  # 204: GROBID found no structure in any of them
             return [GrobidBiblio(authors=[], unstructured=c) for c in citations]
         try:
-            biblios = parse_citation_list_xml(tei)
+            biblios = parse_citation_list(tei)
         except ET.ParseError as e:
             raise GrobidRecordError(
                 f"GROBID returned XML that does not parse: {e}", status="grobid-bad-xml"

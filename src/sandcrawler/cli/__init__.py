@@ -7,6 +7,7 @@ Exit status: 0 the run completed (records may have failed: see the summary);
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -22,8 +23,30 @@ EXIT_INFRASTRUCTURE = 3
 EXIT_INTERRUPTED = 130
 
 
+#: command name -> "module:attribute"; modules are imported only when their command
+#: runs, so `sandcrawler persist ...` never pays for the HTTP client and vice versa.
+COMMANDS = {
+    "config": "sandcrawler.cli.config:config",
+    "db": "sandcrawler.cli.db:db",
+    "grobid": "sandcrawler.cli.grobid:grobid",
+    "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
+    "persist": "sandcrawler.cli.persist:persist",
+    "worker": "sandcrawler.cli.worker:worker",
+}
+
+
 class SandcrawlerGroup(click.Group):
-    """Turns our exceptions into ``Error: ...`` and an exit status, never a traceback."""
+    """Loads commands lazily; turns our exceptions into ``Error: ...`` and an exit
+    status, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS and name not in self.commands:
+            module, attr = COMMANDS[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -64,17 +87,3 @@ def main(config_file: str | None, verbose: int) -> None:
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
-
-
-def _register() -> None:
-    from sandcrawler.cli import config, db, grobid, persist, refs, worker
-
-    main.add_command(config.config)
-    main.add_command(db.db)
-    main.add_command(grobid.grobid)
-    main.add_command(refs.parse_crossref_refs)
-    main.add_command(persist.persist)
-    main.add_command(worker.worker)
-
-
-_register()

@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
 import psycopg
 from sqlalchemy import Connection, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
 from sandcrawler.db.schema import crossref, grobid_refs
+from sandcrawler.db.types import RawJSON, json_dumps
 
 #: table name -> (table, key columns, ordering column)
 TABLES: dict[str, tuple[Table, tuple[str, ...], str]] = {
@@ -67,8 +67,8 @@ def _upsert_sqlite(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) 
 
 
 def _pg_value(value: Any) -> Any:
-    if isinstance(value, dict | list):
-        return orjson.dumps(value).decode()
+    if isinstance(value, dict | list | RawJSON):
+        return json_dumps(value)
     return value
 
 
@@ -91,8 +91,13 @@ def _upsert_postgres(conn: Connection, name: str, rows: Sequence[dict[str, Any]]
     statement = f"COPY {stage} ({col_list}) FROM STDIN"
     try:
         with raw.cursor() as cur:  # type: ignore[union-attr]
+            # Same TOAST compression as the target, so the INSERT ... SELECT copies
+            # compressed values instead of decompressing and compressing them again.
+            like = "INCLUDING DEFAULTS"
+            if raw.info.server_version >= 140000:  # type: ignore[union-attr]
+                like += " INCLUDING COMPRESSION"
             cur.execute(
-                f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {name} INCLUDING DEFAULTS) "
+                f"CREATE TEMP TABLE IF NOT EXISTS {stage} (LIKE {name} {like}) "
                 "ON COMMIT DELETE ROWS"
             )
             with cur.copy(statement) as copy:

@@ -16,8 +16,17 @@ from sqlalchemy.types import TypeDecorator
 JsonDoc = JSON().with_variant(JSONB(), "postgresql")
 
 
+class RawJSON(str):
+    """JSON text that is already serialised (e.g. the input line itself): JSON columns
+    take it as it is instead of parsing and dumping it again."""
+
+    __slots__ = ()
+
+
 def json_dumps(value: Any) -> str:
     """Serializer handed to the engine, so JSON columns are written by orjson."""
+    if isinstance(value, RawJSON):
+        return str.__str__(value)
     return orjson.dumps(value).decode()
 
 

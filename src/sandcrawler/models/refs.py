@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 from sandcrawler.refs.crossref import normalize_doi
 
 
-def _iso_utc(ts: datetime | None) -> str | None:
+def iso_utc(ts: datetime | None) -> str | None:
     if ts is None:
         return None
     if ts.tzinfo is None:
@@ -42,7 +42,7 @@ class GrobidRefsRow(BaseModel):
 
     @field_serializer("source_ts")
     def _ts(self, ts: datetime | None) -> str | None:
-        return _iso_utc(ts)
+        return iso_utc(ts)
 
 
 class CrossrefRow(BaseModel):
@@ -59,4 +59,4 @@ class CrossrefRow(BaseModel):
 
     @field_serializer("indexed")
     def _ts(self, ts: datetime) -> str | None:
-        return _iso_utc(ts)
+        return iso_utc(ts)

@@ -10,17 +10,21 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Literal
+from functools import partial
+from typing import IO, TYPE_CHECKING, Literal
 
 from tqdm import tqdm
 
 from sandcrawler.errors import InfrastructureError
 from sandcrawler.pipeline.records import Item, Outcome, Worker
-from sandcrawler.pipeline.sinks import Sink
-from sandcrawler.pipeline.sources import Source
+
+if TYPE_CHECKING:
+    from sandcrawler.pipeline.sinks import Sink
+    from sandcrawler.pipeline.sources import Source
 
 log = logging.getLogger("sandcrawler.runner")
 
@@ -185,10 +189,11 @@ class Runner:
     def _run_inline(self) -> None:
         worker = self.worker_factory()
         try:
-            for batch in self._batches():
-                outcomes = self._with_retry(lambda b=batch: process_isolated(worker, b))
-                if self._deliver(batch, outcomes):
-                    return
+            with self._sink_writer() as deliver:
+                for batch in self._batches():
+                    outcomes = self._with_retry(lambda b=batch: process_isolated(worker, b))
+                    if deliver(batch, outcomes):
+                        return
         finally:
             worker.close()
 
@@ -196,10 +201,12 @@ class Runner:
         # Bounded in-flight work keeps memory flat however large the input; waiting
         # on the oldest future first keeps output in input order.
         ctx = multiprocessing.get_context("forkserver")
+        # Import the heavy modules once in the fork server, not once per worker.
+        ctx.set_forkserver_preload(["sandcrawler.jobs"])
         pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
         with ProcessPoolExecutor(
             self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)
-        ) as pool:
+        ) as pool, self._sink_writer() as deliver:
             try:
                 batches = self._batches()
                 exhausted = False
@@ -214,7 +221,7 @@ class Runner:
                         return
                     batch, fut = pending.popleft()
                     outcomes = self._pool_result(pool, batch, fut)
-                    if self._deliver(batch, outcomes):
+                    if deliver(batch, outcomes):
                         return
             finally:
                 for _, fut in pending:
@@ -234,9 +241,39 @@ class Runner:
 
     # books -------------------------------------------------------------------------
 
-    def _deliver(self, batch: list[Item], outcomes: list[Outcome]) -> bool:
-        """Sink, count, report, ack. True when the run should end (fail-fast)."""
-        rejected = self._with_retry(lambda: self.sink.write(outcomes))
+    @contextmanager
+    def _sink_writer(self) -> Iterator[Callable[[list[Item], list[Outcome]], bool]]:
+        """``deliver(batch, outcomes)``: the sink writes in one background thread while
+        the next batch is processed (database and broker round trips release the GIL);
+        batches are booked and acked strictly in order, each only once it is durable.
+        ``deliver`` returns True when the run should end (fail-fast)."""
+        writer = ThreadPoolExecutor(1, thread_name_prefix="sink")
+        pending: list[tuple[list[Item], list[Outcome], Future[list]]] = []
+
+        def finish() -> bool:
+            if not pending:
+                return False
+            batch, outcomes, fut = pending.pop()
+            return self._book(batch, outcomes, fut.result())
+
+        def deliver(batch: list[Item], outcomes: list[Outcome]) -> bool:
+            if finish():
+                return True
+            write = partial(self.sink.write, outcomes)
+            pending.append((batch, outcomes, writer.submit(self._with_retry, write)))
+            return False
+
+        try:
+            yield deliver
+        finally:
+            # Also on the way out of a failure: what was handed over gets written and acked.
+            try:
+                finish()
+            finally:
+                writer.shutdown(wait=True)
+
+    def _book(self, batch: list[Item], outcomes: list[Outcome], rejected: list) -> bool:
+        """Count, report, ack a written batch. True when the run should end (fail-fast)."""
         for index, status, message in rejected:
             o = outcomes[index]
             o.status, o.kind, o.error, o.output = status, "error", message, None

@@ -23,9 +23,12 @@ from ftfy import fix_encoding
 from ftfy.badness import is_bad
 
 _TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")
-_DROP = {cp: None for cp in [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F,
-                              *range(0x80, 0xA0), 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0xAD]}
+# Control characters (C0 but tab/newline/CR, DEL, C1), zero-width characters, soft hyphen.
+_DROP = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200d\u2060\ufeff\xad]")
 _MIN_DOUBLED = 10
+# UTF-8 read as Latin-1/cp1252 always shows a lead byte as one of U+00C2..U+00F4;
+# only strings with one of those are worth ftfy's (much slower) detector.
+_MOJIBAKE_LEAD = re.compile("[\u00c2-\u00f4]")
 
 
 def undouble(text: str) -> str:
@@ -50,8 +53,8 @@ def clean_unstructured(text: str) -> str:
     if "<" in text:
         text = _TAG.sub("", text)
     if not text.isascii():
-        if is_bad(text):
+        if _MOJIBAKE_LEAD.search(text) and is_bad(text):
             text = fix_encoding(text)
         text = unicodedata.normalize("NFC", text)
-    text = " ".join(text.translate(_DROP).split())
+    text = " ".join(_DROP.sub("", text).split())
     return undouble(text)

@@ -17,11 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
-from sandcrawler.citations.base import CitationParser
+from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.db.types import RawJSON
 from sandcrawler.errors import CitationParseError, RecordError
-from sandcrawler.models.refs import GrobidRefsRow
+from sandcrawler.models.refs import GrobidRefsRow, iso_utc
 from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
 from sandcrawler.refs.crossref import (
     SelectedRef,
@@ -38,15 +40,18 @@ SOURCE = "crossref"
 class _Work:
     item: Item
     work: dict[str, Any]
+    bare: bool  # the line is the work itself, not an API envelope around it
     doi: str
     indexed: str | None
     refs: list[SelectedRef]
 
 
-def _read_work(item: Item) -> _Work:
-    work = unwrap_work(decode_json(item.data))
+def _read_work(item: Item, with_refs: bool = True) -> _Work:
+    obj = decode_json(item.data)
+    work = unwrap_work(obj)
     doi = work_doi(work)
-    return _Work(item, work, doi, work_indexed(work), select_references(work))
+    refs = select_references(work) if with_refs else []
+    return _Work(item, work, work is obj, doi, work_indexed(work), refs)
 
 
 def _parse_works(
@@ -68,7 +73,7 @@ def _parse_works(
             # the parser guarantees (count and order are checked there).
             biblio.id = ref.key
             biblio.index = ref.index
-            refs_json.append(biblio.to_dict())
+            refs_json.append(biblio_to_dict(biblio))
         results.append(refs_json)
     return results
 
@@ -89,7 +94,7 @@ class _WorksWorker:
         slots: list[int] = []
         for item in items:
             try:
-                w = _read_work(item)
+                w = _read_work(item, with_refs=self.parser is not None)
                 self.check(w)
             except RecordError as e:
                 outcomes.append(Outcome.failed(item.where, e))
@@ -137,8 +142,10 @@ class PersistCrossrefWorker(_WorksWorker):
             raise RecordError("work has no indexed date-time", status="missing-indexed")
 
     def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+        # A bare work is stored from its own line: no second serialisation.
+        record = RawJSON(w.item.data.decode()) if w.bare else RawJSON(orjson.dumps(w.work).decode())
         output: dict[str, Any] = {
-            "crossref": {"doi": w.doi, "indexed": w.indexed, "record": w.work}
+            "crossref": {"doi": w.doi, "indexed": w.indexed, "record": record}
         }
         status = "success"
         if refs_json is not None:
@@ -158,6 +165,8 @@ class PersistGrobidRefsWorker(RecordWorker):
                 for err in e.errors()[:3]
             )
             raise RecordError(f"not a grobid_refs row: {problems}", status="bad-row") from None
-        return Outcome(
-            where=item.where, status="success", output={"grobid_refs": row.model_dump(mode="json")}
-        )
+        # The validated scalars, and the caller's own refs_json: model_dump() would
+        # deep-copy the largest part of the row for nothing.
+        out = {"source": row.source, "source_id": row.source_id,
+               "source_ts": iso_utc(row.source_ts), "refs_json": obj["refs_json"]}
+        return Outcome(where=item.where, status="success", output={"grobid_refs": out})
