@@ -12,7 +12,6 @@ from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation, GrobidAuthor
 from sandcrawler.citations.base import biblio_to_dict
 from tests.conftest import FIXTURES
 
-
 TEI_FILES = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml",
              "23b29ea36382680716be08fc71aa81bd226e8a85.xml",
              "grobid-0.4.1-sample2.tei.fulltext.xml"]
