@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 from functools import partial
 
@@ -21,9 +20,11 @@ def worker() -> None:
     """Long-running Kafka consumers.
 
     Offsets are committed only after the batch is durable in the database
-    (at-least-once; the writes are idempotent upserts). SIGTERM or SIGINT finishes
-    the batch in hand, commits and exits 0. While the database or GROBID is down
-    the worker backs off and retries the same batch instead of dropping records.
+    (at-least-once; the writes are idempotent upserts), and as soon as the topic
+    is idle. SIGTERM or SIGINT finishes the batch in hand, commits and exits 0.
+    While the database or GROBID is down the worker backs off and retries the same
+    batch instead of dropping records; a stop requested then exits 130 without
+    committing that batch, which the next worker re-reads.
     """
 
 
@@ -61,6 +62,3 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
         stop=stop,
     )
 
-
-# SIGTERM is how supervisors stop workers; make sure Python does not ignore it.
-signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -191,6 +191,10 @@ class Runner:
         try:
             with self._sink_writer() as deliver:
                 for batch in self._batches():
+                    if not batch:  # source idle: book what was written
+                        if deliver([], []):
+                            return
+                        continue
                     outcomes = self._with_retry(lambda b=batch: process_isolated(worker, b))
                     if deliver(batch, outcomes):
                         return
@@ -216,9 +220,15 @@ class Runner:
                         if batch is None:
                             exhausted = True
                             break
+                        if not batch:  # source idle: book what was written
+                            if not pending and deliver([], []):
+                                return
+                            break
                         pending.append((batch, pool.submit(_process_in_child, batch)))
                     if not pending:
-                        return
+                        if exhausted:
+                            return
+                        continue
                     batch, fut = pending.popleft()
                     outcomes = self._pool_result(pool, batch, fut)
                     if deliver(batch, outcomes):
@@ -259,6 +269,8 @@ class Runner:
         def deliver(batch: list[Item], outcomes: list[Outcome]) -> bool:
             if finish():
                 return True
+            if not batch:
+                return False
             write = partial(self.sink.write, outcomes)
             pending.append((batch, outcomes, writer.submit(self._with_retry, write)))
             return False

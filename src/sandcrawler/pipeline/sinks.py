@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
@@ -49,10 +51,8 @@ class StdoutSink:
         return []
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             self.stream.flush()
-        except BrokenPipeError:
-            pass
 
 
 Writer = Callable[[Connection, list[Any]], None]
@@ -118,6 +118,7 @@ class KafkaSink:
             if err is not None:
                 errors.append(err)
 
+        deadline = time.monotonic() + self.flush_timeout
         for o in outcomes:
             if o.output is None:
                 continue
@@ -129,12 +130,19 @@ class KafkaSink:
                     )
                     break
                 except BufferError:
-                    self._producer.poll(0.5)  # local queue full: let deliveries drain
+                    # Local queue full: let deliveries drain, but not forever (a broker
+                    # that is down must become an error the runner can back off from).
+                    if time.monotonic() > deadline:
+                        raise_for_kafka_error("local queue full", f"producing to {self.topic}")
+                    self._producer.poll(0.5)
         remaining = self._producer.flush(self.flush_timeout)
         if errors:
             raise_for_kafka_error(errors[0], f"producing to {self.topic}")
         if remaining:
-            raise_for_kafka_error(None, f"{remaining} messages to {self.topic} not delivered")
+            raise_for_kafka_error(
+                f"{remaining} message(s) not delivered within {self.flush_timeout:g}s",
+                f"producing to {self.topic}",
+            )
         return []
 
     def close(self) -> None:

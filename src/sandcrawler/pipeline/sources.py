@@ -17,7 +17,9 @@ class Source(Protocol):
     progress_unit: str
     progress_total: int | None
 
-    def batches(self, size: int) -> Iterator[list[Item]]: ...
+    def batches(self, size: int) -> Iterator[list[Item]]:
+        """Lists of items; an empty list means "nothing new for now" (idle)."""
+        ...
 
     def progress_position(self) -> int: ...
 
@@ -114,7 +116,7 @@ class KafkaSource:
     def batches(self, size: int) -> Iterator[list[Item]]:
         from confluent_kafka import KafkaError
 
-        from sandcrawler.kafka import raise_for_kafka_error
+        from sandcrawler.kafka import log, raise_for_kafka_error
 
         while not self.stop.is_set():
             if self.limit is not None and self._count >= self.limit:
@@ -125,15 +127,20 @@ class KafkaSource:
             for msg in msgs:
                 err = msg.error()
                 if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise_for_kafka_error(err, f"consuming {self.topic}")
+                    if err.fatal():
+                        raise_for_kafka_error(err, f"consuming {self.topic}")
+                    # Anything else (topic not created yet, broker down, ...) is
+                    # informational: librdkafka recovers by itself, so keep polling.
+                    if err.code() != KafkaError._PARTITION_EOF:
+                        log.warning("consuming %s: %s", self.topic, err.str())
+                    continue
                 where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
                 batch.append(Item(where, msg.value() or b"", (msg.topic(), msg.partition(),
                                                               msg.offset())))
-            if batch:
-                self._count += len(batch)
-                yield batch
+            self._count += len(batch)
+            # An empty batch tells the runner the topic is idle: time to book (and
+            # commit) what has been written, rather than wait for more records.
+            yield batch
 
     def ack(self, items: list[Item]) -> None:
         from confluent_kafka import KafkaException, TopicPartition

@@ -9,9 +9,12 @@ sandcrawler.testing.kafka_mock``), which prints the bootstrap address on stdout
 and lives until its stdin closes or it is killed.
 
 Topics auto-create on first produce, with 4 partitions (the mock's default);
-``AdminClient.create_topics`` is not answered by the mock, so there is no way to
-choose the partition count. Consumer groups and committed offsets work; use a
-``session.timeout.ms`` around 6000 for test consumers.
+``AdminClient.create_topics`` times out against the mock (it reports no
+controller), so the partition count cannot be chosen. Consumer groups and
+committed offsets work. The mock's group coordinator is slow to rebalance: a
+first join waits 3 s, and after a member leaves or dies the next join waits
+about ``session.timeout.ms`` of the group (minus 1 s), so keep group joins in
+tests few and the session timeout short (around 6000 ms) where you can.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 _BOOTSTRAP = re.compile(r"bootstrap\.servers=(\S+)")
@@ -125,24 +128,23 @@ def produce(
     return [p for p in positions if p is not None]
 
 
-def consume(
-    bootstrap: str,
-    topic: str,
-    count: int,
-    *,
-    group: str = "sandcrawler-kafka-mock-reader",
-    timeout: float = 30.0,
-) -> list[bytes]:
-    """Read ``count`` messages from the start of ``topic`` (order only kept per partition)."""
-    from confluent_kafka import Consumer
+def consume(bootstrap: str, topic: str, count: int, *, timeout: float = 30.0) -> list[bytes]:
+    """Read ``count`` messages from the start of every partition of ``topic``.
+
+    Partitions are assigned directly, not through a consumer group, so there is
+    no group join to wait for and nothing is committed. Order is kept only
+    within a partition.
+    """
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-         "session.timeout.ms": 6000, "enable.auto.commit": False}
+        {"bootstrap.servers": bootstrap, "group.id": "sandcrawler-kafka-mock-reader",
+         "enable.auto.commit": False}
     )
     values: list[bytes] = []
     try:
-        consumer.subscribe([topic])
+        partitions = consumer.list_topics(topic, timeout=timeout).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         deadline = time.monotonic() + timeout
         while len(values) < count and time.monotonic() < deadline:
             for msg in consumer.consume(num_messages=count - len(values), timeout=0.5):

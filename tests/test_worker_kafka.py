@@ -1,0 +1,408 @@
+"""`sandcrawler worker persist-crossref` as a real process against a real Kafka protocol.
+
+The broker is librdkafka's mock cluster (sandcrawler.testing.kafka_mock), one per
+test; the database is SQLite or the suite's PostgreSQL (``db_url``/``engine``).
+Auto-created topics have 4 partitions, so records spread over several partitions.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+import pytest
+from sqlalchemy import Engine, text
+
+from sandcrawler.config import load_settings
+from sandcrawler.errors import KafkaUnavailable
+from sandcrawler.kafka import producer_config
+from sandcrawler.pipeline.records import Outcome
+from sandcrawler.pipeline.sinks import KafkaSink
+from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
+from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
+
+pytestmark = pytest.mark.kafka
+
+TOPIC = "fatcat-test.api-crossref"  # SANDCRAWLER_ENV=test
+GROUP = "sandcrawler-test-persist-crossref"
+INDEXED = {"date-time": "2021-05-10T22:08:45Z"}
+T = TypeVar("T")
+
+
+def work(i: int) -> bytes:
+    return orjson.dumps({"DOI": f"10.1234/TEST.{i}", "indexed": INDEXED, "reference": []})
+
+
+def doi(i: int) -> str:
+    return f"10.1234/test.{i}"
+
+
+@pytest.fixture
+def kafka() -> Iterator[MockKafka]:
+    with MockKafka() as mk:
+        yield mk
+
+
+def wait_until(cond: Callable[[], T], timeout: float, what: str, interval: float = 0.05) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class WorkerProcess:
+    """``python -m sandcrawler worker persist-crossref`` with stderr in a file we can watch."""
+
+    def __init__(self, tmp_path: Path, name: str, env: dict[str, str], *args: str) -> None:
+        self.stderr_path = tmp_path / f"{name}.stderr"
+        with self.stderr_path.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sandcrawler", "worker", "persist-crossref", *args],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                env={**os.environ, **env},
+            )
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def wait_until(self, cond: Callable[[], T], timeout: float, what: str) -> T:
+        """Like wait_until, but fails at once (with stderr) if the worker exits meanwhile."""
+
+        def check() -> T:
+            value = cond()
+            if not value and self.proc.poll() is not None:
+                raise AssertionError(
+                    f"worker exited ({self.proc.returncode}) while waiting for {what}:\n"
+                    f"{self.stderr}")
+            return value
+
+        try:
+            return wait_until(check, timeout, what)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; worker stderr:\n{self.stderr}") from None
+
+    def stop(self, sig: int, timeout: float = 15.0) -> int:
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"worker still running {timeout}s after {sig}:\n{self.stderr}") from None
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"worker did not exit within {timeout}s:\n{self.stderr}") from None
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+class Workers:
+    """Starts workers and kills whatever is still running at the end of the test."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        self.tmp_path, self.env = tmp_path, env
+        self.started: list[WorkerProcess] = []
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> WorkerProcess:
+        w = WorkerProcess(self.tmp_path, f"worker{len(self.started)}", {**self.env, **(env or {})},
+                          *args)
+        self.started.append(w)
+        return w
+
+    def kill_all(self) -> None:
+        for w in self.started:
+            w.kill()
+
+
+@pytest.fixture
+def workers(tmp_path: Path, kafka: MockKafka) -> Iterator[Workers]:
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
+                            "SANDCRAWLER_ENV": "test"})
+    try:
+        yield ws
+    finally:
+        ws.kill_all()
+
+
+def dois_in(engine: Engine) -> list[str]:
+    with engine.connect() as conn:
+        return list(conn.execute(text("SELECT doi FROM crossref")).scalars())
+
+
+def committed(bootstrap: str, group: str = GROUP, topic: str = TOPIC) -> dict[int, int]:
+    """The group's committed offset per partition (partitions without a commit left out)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "session.timeout.ms": 6000, "enable.auto.commit": False})
+    try:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+    finally:
+        c.close()
+    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
+
+
+def read_from_committed(bootstrap: str, count: int, group: str = GROUP,
+                        topic: str = TOPIC) -> list[bytes]:
+    """Every message past the group's committed offsets (expecting ``count`` of them),
+    read without joining the group and without committing."""
+    from confluent_kafka import OFFSET_STORED, Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    values: list[bytes] = []
+    try:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        c.assign([TopicPartition(topic, p, OFFSET_STORED) for p in parts])
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            msgs = c.consume(num_messages=500, timeout=0.5)
+            values += [m.value() for m in msgs if m.error() is None]
+            if len(values) >= count and not msgs:
+                break  # and nothing more came within half a second
+    finally:
+        c.close()
+    assert len(values) == count
+    return values
+
+
+def committed_dois(positions: list[tuple[int, int]], offsets: dict[int, int],
+                   dois: list[str | None]) -> set[str]:
+    """DOIs of the records the group has committed past."""
+    return {d for (p, o), d in zip(positions, dois, strict=True)
+            if d is not None and o < offsets.get(p, 0)}
+
+
+# --- a. SIGKILL mid-run, restart: every good record lands exactly once ------------------
+
+BAD = {  # index in the produced list -> (bytes, status)
+    7: (b"this is not json {", "bad-json"),
+    400: (b"\xff\xfe\x00 not utf-8", "bad-utf8"),
+    777: (b"[1, 2, 3]", "not-crossref-work"),
+    1333: (orjson.dumps({"indexed": INDEXED, "reference": []}), "missing-doi"),
+}
+
+
+def test_sigkill_and_restart_loses_nothing(kafka: MockKafka, workers: Workers,
+                                           engine: Engine, db_url: str) -> None:
+    n = 2000
+    values: list[bytes] = []
+    expected: list[str | None] = []  # DOI per produced message (None for the bad ones)
+    good = iter(range(n))
+    for index in range(n + len(BAD)):
+        if index in BAD:
+            values.append(BAD[index][0])
+            expected.append(None)
+        else:
+            i = next(good)
+            values.append(work(i))
+            expected.append(doi(i))
+    positions = produce(kafka.bootstrap, TOPIC, values)
+    env = {"SANDCRAWLER_DATABASE_URL": db_url}
+
+    first = workers.start("--batch-size", "50", env=env)
+    first.wait_until(lambda: len(dois_in(engine)) > 0, 30, "the first rows")
+    first.proc.kill()  # SIGKILL: no chance to finish the batch or commit
+    assert first.proc.wait(timeout=10) == -signal.SIGKILL
+    at_kill = set(dois_in(engine))
+    assert 0 < len(at_kill) < n, "the worker should be killed mid-run"
+    # At-least-once: nothing is committed before it is in the database.
+    assert committed_dois(positions, committed(kafka.bootstrap), expected) <= at_kill
+
+    # The mock coordinator elects a leader about 9 s after the new member joins;
+    # joining a moment later means the dead member (10 s session) has been evicted
+    # by then, which saves a second 9 s round.
+    time.sleep(2)
+    second = workers.start("--batch-size", "50", env=env)
+    second.wait_until(lambda: len(dois_in(engine)) >= n, 60, f"all {n} rows")
+    # Once the topic is idle, everything written is committed, without waiting
+    # for more records or for the worker to stop.
+    second.wait_until(lambda: sum(committed(kafka.bootstrap).values()) == len(values), 20,
+                      "every offset committed while idle")
+    assert second.stop(signal.SIGTERM) == 0, second.stderr
+
+    got = dois_in(engine)
+    assert len(got) == n
+    assert set(got) == {doi(i) for i in range(n)}  # lower-cased on the way in
+    with engine.connect() as conn:
+        record = conn.execute(
+            text("SELECT record FROM crossref WHERE doi = :d"), {"d": doi(42)}).scalar_one()
+    record = orjson.loads(record) if isinstance(record, str | bytes) else record
+    assert record["DOI"] == "10.1234/TEST.42"  # the stored record is the work as received
+
+    stderr = first.stderr + second.stderr
+    for index, (_, status) in BAD.items():
+        partition, offset = positions[index]
+        assert f"{TOPIC}[{partition}]@{offset}: {status}: " in stderr, stderr
+    assert "Traceback" not in stderr
+
+
+# --- b. SIGTERM: finish the batch in hand, commit, exit 0 -------------------------------
+
+
+def test_sigterm_commits_exactly_what_is_stored(kafka: MockKafka, workers: Workers,
+                                                engine: Engine, db_url: str) -> None:
+    n = 2000
+    expected: list[str | None] = [doi(i) for i in range(n)]
+    positions = produce(kafka.bootstrap, TOPIC, [work(i) for i in range(n)])
+    env = {"SANDCRAWLER_DATABASE_URL": db_url}
+
+    first = workers.start("--batch-size", "20", env=env)
+    first.wait_until(lambda: len(dois_in(engine)) > 0, 30, "the first rows")
+    assert first.stop(signal.SIGTERM) == 0, first.stderr
+    assert "SIGTERM: finishing the batch in hand" in first.stderr
+    stored = set(dois_in(engine))
+    assert 0 < len(stored) < n, "the worker should be stopped mid-run"
+    # The batch in hand was finished and committed; nothing beyond it was.
+    offsets = committed(kafka.bootstrap)
+    assert committed_dois(positions, offsets, expected) == stored
+    assert sum(offsets.values()) == len(stored)
+
+    summary = f"persist-crossref: {len(stored)} records in "
+    assert summary in first.stderr, first.stderr
+
+    # What a restarted member would read (from the committed offsets on) is exactly
+    # the rest. Read through direct assignment: a group join costs the mock ~9 s
+    # after a member has left, and the SIGKILL test already restarts a real worker.
+    rest = read_from_committed(kafka.bootstrap, n - len(stored))
+    assert {orjson.loads(v)["DOI"].lower() for v in rest} == {doi(i) for i in range(n)} - stored
+
+
+# --- c. the database goes away: retry, never commit, stop on SIGTERM --------------------
+
+
+def _pg_ctl_stop(cluster: PostgresCluster) -> None:
+    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-m", "immediate", "stop")
+
+
+def _pg_ctl_start(cluster: PostgresCluster) -> None:
+    assert cluster.durable
+    opts = f"-p {cluster.port} -k {cluster.sockdir} -c listen_addresses=127.0.0.1"
+    cluster._run("pg_ctl", "-D", str(cluster.datadir), "-o", opts, "-w", "-l",
+                 str(cluster.datadir / "server.log"), "start")
+
+
+@pytest.fixture
+def own_pg() -> Iterator[PostgresCluster]:
+    """A cluster of this test's own, to crash and start under the worker.
+
+    Durable: the suite's clusters run with synchronous_commit=off, and a crash
+    would then lose transactions the worker was told were committed (and has
+    acked to Kafka), which is not the failure under test.
+    """
+    if find_pg_bindir() is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed")
+    cluster = PostgresCluster(durable=True)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.postgres
+def test_database_down_retries_without_committing(kafka: MockKafka, workers: Workers,
+                                                  own_pg: PostgresCluster) -> None:
+    from sandcrawler.db import migrate
+    from sandcrawler.db.engine import make_engine
+
+    engine = make_engine(own_pg.url)
+    migrate.upgrade(engine)
+    positions: list[tuple[int, int]] = []
+    expected: list[str | None] = []
+
+    def send(first: int, last: int) -> None:
+        positions.extend(produce(kafka.bootstrap, TOPIC, [work(i) for i in range(first, last)]))
+        expected.extend(doi(i) for i in range(first, last))
+
+    def acked() -> set[str]:
+        return committed_dois(positions, committed(kafka.bootstrap), expected)
+
+    try:
+        # Started before the topic exists: the worker must wait for it, not exit.
+        w = workers.start("--batch-size", "20", env={"SANDCRAWLER_DATABASE_URL": own_pg.url})
+        w.wait_until(lambda: "topic not available" in w.stderr, 20, "the missing topic")
+        time.sleep(0.5)
+        assert w.proc.poll() is None, w.stderr
+        send(0, 100)
+        w.wait_until(lambda: len(dois_in(engine)) == 100, 30, "the first 100 rows")
+        assert acked() <= set(dois_in(engine))
+
+        _pg_ctl_stop(own_pg)  # a crash: the worker's connections die with it
+        engine.dispose()
+        send(100, 150)
+        w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 20, "two retries")
+        assert "unavailable" in w.stderr
+        # Everything stored before the crash may be acked; nothing after it is.
+        assert acked() == {doi(i) for i in range(100)}
+
+        _pg_ctl_start(own_pg)  # the same batch goes through once the database is back
+        w.wait_until(lambda: len(dois_in(engine)) == 150, 30, "the 50 rows held back")
+        w.wait_until(lambda: acked() == {doi(i) for i in range(150)}, 20, "the commit at idle")
+
+        _pg_ctl_stop(own_pg)
+        engine.dispose()
+        retries = w.stderr.count("retrying in")
+        send(150, 151)
+        w.wait_until(lambda: w.stderr.count("retrying in") > retries, 20, "a retry")
+        assert acked() == {doi(i) for i in range(150)}
+        # Stopped while the batch in hand is not durable: exits "interrupted" (130)
+        # without acking it.
+        assert w.stop(signal.SIGTERM, timeout=10) == 130, w.stderr
+        assert acked() == {doi(i) for i in range(150)}
+        assert "Traceback" not in w.stderr
+    finally:
+        engine.dispose()
+
+
+# --- KafkaSink --------------------------------------------------------------------------
+
+
+def test_kafka_sink_round_trip(kafka: MockKafka) -> None:
+    settings = load_settings(kafka_brokers=kafka.bootstrap)
+    sink = KafkaSink(producer_config(settings), "sandcrawler-test.sink",
+                     key=lambda out: out["source_id"])
+    outputs: list[dict[str, Any]] = [
+        {"source": "crossref", "source_id": f"10.1234/x.{i}", "refs_json": [{"i": i}]}
+        for i in range(30)
+    ]
+    outcomes = [Outcome(where=f"line {i}", status="success", output=o)
+                for i, o in enumerate(outputs)]
+    outcomes.insert(5, Outcome(where="line x", status="bad-json", kind="error", error="no"))
+    try:
+        assert sink.write(outcomes[:10]) == []
+        assert sink.write(outcomes[10:]) == []
+    finally:
+        sink.close()
+    got = [orjson.loads(v) for v in consume(kafka.bootstrap, "sandcrawler-test.sink", 30)]
+    assert sorted(got, key=lambda o: o["source_id"]) == sorted(
+        outputs, key=lambda o: o["source_id"])
+
+
+def test_kafka_sink_broker_unreachable() -> None:
+    from sandcrawler.testing.postgres import free_port
+
+    sink = KafkaSink({"bootstrap.servers": f"127.0.0.1:{free_port()}"}, "t", flush_timeout=0.5)
+    try:
+        with pytest.raises(KafkaUnavailable, match=r"1 message.* not delivered within 0\.5s"):
+            sink.write([Outcome(where="line 1", status="success", output={"a": 1})])
+    finally:
+        sink.close()
