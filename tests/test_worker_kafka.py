@@ -406,3 +406,20 @@ def test_kafka_sink_broker_unreachable() -> None:
             sink.write([Outcome(where="line 1", status="success", output={"a": 1})])
     finally:
         sink.close()
+
+
+def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
+                                      crossref_lines: dict[str, bytes]) -> None:
+    """The batch command can publish its rows to a topic instead of stdout."""
+    result = subprocess.run(
+        [sys.executable, "-m", "sandcrawler", "parse-crossref-refs", "-",
+         "--to-kafka", "sandcrawler-test.grobid-refs"],
+        input=b"\n".join(crossref_lines.values()), capture_output=True, timeout=60,
+        env={**os.environ, "SANDCRAWLER_GROBID_URL": fake_grobid.url,
+             "SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b""
+    rows = [orjson.loads(v) for v in consume(kafka.bootstrap, "sandcrawler-test.grobid-refs", 2)]
+    assert sorted(r["source_id"] for r in rows) == sorted(crossref_lines)
+    assert all(r["refs_json"] for r in rows)

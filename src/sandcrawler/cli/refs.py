@@ -14,7 +14,8 @@ from sandcrawler.cli.options import (
     run_pipeline,
     settings_from,
 )
-from sandcrawler.pipeline.sinks import StdoutSink
+from sandcrawler.kafka import producer_config
+from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
 
 parser_option = click.option(
     "--parser", type=click.Choice(["grobid"]), default=None,
@@ -40,9 +41,13 @@ def check_parser(settings, parser: str | None) -> None:  # type: ignore[no-untyp
 @input_argument
 @parser_option
 @click.option("--grobid-url", help="GROBID base URL [default: setting grobid_url].")
+@click.option("--to-kafka", "kafka_topic", metavar="TOPIC",
+              help="Produce the rows to this Kafka topic (keyed by DOI) instead of stdout, "
+                   "e.g. sandcrawler-prod.grobid-refs; brokers from setting kafka_brokers.")
 @pipeline_options
 def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | None,
-                        jobs: int, batch_size: int | None, limit: int | None,
+                        kafka_topic: str | None, jobs: int, batch_size: int | None,
+                        limit: int | None,
                         progress: bool | None, silent: bool, fail_fast: bool) -> None:
     """Parse the unstructured references of Crossref works into grobid_refs rows.
 
@@ -54,11 +59,14 @@ def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | N
     """
     settings = settings_from(grobid_url=grobid_url)
     check_parser(settings, parser)
+    sink: Sink = StdoutSink()
+    if kafka_topic:
+        sink = KafkaSink(producer_config(settings), kafka_topic, key=lambda row: row["source_id"])
     run_pipeline(
         "parse-crossref-refs",
         jsonl_source(input_file, limit),
         partial(factories.parse_crossref_refs, settings, parser),
-        StdoutSink(),
+        sink,
         settings,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent, fail_fast=fail_fast,
     )
