@@ -423,3 +423,45 @@ def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
     rows = [orjson.loads(v) for v in consume(kafka.bootstrap, "sandcrawler-test.grobid-refs", 2)]
     assert sorted(r["source_id"] for r in rows) == sorted(crossref_lines)
     assert all(r["refs_json"] for r in rows)
+
+
+# --- GROBID down: back off, parse once it is back -----------------------------------------
+
+
+def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, engine: Engine,
+                                           db_url: str) -> None:
+    from sandcrawler.testing.grobid_server import FakeGrobid
+    from sandcrawler.testing.postgres import free_port
+
+    port = free_port()
+    values = [orjson.dumps({
+        "DOI": f"10.1234/G.{i}", "indexed": INDEXED,
+        "reference": [{"key": f"k{i}", "unstructured": f"Author{i} A. A title number {i}. 2001."}],
+    }) for i in range(5)]
+    produce(kafka.bootstrap, TOPIC, values)
+    w = workers.start("--parse-refs", "--batch-size", "5", env={
+        "SANDCRAWLER_DATABASE_URL": db_url, "SANDCRAWLER_GROBID_URL": f"http://127.0.0.1:{port}",
+        "SANDCRAWLER_GROBID_RETRIES": "0"})
+    w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 30, "retries while GROBID is down")
+    assert "not reachable" in w.stderr
+    assert dois_in(engine) == [] and committed(kafka.bootstrap) == {}
+    with FakeGrobid(port=port):
+        w.wait_until(lambda: len(dois_in(engine)) == 5, 30, "the works, once GROBID is back")
+        w.wait_until(lambda: sum(committed(kafka.bootstrap).values()) == 5, 20, "the commit")
+    with engine.connect() as conn:
+        refs = dict(conn.execute(text("SELECT source_id, refs_json FROM grobid_refs")).all())
+    refs = {k: orjson.loads(v) if isinstance(v, str | bytes) else v for k, v in refs.items()}
+    assert {k: [r["id"] for r in v] for k, v in refs.items()} == {
+        f"10.1234/g.{i}": [f"k{i}"] for i in range(5)}
+    assert w.stop(signal.SIGTERM) == 0, w.stderr
+
+
+def test_database_down_at_start_is_waited_for(kafka: MockKafka, workers: Workers) -> None:
+    from sandcrawler.testing.postgres import free_port
+
+    w = workers.start(env={
+        "SANDCRAWLER_DATABASE_URL": f"postgresql://nobody@127.0.0.1:{free_port()}/none"})
+    w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 30, "retries at start-up")
+    assert w.proc.poll() is None
+    assert w.stop(signal.SIGTERM) == 130, w.stderr
+    assert "Traceback" not in w.stderr

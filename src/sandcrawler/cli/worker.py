@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from functools import partial
 
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli.options import run_pipeline, settings_from
+from sandcrawler.cli import EXIT_INTERRUPTED
+from sandcrawler.cli.options import install_stop_handlers, run_pipeline, settings_from
 from sandcrawler.cli.persist import _db_sink
 from sandcrawler.cli.refs import parser_option
 from sandcrawler.kafka import consumer_config, crossref_topic
+from sandcrawler.pipeline.runner import Stopped, retry_with_backoff
 from sandcrawler.pipeline.sources import KafkaSource
 
 
@@ -47,7 +50,16 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
     stop = threading.Event()
     topic = topic or crossref_topic(settings)
     group_id = group_id or f"sandcrawler-{settings.env}-persist-crossref"
-    sink = _db_sink(settings)
+    # A worker outlives outages: a database that is down at start is waited for too.
+    restore = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
+    try:
+        sink = retry_with_backoff(
+            partial(_db_sink, settings), stop, lambda m: click.echo(m, err=True),
+            "persist-crossref")
+    except Stopped:
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    finally:
+        restore()
     source = KafkaSource(consumer_config(settings, group_id), topic, stop=stop, limit=limit)
     click.echo(f"persist-crossref: consuming {topic} as {group_id}", err=True)
     run_pipeline(

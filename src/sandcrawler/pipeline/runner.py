@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Literal, TypeVar
 
 from tqdm import tqdm
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("sandcrawler.runner")
 
 WorkerFactory = Callable[[], Worker]
+T = TypeVar("T")
 
 
 class Stopped(Exception):
@@ -302,14 +303,26 @@ class Runner:
         return bool(self.fail_fast and first_error)
 
     def _with_retry(self, fn: Callable[[], list]) -> list:
-        delay = 1.0
-        while True:
-            try:
-                return fn()
-            except InfrastructureError as e:
-                if self.on_infrastructure_error == "fail":
-                    raise
-                self.report(f"{self.name}: {e}; retrying in {delay:.0f}s")
-                if self.stop.wait(delay):
-                    raise Stopped() from e
-                delay = min(delay * 2, self.max_backoff)
+        if self.on_infrastructure_error == "fail":
+            return fn()
+        return retry_with_backoff(fn, self.stop, self.report, self.name, self.max_backoff)
+
+
+def retry_with_backoff(
+    fn: Callable[[], T],
+    stop: threading.Event,
+    report: Callable[[str], None],
+    name: str,
+    max_backoff: float = 60.0,
+) -> T:
+    """Call ``fn`` until it stops raising InfrastructureError, backing off 1, 2, 4 ... s
+    (at most ``max_backoff``); raises Stopped if ``stop`` is set while waiting."""
+    delay = 1.0
+    while True:
+        try:
+            return fn()
+        except InfrastructureError as e:
+            report(f"{name}: {e}; retrying in {delay:.0f}s")
+            if stop.wait(delay):
+                raise Stopped() from e
+            delay = min(delay * 2, max_backoff)

@@ -55,7 +55,10 @@ class FakeGrobid:
 
     version = "0.7.3-fake"
 
-    def __init__(self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0) -> None:
+    def __init__(
+        self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0, port: int = 0
+    ) -> None:
+        self.port = port
         self.known: dict[str, str] = {}
         for path in tei_files:
             self.known.update(index_tei(Path(path).read_text(encoding="utf-8")))
@@ -116,7 +119,7 @@ class FakeGrobid:
                 code, body = fake.answer(form.get("citations", []))
                 self._send(code, body, "application/xml")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
