@@ -23,6 +23,11 @@ class CitationParser(Protocol):
         place; an unusable backend raises InfrastructureError."""
         ...
 
+    def check(self) -> None:
+        """Raise InfrastructureError when the backend cannot work right now, so a batch
+        command can fail before reading any input."""
+        ...
+
     def close(self) -> None: ...
 
 

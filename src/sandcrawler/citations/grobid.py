@@ -11,7 +11,7 @@ from grobid_tei_xml import GrobidBiblio
 from sandcrawler.citations.base import check_alignment
 from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.config import Settings
-from sandcrawler.errors import CitationParseError, GrobidRecordError
+from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
 from sandcrawler.grobid import GrobidClient
 
 
@@ -38,6 +38,10 @@ class GrobidCitationParser:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
         self.client.close()
+
+    def check(self) -> None:
+        if not self.client.isalive():
+            raise GrobidUnavailable(f"GROBID at {self.client.base_url} is not reachable (isalive)")
 
     def parse_chunk(self, citations: Sequence[str]) -> list[GrobidBiblio]:
         tei = self.client.process_citation_list(list(citations))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import click
 import orjson
 
-from sandcrawler.cli.options import settings_from
-from sandcrawler.config import describe_settings
+from sandcrawler.config import describe_settings, load_settings
 
 
 @click.group()
@@ -22,7 +21,7 @@ def show(as_json: bool) -> None:
     Each setting NAME can be given as env var SANDCRAWLER_NAME or as `name` in the
     TOML file (tables are prefixes: [grobid] url = ... is grobid_url).
     """
-    settings = settings_from()
+    settings = load_settings()
     rows = describe_settings(settings)
     if as_json:
         click.echo(orjson.dumps({r["name"]: r["value"] for r in rows}, default=str).decode())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from sandcrawler.cli.options import settings_from
+from sandcrawler.config import load_settings
 from sandcrawler.errors import GrobidUnavailable
 from sandcrawler.grobid import GrobidClient
 
@@ -18,7 +18,7 @@ def grobid() -> None:
 @click.option("--url", help="GROBID base URL [default: setting grobid_url].")
 def status(url: str | None) -> None:
     """Whether GROBID is alive, and its version. Exit 3 when it is not reachable."""
-    settings = settings_from(grobid_url=url)
+    settings = load_settings(grobid_url=url)
     with GrobidClient.from_settings(settings) as client:
         if not client.isalive():
             raise GrobidUnavailable(f"GROBID at {client.base_url} is not alive")

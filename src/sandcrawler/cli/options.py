@@ -10,17 +10,13 @@ from typing import Any
 
 import click
 
-from sandcrawler.config import Settings, load_settings
+from sandcrawler.config import Settings
 from sandcrawler.pipeline import Runner
 from sandcrawler.pipeline.runner import WorkerFactory
 from sandcrawler.pipeline.sinks import Sink
-from sandcrawler.pipeline.sources import JsonLinesSource, Source
+from sandcrawler.pipeline.sources import Source
 
 F = Callable[..., Any]
-
-
-def settings_from(**overrides: Any) -> Settings:
-    return load_settings(**overrides)
 
 
 def input_argument(f: F) -> F:
@@ -118,7 +114,3 @@ def run_pipeline(
         sys.exit(EXIT_FAILED)
     if summary.stopped_early or (stop.is_set() and on_infrastructure_error == "fail"):
         sys.exit(EXIT_INTERRUPTED)
-
-
-def jsonl_source(path: str, limit: int | None) -> JsonLinesSource:
-    return JsonLinesSource(path, limit=limit)

@@ -9,16 +9,16 @@ import click
 from sandcrawler import jobs as factories
 from sandcrawler.cli.options import (
     input_argument,
-    jsonl_source,
     pipeline_options,
     run_pipeline,
-    settings_from,
 )
 from sandcrawler.cli.refs import check_parser, parser_option
+from sandcrawler.config import Settings, load_settings
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import write_tables
 from sandcrawler.pipeline.sinks import DatabaseSink
+from sandcrawler.pipeline.sources import JsonLinesSource
 
 #: Rows per transaction when nothing slow (a parser) is in the loop: large batches
 #: amortise the COPY and the upsert statement.
@@ -35,7 +35,7 @@ def persist() -> None:
     """
 
 
-def _db_sink(settings):  # type: ignore[no-untyped-def]
+def _db_sink(settings: Settings) -> DatabaseSink:
     engine = make_engine(settings)
     ensure_schema(engine)
     return DatabaseSink(engine, write_tables)
@@ -53,12 +53,12 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
                      limit: int | None, progress: bool | None, silent: bool,
                      fail_fast: bool) -> None:
     """Upsert Crossref works (JSON lines, envelope or bare) into the crossref table."""
-    settings = settings_from(grobid_url=grobid_url)
+    settings = load_settings(grobid_url=grobid_url)
     if parse_refs:
         check_parser(settings, parser)
     run_pipeline(
         "persist crossref",
-        jsonl_source(input_file, limit),
+        JsonLinesSource(input_file, limit=limit),
         partial(factories.persist_crossref, settings, parse_refs, parser),
         _db_sink(settings),
         settings,
@@ -73,10 +73,10 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
 def persist_grobid_refs(input_file: str, jobs: int, batch_size: int | None, limit: int | None,
                         progress: bool | None, silent: bool, fail_fast: bool) -> None:
     """Upsert grobid_refs rows (the output of parse-crossref-refs)."""
-    settings = settings_from()
+    settings = load_settings()
     run_pipeline(
         "persist grobid-refs",
-        jsonl_source(input_file, limit),
+        JsonLinesSource(input_file, limit=limit),
         partial(factories.persist_grobid_refs, settings),
         _db_sink(settings),
         settings,

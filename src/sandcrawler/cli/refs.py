@@ -7,15 +7,16 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
+from sandcrawler.citations import make_citation_parser
 from sandcrawler.cli.options import (
     input_argument,
-    jsonl_source,
     pipeline_options,
     run_pipeline,
-    settings_from,
 )
+from sandcrawler.config import Settings, load_settings
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
+from sandcrawler.pipeline.sources import JsonLinesSource
 
 parser_option = click.option(
     "--parser", type=click.Choice(["grobid"]), default=None,
@@ -23,16 +24,11 @@ parser_option = click.option(
 )
 
 
-def check_parser(settings, parser: str | None) -> None:  # type: ignore[no-untyped-def]
+def check_parser(settings: Settings, parser: str | None) -> None:
     """Fail before reading any input when the parser cannot work."""
-    from sandcrawler.citations import make_citation_parser
-    from sandcrawler.errors import GrobidUnavailable
-
     p = make_citation_parser(settings, parser)
     try:
-        client = getattr(p, "client", None)
-        if client is not None and not client.isalive():
-            raise GrobidUnavailable(f"GROBID at {client.base_url} is not reachable (isalive)")
+        p.check()
     finally:
         p.close()
 
@@ -57,14 +53,14 @@ def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | N
     (docs/refs.md); each parsed reference's `id` is its upstream `key`. A work with
     nothing to parse still yields a row with an empty refs_json.
     """
-    settings = settings_from(grobid_url=grobid_url)
+    settings = load_settings(grobid_url=grobid_url)
     check_parser(settings, parser)
     sink: Sink = StdoutSink()
     if kafka_topic:
         sink = KafkaSink(producer_config(settings), kafka_topic, key=lambda row: row["source_id"])
     run_pipeline(
         "parse-crossref-refs",
-        jsonl_source(input_file, limit),
+        JsonLinesSource(input_file, limit=limit),
         partial(factories.parse_crossref_refs, settings, parser),
         sink,
         settings,

@@ -10,9 +10,10 @@ import click
 
 from sandcrawler import jobs as factories
 from sandcrawler.cli import EXIT_INTERRUPTED
-from sandcrawler.cli.options import install_stop_handlers, run_pipeline, settings_from
+from sandcrawler.cli.options import install_stop_handlers, run_pipeline
 from sandcrawler.cli.persist import _db_sink
 from sandcrawler.cli.refs import parser_option
+from sandcrawler.config import load_settings
 from sandcrawler.kafka import consumer_config, crossref_topic
 from sandcrawler.pipeline.runner import Stopped, retry_with_backoff
 from sandcrawler.pipeline.sources import KafkaSource
@@ -46,7 +47,7 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
                      group_id: str | None, batch_size: int | None, limit: int | None,
                      progress: bool | None) -> None:
     """Consume Crossref works from Kafka into the crossref (and grobid_refs) tables."""
-    settings = settings_from()
+    settings = load_settings()
     stop = threading.Event()
     topic = topic or crossref_topic(settings)
     group_id = group_id or f"sandcrawler-{settings.env}-persist-crossref"
