@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import orjson
 
 from sandcrawler.testing.grobid_server import FakeGrobid
 from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
+from sandcrawler.timestamps import iso_utc
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -68,13 +69,9 @@ def load_works(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return [orjson.loads(p.read_bytes()) for p in paths]
 
 
-def iso_z(ts: datetime) -> str:
-    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def shifted(ts: str, seconds: int) -> str:
     """An ISO 8601 UTC date-time (``Z`` allowed) moved by ``seconds``."""
-    return iso_z(datetime.fromisoformat(ts) + timedelta(seconds=seconds))
+    return iso_utc(datetime.fromisoformat(ts) + timedelta(seconds=seconds))
 
 
 def synthetic_work(envelope: dict[str, Any], i: int) -> dict[str, Any]:
@@ -89,7 +86,7 @@ def synthetic_work(envelope: dict[str, Any], i: int) -> dict[str, Any]:
     work["DOI"] = f"{work['DOI']}.b{i}"
     work["indexed"] = {
         "date-parts": [[ts.year, ts.month, ts.day]],
-        "date-time": iso_z(ts),
+        "date-time": iso_utc(ts),
         "timestamp": int(ts.timestamp() * 1000),
     }
     out["message"] = work

@@ -8,6 +8,7 @@ from sqlalchemy import func, select, text
 
 from sandcrawler.db.schema import crossref, grobid_refs
 from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler.timestamps import iso_utc
 from tests.conftest import invoke
 from tests.test_parse_crossref_refs import rows, work_line
 from tests.test_refs_selection import EXPECTED_KEYS
@@ -55,8 +56,7 @@ def test_parse_then_persist_grobid_refs(engine, fake_grobid: FakeGrobid,  # type
     assert set(got) == set(EXPECTED_KEYS)
     for row in rows(parsed.stdout):
         assert got[row["source_id"]].refs_json == row["refs_json"]
-        assert got[row["source_id"]].source_ts.isoformat().replace("+00:00", "Z") == row[
-            "source_ts"]
+        assert iso_utc(got[row["source_id"]].source_ts) == row["source_ts"]
 
 
 def test_persist_bad_rows(engine) -> None:  # type: ignore[no-untyped-def]

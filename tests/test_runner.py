@@ -118,7 +118,8 @@ def test_stop_during_backoff_drops_nothing_silently(tmp_path: Path) -> None:
     sink = ListSink()
     summary, _ = run(source(tmp_path, ["a"]), partial(Flaky, {"failures": 10**6}), sink,
                      on_infrastructure_error="retry", stop=stop)
-    assert summary.stopped_early and sink.outputs == [] and summary.total == 0
+    assert summary.abandoned and summary.interrupted
+    assert sink.outputs == [] and summary.total == 0
 
 
 def test_fail_fast_stops_after_batch(tmp_path: Path) -> None:
@@ -139,3 +140,18 @@ def test_summary_format(tmp_path: Path) -> None:
     summary, _ = run(source(tmp_path, ["a", "bad"]), Upper, ListSink())
     assert summary.format("job").startswith("job: 2 records in ")
     assert summary.format("job").endswith("success 1, bad-thing 1")
+
+
+def test_stop_between_batches_is_an_interruption(tmp_path: Path) -> None:
+    stop = threading.Event()
+
+    class StopAfterFirst(Upper):
+        def process_batch(self, items: list[Item]) -> list[Outcome]:
+            stop.set()
+            return super().process_batch(items)
+
+    sink = ListSink()
+    summary, _ = run(source(tmp_path, ["a", "b", "c", "d"]), StopAfterFirst, sink,
+                     batch_size=2, stop=stop)
+    assert sink.outputs == ["A", "B"]  # the batch in hand was finished and written
+    assert summary.interrupted and not summary.abandoned

@@ -459,9 +459,11 @@ def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, e
 def test_database_down_at_start_is_waited_for(kafka: MockKafka, workers: Workers) -> None:
     from sandcrawler.testing.postgres import free_port
 
+    produce(kafka.bootstrap, TOPIC, [work(0)])
     w = workers.start(env={
         "SANDCRAWLER_DATABASE_URL": f"postgresql://nobody@127.0.0.1:{free_port()}/none"})
     w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 30, "retries at start-up")
     assert w.proc.poll() is None
+    assert committed(kafka.bootstrap) == {}
     assert w.stop(signal.SIGTERM) == 130, w.stderr
     assert "Traceback" not in w.stderr

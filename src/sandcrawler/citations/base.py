@@ -14,8 +14,6 @@ from sandcrawler.errors import CitationParseError, ConfigError
 
 
 class CitationParser(Protocol):
-    name: str
-
     def parse_lists(
         self, lists: Sequence[Sequence[str]]
     ) -> list[list[GrobidBiblio] | CitationParseError]:
@@ -43,6 +41,16 @@ def make_citation_parser(settings: Settings, name: str | None = None) -> Citatio
             "(SANDCRAWLER_GROBID_URL=http://host:8070)"
         )
     raise ConfigError(f"unknown citation parser {choice!r} (known: grobid)")
+
+
+def check_citation_parser(settings: Settings, name: str | None = None) -> None:
+    """Fail before any input is read when the parser cannot work (ConfigError,
+    InfrastructureError)."""
+    parser = make_citation_parser(settings, name)
+    try:
+        parser.check()
+    finally:
+        parser.close()
 
 
 def check_alignment(sent: Sequence[str], parsed: Sequence[GrobidBiblio], backend: str) -> None:

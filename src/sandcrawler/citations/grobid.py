@@ -19,8 +19,6 @@ class GrobidCitationParser:
     """Splits long lists into requests of at most ``max_citations`` and keeps
     ``concurrency`` requests in flight across all the lists of a batch."""
 
-    name = "grobid"
-
     def __init__(self, client: GrobidClient, *, max_citations: int = 500, concurrency: int = 4):
         self.client = client
         self.max_citations = max_citations

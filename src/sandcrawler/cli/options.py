@@ -79,10 +79,13 @@ def run_pipeline(
     progress: bool | None = None,
     silent: bool = False,
     fail_fast: bool = False,
-    on_infrastructure_error: str = "fail",
+    endless: bool = False,
     stop: threading.Event | None = None,
 ) -> None:
-    """Run, print the summary, exit with the documented status."""
+    """Run, print the summary, exit with the documented status.
+
+    ``endless``: the source never runs out (a Kafka topic), so a stop signal is how
+    the run ends normally (exit 0), and outages are waited out rather than fatal."""
     from sandcrawler.cli import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 
     stop = stop or threading.Event()
@@ -96,7 +99,7 @@ def run_pipeline(
         batch_size=batch_size or settings.batch_size,
         progress=False if silent else progress,
         fail_fast=fail_fast,
-        on_infrastructure_error=on_infrastructure_error,  # type: ignore[arg-type]
+        on_infrastructure_error="retry" if endless else "fail",
         stop=stop,
     )
     try:
@@ -112,5 +115,5 @@ def run_pipeline(
         sys.exit(EXIT_INFRASTRUCTURE)
     if fail_fast and summary.errors:
         sys.exit(EXIT_FAILED)
-    if summary.stopped_early or (stop.is_set() and on_infrastructure_error == "fail"):
+    if summary.abandoned or (summary.interrupted and not endless):
         sys.exit(EXIT_INTERRUPTED)

@@ -7,17 +7,15 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
+from sandcrawler.citations import check_citation_parser
 from sandcrawler.cli.options import (
     input_argument,
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.cli.refs import check_parser, parser_option
+from sandcrawler.cli.refs import parser_option
 from sandcrawler.config import Settings, load_settings
-from sandcrawler.db.engine import make_engine
-from sandcrawler.db.migrate import ensure_schema
-from sandcrawler.db.persist import write_tables
-from sandcrawler.pipeline.sinks import DatabaseSink
+from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
 #: Rows per transaction when nothing slow (a parser) is in the loop: large batches
@@ -35,10 +33,11 @@ def persist() -> None:
     """
 
 
-def _db_sink(settings: Settings) -> DatabaseSink:
-    engine = make_engine(settings)
-    ensure_schema(engine)
-    return DatabaseSink(engine, write_tables)
+def database_sink(settings: Settings) -> DatabaseSink:
+    """Batch commands check the database before reading any input."""
+    sink = DatabaseSink.from_settings(settings)
+    sink.prepare()
+    return sink
 
 
 @persist.command("crossref")
@@ -55,12 +54,12 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
     """Upsert Crossref works (JSON lines, envelope or bare) into the crossref table."""
     settings = load_settings(grobid_url=grobid_url)
     if parse_refs:
-        check_parser(settings, parser)
+        check_citation_parser(settings, parser)
     run_pipeline(
         "persist crossref",
         JsonLinesSource(input_file, limit=limit),
         partial(factories.persist_crossref, settings, parse_refs, parser),
-        _db_sink(settings),
+        database_sink(settings),
         settings,
         jobs=jobs, batch_size=batch_size or (None if parse_refs else PERSIST_BATCH),
         progress=progress, silent=silent, fail_fast=fail_fast,
@@ -78,7 +77,7 @@ def persist_grobid_refs(input_file: str, jobs: int, batch_size: int | None, limi
         "persist grobid-refs",
         JsonLinesSource(input_file, limit=limit),
         partial(factories.persist_grobid_refs, settings),
-        _db_sink(settings),
+        database_sink(settings),
         settings,
         jobs=jobs, batch_size=batch_size or PERSIST_BATCH, progress=progress,
         silent=silent, fail_fast=fail_fast,

@@ -7,13 +7,13 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.citations import make_citation_parser
+from sandcrawler.citations import check_citation_parser
 from sandcrawler.cli.options import (
     input_argument,
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.config import Settings, load_settings
+from sandcrawler.config import load_settings
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
@@ -22,15 +22,6 @@ parser_option = click.option(
     "--parser", type=click.Choice(["grobid"]), default=None,
     help="Citation parser [default: grobid when a GROBID URL is configured].",
 )
-
-
-def check_parser(settings: Settings, parser: str | None) -> None:
-    """Fail before reading any input when the parser cannot work."""
-    p = make_citation_parser(settings, parser)
-    try:
-        p.check()
-    finally:
-        p.close()
 
 
 @click.command("parse-crossref-refs")
@@ -54,7 +45,7 @@ def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | N
     nothing to parse still yields a row with an empty refs_json.
     """
     settings = load_settings(grobid_url=grobid_url)
-    check_parser(settings, parser)
+    check_citation_parser(settings, parser)
     sink: Sink = StdoutSink()
     if kafka_topic:
         sink = KafkaSink(producer_config(settings), kafka_topic, key=lambda row: row["source_id"])

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 from functools import partial
 
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli import EXIT_INTERRUPTED
-from sandcrawler.cli.options import install_stop_handlers, run_pipeline
-from sandcrawler.cli.persist import _db_sink
+from sandcrawler.cli.options import run_pipeline
 from sandcrawler.cli.refs import parser_option
 from sandcrawler.config import load_settings
+from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.kafka import consumer_config, crossref_topic
-from sandcrawler.pipeline.runner import Stopped, retry_with_backoff
 from sandcrawler.pipeline.sources import KafkaSource
 
 
@@ -51,27 +48,19 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
     stop = threading.Event()
     topic = topic or crossref_topic(settings)
     group_id = group_id or f"sandcrawler-{settings.env}-persist-crossref"
-    # A worker outlives outages: a database that is down at start is waited for too.
-    restore = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
-    try:
-        sink = retry_with_backoff(
-            partial(_db_sink, settings), stop, lambda m: click.echo(m, err=True),
-            "persist-crossref")
-    except Stopped:
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    finally:
-        restore()
     source = KafkaSource(consumer_config(settings, group_id), topic, stop=stop, limit=limit)
     click.echo(f"persist-crossref: consuming {topic} as {group_id}", err=True)
     run_pipeline(
         "persist-crossref",
         source,
         partial(factories.persist_crossref, settings, parse_refs, parser),
-        sink,
+        # Not prepared here: a database that is down at start is waited out like
+        # any outage, by the runner's back-off on the first write.
+        DatabaseSink.from_settings(settings),
         settings,
         batch_size=batch_size,
         progress=progress,
-        on_infrastructure_error="retry",
+        endless=True,
         stop=stop,
     )
 

@@ -10,11 +10,11 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+from sqlalchemy.exc import ArgumentError, OperationalError
 
 from sandcrawler.config import Settings
-from sandcrawler.db.types import json_dumps
 from sandcrawler.errors import ConfigError, DatabaseUnavailable
+from sandcrawler.jsontext import dumps as json_dumps
 
 
 def normalise_url(url: str) -> str:
@@ -71,15 +71,15 @@ def begin(engine: Engine) -> Iterator[Connection]:
         with engine.begin() as conn:
             yield conn
     except OperationalError as e:
-        raise DatabaseUnavailable(
-            f"database {describe_engine(engine)} unavailable: {first_line(e.orig or e)}"
-        ) from e
+        raise unavailable(engine, e) from e
+
+
+def unavailable(engine: Engine, exc: OperationalError) -> DatabaseUnavailable:
+    return DatabaseUnavailable(
+        f"database {describe_engine(engine)} unavailable: {first_line(exc.orig or exc)}"
+    )
 
 
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-def is_connection_error(exc: DBAPIError) -> bool:
-    return bool(exc.connection_invalidated) or isinstance(exc, OperationalError)

@@ -14,8 +14,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from sandcrawler.db import schema
-from sandcrawler.db.engine import begin, describe_engine, first_line, make_engine
-from sandcrawler.errors import DatabaseUnavailable
+from sandcrawler.db.engine import begin, describe_engine, make_engine, unavailable
+from sandcrawler.errors import ConfigError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -55,9 +55,7 @@ def create_database_if_missing(engine: Engine) -> bool:
             return False
     except OperationalError as e:
         if "does not exist" not in str(e.orig):
-            raise DatabaseUnavailable(
-                f"database {describe_engine(engine)} unavailable: {first_line(e.orig or e)}"
-            ) from e
+            raise unavailable(engine, e) from e
     admin = make_engine(
         make_url(url).set(database="postgres").render_as_string(hide_password=False)
     )
@@ -108,8 +106,6 @@ def ensure_schema(engine: Engine) -> None:
     if current is None and engine.dialect.name == "sqlite":
         upgrade(engine)
         return
-    from sandcrawler.errors import ConfigError
-
     if current is None:
         raise ConfigError(
             f"database {describe_engine(engine)} is not initialised: run `sandcrawler db init`"

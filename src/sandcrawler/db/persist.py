@@ -20,15 +20,14 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
 from sandcrawler.db.schema import crossref, grobid_refs
-from sandcrawler.db.types import RawJSON, json_dumps
+from sandcrawler.jsontext import RawJSON, dumps
 
-#: table name -> (table, key columns, ordering column)
+#: table name -> (table, key columns, ordering column), in write order: crossref
+#: first, as a later issue may add a foreign key from grobid_refs.
 TABLES: dict[str, tuple[Table, tuple[str, ...], str]] = {
     "crossref": (crossref, ("doi",), "indexed"),
     "grobid_refs": (grobid_refs, ("source", "source_id"), "source_ts"),
 }
-# crossref first: a later issue may add a foreign key from grobid_refs.
-WRITE_ORDER = ("crossref", "grobid_refs")
 
 
 def write_tables(conn: Connection, outputs: Iterable[dict[str, dict[str, Any]]]) -> None:
@@ -39,10 +38,9 @@ def write_tables(conn: Connection, outputs: Iterable[dict[str, dict[str, Any]]])
             _, keys, _ = TABLES[name]
             # One statement may not touch a key twice: the last version in the batch wins.
             per_table[name][tuple(row[k] for k in keys)] = row
-    for name in WRITE_ORDER:
-        rows = list(per_table[name].values())
+    for name, rows in per_table.items():
         if rows:
-            upsert(conn, name, rows)
+            upsert(conn, name, list(rows.values()))
 
 
 def upsert(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
@@ -68,7 +66,7 @@ def _upsert_sqlite(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) 
 
 def _pg_value(value: Any) -> Any:
     if isinstance(value, dict | list | RawJSON):
-        return json_dumps(value)
+        return dumps(value)
     return value
 
 

@@ -2,44 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import orjson
 from sqlalchemy import JSON, DateTime, Integer
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator
 
+from sandcrawler.timestamps import parse_timestamp
+
 #: JSONB on PostgreSQL, JSON (text) elsewhere.
 JsonDoc = JSON().with_variant(JSONB(), "postgresql")
-
-
-class RawJSON(str):
-    """JSON text that is already serialised (e.g. the input line itself): JSON columns
-    take it as it is instead of parsing and dumping it again."""
-
-    __slots__ = ()
-
-
-def json_dumps(value: Any) -> str:
-    """Serializer handed to the engine, so JSON columns are written by orjson."""
-    if isinstance(value, RawJSON):
-        return str.__str__(value)
-    return orjson.dumps(value).decode()
-
-
-def parse_timestamp(value: str | datetime | None) -> datetime | None:
-    """Parse an ISO 8601 date-time (``Z`` suffix allowed) into an aware UTC datetime."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        # Naive values are UTC by our convention (SQLite stores them so).
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 class UTCDateTime(TypeDecorator):

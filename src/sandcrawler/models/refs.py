@@ -1,21 +1,14 @@
-"""Rows of the ``crossref`` and ``grobid_refs`` tables as they travel as JSON lines."""
+"""``grobid_refs`` rows as they travel as JSON lines."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
-from sandcrawler.refs.crossref import normalize_doi
-
-
-def iso_utc(ts: datetime | None) -> str | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=UTC)
-    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
+from sandcrawler.identifiers import normalize_doi
+from sandcrawler.timestamps import iso_utc
 
 
 class GrobidRefsRow(BaseModel):
@@ -42,21 +35,4 @@ class GrobidRefsRow(BaseModel):
 
     @field_serializer("source_ts")
     def _ts(self, ts: datetime | None) -> str | None:
-        return iso_utc(ts)
-
-
-class CrossrefRow(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    doi: str
-    indexed: datetime
-    record: dict[str, Any]
-
-    @field_validator("doi")
-    @classmethod
-    def _doi(cls, v: str) -> str:
-        return normalize_doi(v)
-
-    @field_serializer("indexed")
-    def _ts(self, ts: datetime) -> str | None:
         return iso_utc(ts)

@@ -41,7 +41,8 @@ class RunSummary:
     counts: Counter[str] = field(default_factory=Counter)
     kinds: Counter[str] = field(default_factory=Counter)
     elapsed: float = 0.0
-    stopped_early: bool = False
+    interrupted: bool = False  # a stop was requested before the input ran out
+    abandoned: bool = False  # ...while a batch in hand could not be stored (not acked)
     failure: str | None = None  # infrastructure failure that ended the run
 
     @property
@@ -87,9 +88,9 @@ def process_isolated(worker: Worker, batch: list[Item]) -> list[Outcome]:
         log.error("worker returned %d outcomes for %d items", len(outcomes), len(batch))
     except InfrastructureError:
         raise
-    except Exception:  # a bug, or a record the worker did not anticipate
+    except Exception as e:  # a bug, or a record the worker did not anticipate
         if len(batch) == 1:
-            return [_internal_error(batch[0], sys.exc_info()[1])]
+            return [_internal_error(batch[0], e)]
     outcomes = []
     for item in batch:
         try:
@@ -171,11 +172,12 @@ class Runner:
             else:
                 self._run_pool()
         except Stopped:
-            self.summary.stopped_early = True
+            self.summary.abandoned = True
         except InfrastructureError as e:
             self.summary.failure = str(e)
         finally:
             self._bar.close()
+            self.summary.interrupted = self.stop.is_set()
             self.summary.elapsed = time.monotonic() - started
         return self.summary
 
@@ -192,11 +194,11 @@ class Runner:
         try:
             with self._sink_writer() as deliver:
                 for batch in self._batches():
-                    if not batch:  # source idle: book what was written
-                        if deliver([], []):
-                            return
-                        continue
-                    outcomes = self._with_retry(lambda b=batch: process_isolated(worker, b))
+                    # An empty batch (source idle) only books what was written.
+                    outcomes = (
+                        self._with_retry(lambda b=batch: process_isolated(worker, b))
+                        if batch else []
+                    )
                     if deliver(batch, outcomes):
                         return
         finally:
@@ -259,21 +261,23 @@ class Runner:
         batches are booked and acked strictly in order, each only once it is durable.
         ``deliver`` returns True when the run should end (fail-fast)."""
         writer = ThreadPoolExecutor(1, thread_name_prefix="sink")
-        pending: list[tuple[list[Item], list[Outcome], Future[list]]] = []
+        in_flight: tuple[list[Item], list[Outcome], Future[list]] | None = None
 
         def finish() -> bool:
-            if not pending:
+            nonlocal in_flight
+            if in_flight is None:
                 return False
-            batch, outcomes, fut = pending.pop()
+            batch, outcomes, fut = in_flight
+            in_flight = None
             return self._book(batch, outcomes, fut.result())
 
         def deliver(batch: list[Item], outcomes: list[Outcome]) -> bool:
+            nonlocal in_flight
             if finish():
                 return True
-            if not batch:
-                return False
-            write = partial(self.sink.write, outcomes)
-            pending.append((batch, outcomes, writer.submit(self._with_retry, write)))
+            if batch:
+                write = partial(self.sink.write, outcomes)
+                in_flight = (batch, outcomes, writer.submit(self._with_retry, write))
             return False
 
         try:
@@ -302,27 +306,17 @@ class Runner:
             self._bar.update(self.source.progress_position() - self._bar.n)
         return bool(self.fail_fast and first_error)
 
-    def _with_retry(self, fn: Callable[[], list]) -> list:
+    def _with_retry(self, fn: Callable[[], T]) -> T:
+        """``fn()``; under the retry policy, InfrastructureError is waited out with
+        back-off 1, 2, 4 ... s (at most ``max_backoff``) until a stop is requested."""
         if self.on_infrastructure_error == "fail":
             return fn()
-        return retry_with_backoff(fn, self.stop, self.report, self.name, self.max_backoff)
-
-
-def retry_with_backoff(
-    fn: Callable[[], T],
-    stop: threading.Event,
-    report: Callable[[str], None],
-    name: str,
-    max_backoff: float = 60.0,
-) -> T:
-    """Call ``fn`` until it stops raising InfrastructureError, backing off 1, 2, 4 ... s
-    (at most ``max_backoff``); raises Stopped if ``stop`` is set while waiting."""
-    delay = 1.0
-    while True:
-        try:
-            return fn()
-        except InfrastructureError as e:
-            report(f"{name}: {e}; retrying in {delay:.0f}s")
-            if stop.wait(delay):
-                raise Stopped() from e
-            delay = min(delay * 2, max_backoff)
+        delay = 1.0
+        while True:
+            try:
+                return fn()
+            except InfrastructureError as e:
+                self.report(f"{self.name}: {e}; retrying in {delay:.0f}s")
+                if self.stop.wait(delay):
+                    raise Stopped() from e
+                delay = min(delay * 2, self.max_backoff)

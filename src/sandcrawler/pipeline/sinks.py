@@ -1,4 +1,4 @@
-"""Where outcomes go: stdout JSON lines, the database, a Kafka topic."""
+"""Where outcomes go: stdout JSON lines, a Kafka topic (the database sink is db.sink)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 import orjson
-from sqlalchemy import Connection, Engine
-from sqlalchemy.exc import DataError, IntegrityError
 
-from sandcrawler.db.engine import begin, first_line
 from sandcrawler.pipeline.records import Outcome
 
 #: (index into the outcomes list, status, message) for outputs the sink refused
@@ -25,14 +22,6 @@ class Sink(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-class NullSink:
-    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
-        return []
-
-    def close(self) -> None:
-        pass
 
 
 class StdoutSink:
@@ -53,43 +42,6 @@ class StdoutSink:
     def close(self) -> None:
         with contextlib.suppress(BrokenPipeError):
             self.stream.flush()
-
-
-Writer = Callable[[Connection, list[Any]], None]
-
-
-class DatabaseSink:
-    """Hands the batch's outputs to ``writer`` inside one transaction.
-
-    If the database refuses the batch for its data (a constraint), each output is
-    retried in its own transaction so only the offending records fail.
-    """
-
-    def __init__(self, engine: Engine, writer: Writer) -> None:
-        self.engine = engine
-        self.writer = writer
-
-    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
-        indexed = [(i, o.output) for i, o in enumerate(outcomes) if o.output is not None]
-        if not indexed:
-            return []
-        try:
-            with begin(self.engine) as conn:
-                self.writer(conn, [out for _, out in indexed])
-            return []
-        except (IntegrityError, DataError):
-            pass
-        rejected: list[Rejection] = []
-        for i, out in indexed:
-            try:
-                with begin(self.engine) as conn:
-                    self.writer(conn, [out])
-            except (IntegrityError, DataError) as e:
-                rejected.append((i, "db-rejected", first_line(e.orig or e)))
-        return rejected
-
-    def close(self) -> None:
-        self.engine.dispose()
 
 
 class KafkaSink:

@@ -34,7 +34,6 @@ class JsonLinesSource:
     """Lines of a file (``-`` is stdin); blank lines are passed over, numbering is kept."""
 
     def __init__(self, path: str | Path, *, limit: int | None = None) -> None:
-        self.name = "stdin" if str(path) == "-" else str(path)
         self._fh: IO[bytes]
         if str(path) == "-":
             self._fh = sys.stdin.buffer

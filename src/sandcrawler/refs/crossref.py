@@ -21,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sandcrawler.errors import RecordError
+from sandcrawler.identifiers import normalize_doi
 from sandcrawler.refs.clean import clean_unstructured
+from sandcrawler.timestamps import iso_utc
 
 MIN_UNSTRUCTURED = 8
 _TITLE_FIELDS = ("article-title", "volume-title", "series-title", "journal-title")
@@ -53,19 +55,6 @@ def unwrap_work(obj: Any) -> dict[str, Any]:
     return obj
 
 
-def normalize_doi(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise RecordError("work has no DOI", status="missing-doi")
-    doi = value.strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/",
-                   "http://dx.doi.org/", "doi:"):
-        if doi.startswith(prefix):
-            doi = doi[len(prefix) :]
-    if not doi.startswith("10.") or "/" not in doi:
-        raise RecordError(f"not a DOI: {value!r}", status="bad-doi")
-    return doi
-
-
 def work_doi(work: dict[str, Any]) -> str:
     return normalize_doi(work.get("DOI"))
 
@@ -85,9 +74,7 @@ def work_indexed(work: dict[str, Any]) -> str | None:
         ts = datetime.fromtimestamp(indexed["timestamp"] / 1000, UTC)
     else:
         return None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=UTC)
-    return ts.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    return iso_utc(ts)
 
 
 def is_structured(ref: dict[str, Any]) -> bool:

@@ -21,9 +21,9 @@ import orjson
 from pydantic import ValidationError
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
-from sandcrawler.db.types import RawJSON
 from sandcrawler.errors import CitationParseError, RecordError
-from sandcrawler.models.refs import GrobidRefsRow, iso_utc
+from sandcrawler.jsontext import RawJSON
+from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
 from sandcrawler.refs.crossref import (
     SelectedRef,
@@ -32,6 +32,7 @@ from sandcrawler.refs.crossref import (
     work_doi,
     work_indexed,
 )
+from sandcrawler.timestamps import iso_utc
 
 SOURCE = "crossref"
 
@@ -55,15 +56,14 @@ def _read_work(item: Item, with_refs: bool = True) -> _Work:
 
 
 def _parse_works(
-    parser: CitationParser | None, works: list[_Work]
+    parser: CitationParser, works: list[_Work]
 ) -> list[list[dict[str, Any]] | CitationParseError]:
     """refs_json for each work, parsing all the works' references in one parser call."""
     todo = [w for w in works if w.refs]
-    parsed = parser.parse_lists([[r.text for r in w.refs] for w in todo]) if parser and todo else []
-    by_id = {id(w): p for w, p in zip(todo, parsed, strict=True)}
+    parsed = iter(parser.parse_lists([[r.text for r in w.refs] for w in todo]) if todo else [])
     results: list[list[dict[str, Any]] | CitationParseError] = []
     for w in works:
-        biblios = by_id.get(id(w), [])
+        biblios = next(parsed) if w.refs else []
         if isinstance(biblios, CitationParseError):
             results.append(biblios)
             continue
@@ -89,26 +89,27 @@ class _WorksWorker:
         self.parser = parser
 
     def process_batch(self, items: list[Item]) -> list[Outcome]:
-        outcomes: list[Outcome | None] = []
-        works: list[_Work] = []
-        slots: list[int] = []
+        read: list[_Work | Outcome] = []
         for item in items:
             try:
                 w = _read_work(item, with_refs=self.parser is not None)
                 self.check(w)
+                read.append(w)
             except RecordError as e:
-                outcomes.append(Outcome.failed(item.where, e))
+                read.append(Outcome.failed(item.where, e))
+        works = [r for r in read if isinstance(r, _Work)]
+        refs = iter(_parse_works(self.parser, works) if self.parser else [None] * len(works))
+        outcomes = []
+        for r in read:
+            if isinstance(r, Outcome):
+                outcomes.append(r)
                 continue
-            slots.append(len(outcomes))
-            outcomes.append(None)
-            works.append(w)
-        refs = _parse_works(self.parser, works) if self.parser else [None] * len(works)
-        for slot, w, refs_json in zip(slots, works, refs, strict=True):
+            refs_json = next(refs)
             if isinstance(refs_json, CitationParseError):
-                outcomes[slot] = Outcome.failed(w.item.where, refs_json)
+                outcomes.append(Outcome.failed(r.item.where, refs_json))
             else:
-                outcomes[slot] = self.outcome(w, refs_json)
-        return [o for o in outcomes if o is not None]
+                outcomes.append(self.outcome(r, refs_json))
+        return outcomes
 
     def check(self, w: _Work) -> None:
         pass

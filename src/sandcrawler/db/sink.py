@@ -1,0 +1,65 @@
+"""The pipeline's database sink: each batch's outputs upserted in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DataError, IntegrityError
+
+from sandcrawler.config import Settings
+from sandcrawler.db.engine import begin, first_line, make_engine
+from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.persist import write_tables
+from sandcrawler.pipeline.records import Outcome
+from sandcrawler.pipeline.sinks import Rejection
+
+Writer = Callable[[Connection, list[Any]], None]
+
+
+class DatabaseSink:
+    """Hands the batch's outputs to ``writer`` inside one transaction.
+
+    If the database refuses the batch for its data (a constraint), each output is
+    retried in its own transaction so only the offending records fail. The schema
+    is checked before the first write (``prepare``): a database that is down then
+    is an infrastructure error like any other, which workers back off from.
+    """
+
+    def __init__(self, engine: Engine, writer: Writer = write_tables) -> None:
+        self.engine = engine
+        self.writer = writer
+        self._prepared = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DatabaseSink:
+        return cls(make_engine(settings))
+
+    def prepare(self) -> None:
+        if not self._prepared:
+            ensure_schema(self.engine)
+            self._prepared = True
+
+    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
+        indexed = [(i, o.output) for i, o in enumerate(outcomes) if o.output is not None]
+        if not indexed:
+            return []
+        self.prepare()
+        try:
+            with begin(self.engine) as conn:
+                self.writer(conn, [out for _, out in indexed])
+            return []
+        except (IntegrityError, DataError):
+            pass
+        rejected: list[Rejection] = []
+        for i, out in indexed:
+            try:
+                with begin(self.engine) as conn:
+                    self.writer(conn, [out])
+            except (IntegrityError, DataError) as e:
+                rejected.append((i, "db-rejected", first_line(e.orig or e)))
+        return rejected
+
+    def close(self) -> None:
+        self.engine.dispose()
