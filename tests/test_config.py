@@ -18,7 +18,7 @@ def test_defaults(isolated_env: Path) -> None:
     assert s.config_file is None
     assert s.data_dir == isolated_env / "data"
     assert s.database_url == f"sqlite:///{isolated_env / 'data' / 'sandcrawler.sqlite3'}"
-    assert s.grobid_url is None and s.effective_citation_parser == "none"
+    assert s.grobid_url is None and s.effective_citation_parser == "crf"
     assert s.topic("grobid-refs") == "sandcrawler-dev.grobid-refs"
 
 

@@ -153,7 +153,42 @@ def test_grobid_dies_mid_run(fake_grobid: FakeGrobid) -> None:
     assert b"Traceback" not in result.stderr
 
 
-def test_no_parser_configured() -> None:
-    result = invoke(["parse-crossref-refs", "-"], input=work_line())
+def test_embedded_parser_by_default(crossref_lines: dict[str, bytes]) -> None:
+    """Nothing configured: the CRF parser; the same keys, in the same order, as GROBID."""
+    stdin = b"\n".join(crossref_lines.values()) + b"\n"
+    result = invoke(["parse-crossref-refs", "-"], input=stdin)
+    assert result.exit_code == 0, result.stderr
+    out = rows(result.stdout)
+    assert [r["source_id"] for r in out] == list(crossref_lines)
+    for row in out:
+        refs = row["refs_json"]
+        assert [ref["id"] for ref in refs] == EXPECTED_KEYS[row["source_id"]]
+        assert all(ref["unstructured"] for ref in refs)
+    # compared with what real GROBID answered for the same strings, field by field
+    fields = ("date", "volume", "first_page", "last_page")
+    agree = total = 0
+    for row, tei_name in zip(out, GROBID_TEI, strict=True):
+        real = grobid_tei_xml.parse_citation_list_xml((FIXTURES / tei_name).read_text())
+        for ours, theirs in zip(row["refs_json"], real, strict=True):
+            pairs = [(ours.get(f), getattr(theirs, f)) for f in fields]
+            pairs.append(([a["surname"] for a in ours["authors"]],
+                          [a.surname for a in theirs.authors]))
+            agree += sum(a == b for a, b in pairs)
+            total += len(pairs)
+    assert agree >= 0.9 * total, f"{agree}/{total} fields agree with GROBID"
+
+
+def test_parser_choice(grobid_env: FakeGrobid, crossref_lines: dict[str, bytes]) -> None:
+    """With GROBID configured, --parser crf still parses in-process: GROBID sees nothing."""
+    line = crossref_lines["10.1017/s1047951103000064"] + b"\n"
+    result = invoke(["parse-crossref-refs", "--parser", "crf", "-"], input=line)
+    assert result.exit_code == 0, result.stderr
+    assert len(rows(result.stdout)[0]["refs_json"]) == 24
+    assert grobid_env.requests == []
+
+
+def test_grobid_parser_needs_a_url() -> None:
+    result = invoke(["parse-crossref-refs", "--parser", "grobid", "-"], input=work_line())
     assert result.exit_code == 1
-    assert "no citation parser available" in result.stderr
+    assert "GROBID" in result.stderr and "Traceback" not in result.stderr
+

@@ -114,8 +114,13 @@ class Settings(BaseSettings):
     )
     env: str = Field("dev", description="deployment name used in topic names (prod, qa, dev)")
 
-    citation_parser: Literal["auto", "grobid"] = Field(
-        "auto", description="which citation parser to use; auto = grobid when grobid_url is set"
+    citation_parser: Literal["auto", "crf", "grobid"] = Field(
+        "auto",
+        description="which citation parser to use: crf (embedded) or grobid; "
+        "auto = grobid when grobid_url is set, else crf",
+    )
+    citation_model: Path | None = Field(
+        None, description="model file for the crf parser; default: the one shipped with sandcrawler"
     )
     grobid_url: str | None = Field(None, description="base URL of a GROBID server")
     grobid_timeout: float = Field(60.0, gt=0, description="seconds per GROBID request")
@@ -159,7 +164,7 @@ class Settings(BaseSettings):
     def effective_citation_parser(self) -> str:
         if self.citation_parser != "auto":
             return self.citation_parser
-        return "grobid" if self.grobid_url else "none"
+        return "grobid" if self.grobid_url else "crf"
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
         return f"{prefix}-{self.env}.{name}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sandcrawler.citations import make_citation_parser
+from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.config import Settings
 from sandcrawler.refs.worker import (
     ParseCrossrefRefsWorker,
@@ -23,3 +24,7 @@ def persist_crossref(
 
 def persist_grobid_refs(settings: Settings) -> PersistGrobidRefsWorker:
     return PersistGrobidRefsWorker()
+
+
+def parse_citations(settings: Settings, parser: str | None = None) -> ParseCitationsWorker:
+    return ParseCitationsWorker(make_citation_parser(settings, parser))

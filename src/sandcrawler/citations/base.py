@@ -35,12 +35,11 @@ def make_citation_parser(settings: Settings, name: str | None = None) -> Citatio
         from sandcrawler.citations.grobid import GrobidCitationParser
 
         return GrobidCitationParser.from_settings(settings)
-    if choice == "none":
-        raise ConfigError(
-            "no citation parser available: configure a GROBID server "
-            "(SANDCRAWLER_GROBID_URL=http://host:8070)"
-        )
-    raise ConfigError(f"unknown citation parser {choice!r} (known: grobid)")
+    if choice == "crf":
+        from sandcrawler.citations.crf.parser import CrfCitationParser
+
+        return CrfCitationParser.from_settings(settings)
+    raise ConfigError(f"unknown citation parser {choice!r} (known: crf, grobid)")
 
 
 def check_citation_parser(settings: Settings, name: str | None = None) -> None:

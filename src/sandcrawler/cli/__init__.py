@@ -26,6 +26,7 @@ EXIT_INTERRUPTED = 130
 #: command name -> "module:attribute"; modules are imported only when their command
 #: runs, so `sandcrawler persist ...` never pays for the HTTP client and vice versa.
 COMMANDS = {
+    "citations": "sandcrawler.cli.citations:citations",
     "config": "sandcrawler.cli.config:config",
     "db": "sandcrawler.cli.db:db",
     "grobid": "sandcrawler.cli.grobid:grobid",

@@ -24,6 +24,13 @@ def input_argument(f: F) -> F:
                           type=click.Path(allow_dash=True, dir_okay=False, exists=True))(f)
 
 
+parser_option = click.option(
+    "--parser", type=click.Choice(["crf", "grobid"]), default=None,
+    help="Citation parser: crf (embedded) or grobid [default: setting citation_parser; "
+         "grobid when a GROBID URL is configured, else crf].",
+)
+
+
 def pipeline_options(f: F) -> F:
     """``-j``, ``--batch-size``, ``--limit``, ``--silent``/``--progress``, ``--fail-fast``."""
     decorators = [

@@ -10,10 +10,10 @@ from sandcrawler import jobs as factories
 from sandcrawler.citations import check_citation_parser
 from sandcrawler.cli.options import (
     input_argument,
+    parser_option,
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.cli.refs import parser_option
 from sandcrawler.config import Settings, load_settings
 from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.pipeline.sources import JsonLinesSource

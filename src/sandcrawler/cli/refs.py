@@ -10,6 +10,7 @@ from sandcrawler import jobs as factories
 from sandcrawler.citations import check_citation_parser
 from sandcrawler.cli.options import (
     input_argument,
+    parser_option,
     pipeline_options,
     run_pipeline,
 )
@@ -17,11 +18,6 @@ from sandcrawler.config import load_settings
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
-
-parser_option = click.option(
-    "--parser", type=click.Choice(["grobid"]), default=None,
-    help="Citation parser [default: grobid when a GROBID URL is configured].",
-)
 
 
 @click.command("parse-crossref-refs")

@@ -8,8 +8,7 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli.options import run_pipeline
-from sandcrawler.cli.refs import parser_option
+from sandcrawler.cli.options import parser_option, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.kafka import consumer_config, crossref_topic

@@ -1,0 +1,73 @@
+"""``citations parse`` as a pipeline worker: one reference per input line.
+
+A line is a JSON object with ``unstructured`` (``id``/``key`` and ``index`` are
+carried over), a JSON string, or plain text. Statuses: ``success`` (some field
+found), ``empty`` (nothing found; the biblio keeps ``unstructured``), and
+``bad-utf8``, ``bad-json``, ``missing-unstructured`` for unusable lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grobid_tei_xml.types import GrobidBiblio
+
+from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.errors import CitationParseError, RecordError
+from sandcrawler.pipeline.records import Item, Outcome, decode_json
+
+
+def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:
+    """(reference string, ids to carry over) from one input line."""
+    stripped = data.strip()
+    if stripped[:1] not in (b"{", b'"'):
+        try:
+            return data.decode("utf-8").strip("\r\n"), {}
+        except UnicodeDecodeError as e:
+            raise RecordError(f"invalid UTF-8 at byte {e.start}", status="bad-utf8") from None
+    obj = decode_json(stripped)
+    if isinstance(obj, str):
+        return obj, {}
+    text = obj.get("unstructured") if isinstance(obj, dict) else None
+    if not isinstance(text, str):
+        raise RecordError("JSON line has no string `unstructured`", status="missing-unstructured")
+    ids: dict[str, Any] = {}
+    ref_id = obj.get("id", obj.get("key"))
+    if ref_id is not None:
+        ids["id"] = str(ref_id)
+    if isinstance(obj.get("index"), int):
+        ids["index"] = obj["index"]
+    return text, ids
+
+
+class ParseCitationsWorker:
+    def __init__(self, parser: CitationParser):
+        self.parser = parser
+
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        read: list[tuple[str, dict[str, Any]] | Outcome] = []
+        for item in items:
+            try:
+                read.append(read_reference(item.data))
+            except RecordError as e:
+                read.append(Outcome.failed(item.where, e))
+        texts = [r[0] for r in read if not isinstance(r, Outcome)]
+        parsed = self.parser.parse_lists([texts])[0] if texts else []
+        if isinstance(parsed, CitationParseError):
+            return [r if isinstance(r, Outcome) else Outcome.failed(item.where, parsed)
+                    for item, r in zip(items, read, strict=True)]
+        biblios = iter(parsed)
+        outcomes = []
+        for item, r in zip(items, read, strict=True):
+            if isinstance(r, Outcome):
+                outcomes.append(r)
+                continue
+            biblio: GrobidBiblio = next(biblios)
+            for name, value in r[1].items():
+                setattr(biblio, name, value)
+            status = "empty" if biblio.is_empty() else "success"
+            outcomes.append(Outcome(item.where, status, output=biblio_to_dict(biblio)))
+        return outcomes
+
+    def close(self) -> None:
+        self.parser.close()

@@ -1,0 +1,198 @@
+"""``sandcrawler citations``: parse reference strings, train and evaluate the CRF model."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import click
+
+from sandcrawler import jobs as factories
+from sandcrawler.citations import check_citation_parser
+from sandcrawler.cli.options import parser_option, pipeline_options, run_pipeline
+from sandcrawler.config import load_settings
+from sandcrawler.errors import ConfigError
+from sandcrawler.pipeline.sinks import StdoutSink
+from sandcrawler.pipeline.sources import JsonLinesSource
+
+model_option = click.option(
+    "--model", "model_path", type=click.Path(dir_okay=False, exists=True),
+    help="CRF model file [default: setting citation_model, else the shipped model].",
+)
+corpus_option = click.option(
+    "--corpus", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
+    help="Directory of GROBID citation training files (TEI with labelled <bibl>).",
+)
+
+
+@click.group()
+def citations() -> None:
+    """Parse reference strings into structured biblios; train and evaluate the
+    embedded CRF citation model."""
+
+
+@citations.command("parse")
+@click.argument("reference", metavar="[STRING|-]", default="-")
+@parser_option
+@model_option
+@click.option("--grobid-url", help="GROBID base URL, for --parser grobid.")
+@pipeline_options
+def parse(reference: str, parser: str | None, model_path: str | None, grobid_url: str | None,
+          jobs: int, batch_size: int | None, limit: int | None, progress: bool | None,
+          silent: bool, fail_fast: bool) -> None:
+    """Parse one reference STRING, or one reference per line of stdin (-).
+
+    Input lines are plain text, a JSON string, or a JSON object with
+    `unstructured` (its `id`/`key` and `index` are kept). Output: one JSON
+    biblio per line, in the shape of GrobidBiblio.to_dict(), in input order.
+
+    \b
+      sandcrawler citations parse "Smith J. A title. Nature. 2001;409:1-5."
+      jq -c '{unstructured: .}' refs.json | sandcrawler citations parse -
+    """
+    settings = load_settings(grobid_url=grobid_url, citation_model=model_path)
+    if reference != "-":
+        from sandcrawler.citations import make_citation_parser
+        from sandcrawler.citations.base import biblio_to_dict
+
+        backend = make_citation_parser(settings, parser)
+        try:
+            [biblios] = backend.parse_lists([[reference]])
+        finally:
+            backend.close()
+        if isinstance(biblios, Exception):
+            raise biblios
+        click.echo(json.dumps(biblio_to_dict(biblios[0]), ensure_ascii=False))
+        return
+    check_citation_parser(settings, parser)
+    run_pipeline(
+        "citations parse",
+        JsonLinesSource("-", limit=limit),
+        partial(factories.parse_citations, settings, parser),
+        StdoutSink(),
+        settings,
+        jobs=jobs, batch_size=batch_size or 1000, progress=progress, silent=silent,
+        fail_fast=fail_fast,
+    )
+
+
+def _held_out(corpus: Path, exclude: Path | None, no_exclude: bool):  # type: ignore[no-untyped-def]
+    from sandcrawler.citations.crf.corpus import read_corpus
+
+    if no_exclude:
+        return []
+    if exclude is None:
+        sibling = corpus.parent / "evaluation"
+        exclude = sibling if sibling.is_dir() and sibling != corpus else None
+    if exclude is None:
+        return []
+    return read_corpus(exclude)
+
+
+exclude_options = [
+    click.option("--exclude", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                 help="Evaluation corpus whose references are never trained on "
+                      "[default: the corpus's sibling directory `evaluation`, if any]."),
+    click.option("--no-exclude", is_flag=True, help="Train on every reference of --corpus."),
+]
+
+
+def _with(options: list, f):  # type: ignore[no-untyped-def]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@citations.command("train")
+@corpus_option
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Model file to write (replaced atomically).")
+@click.option("--iterations", type=click.IntRange(1), default=None,
+              help="L-BFGS iterations [default: 200].")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Train on the first N references only (quick experiments, tests).")
+@partial(_with, exclude_options)
+def train_cmd(corpus: Path, out: Path, iterations: int | None, limit: int | None,
+              exclude: Path | None, no_exclude: bool) -> None:
+    """Train the CRF citation model on an annotated corpus.
+
+    Deterministic: the same corpus and options give a byte-identical model.
+    Reads both conventions of GROBID's training data (`biblScope unit=` and
+    the older `type="vol|pp"`). References also present in the evaluation set
+    are left out.
+    """
+    from sandcrawler.citations.crf.corpus import read_corpus
+    from sandcrawler.citations.crf.model import train
+
+    held_out = _held_out(corpus, exclude, no_exclude)
+    refs = read_corpus(corpus, exclude=held_out)[:limit]
+    click.echo(f"training on {len(refs)} references from {corpus}"
+               f" ({len(held_out)} evaluation references held out)", err=True)
+    params = {"max_iterations": iterations} if iterations else None
+    started = time.monotonic()
+    meta = train(refs, out, params, info={"corpus": corpus.name})
+    click.echo(
+        f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): {meta['tokens']} tokens, "
+        f"{meta['iterations']} iterations, {meta['active_features']} active features, "
+        f"{time.monotonic() - started:.0f} s",
+        err=True,
+    )
+
+
+@citations.command("evaluate")
+@corpus_option
+@click.option("--folds", type=click.IntRange(2, 100), default=None,
+              help="k-fold cross-validation on --corpus (trains k models) instead of "
+                   "evaluating one model.")
+@model_option
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Folds trained in parallel.")
+@click.option("--iterations", type=click.IntRange(1), default=None,
+              help="L-BFGS iterations per fold [default: 200].")
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+@partial(_with, exclude_options)
+def evaluate_cmd(corpus: Path, folds: int | None, model_path: str | None, jobs: int,
+                 iterations: int | None, as_json: bool, exclude: Path | None,
+                 no_exclude: bool) -> None:
+    """Field-level precision, recall and F1 (strict and soft) of the CRF parser.
+
+    Without --folds: parse every reference of --corpus with the model and score
+    it against the annotations. With --folds K: K-fold cross-validation on
+    --corpus (evaluation references held out, as for training).
+
+    \b
+      sandcrawler citations evaluate --corpus grobid-citation-corpus/evaluation
+      sandcrawler citations evaluate --corpus grobid-citation-corpus/corpus --folds 10 -j 2
+    """
+    from sandcrawler.citations.crf.corpus import read_corpus
+    from sandcrawler.citations.crf.evaluate import cross_validate, evaluate
+    from sandcrawler.citations.crf.model import CrfModel
+
+    started = time.monotonic()
+    if folds:
+        if model_path:
+            raise ConfigError("--model and --folds exclude each other: folds train their own")
+        refs = read_corpus(corpus, exclude=_held_out(corpus, exclude, no_exclude))
+        click.echo(f"{folds}-fold cross-validation on {len(refs)} references", err=True)
+        params = {"max_iterations": iterations} if iterations else None
+        report = cross_validate(
+            refs, folds, params, jobs=jobs,
+            on_fold=lambda k, r: click.echo(
+                f"fold {k + 1}/{folds}: strict micro-F1 {r.micro(r.strict).f1:.4f}", err=True),
+        )
+    else:
+        settings = load_settings(citation_model=model_path)
+        model = CrfModel.load(settings.citation_model)
+        refs = read_corpus(corpus)
+        report = evaluate(model.parse, refs)
+    elapsed = time.monotonic() - started
+    if as_json:
+        click.echo(json.dumps({**report.to_dict(), "folds": folds, "seconds": round(elapsed, 1)}))
+    else:
+        title = f"{folds}-fold cross-validation" if folds else "evaluation"
+        click.echo(f"{title} on {corpus}: {report.references} references, {elapsed:.1f} s")
+        click.echo(report.table())
+    sys.stdout.flush()
