@@ -74,7 +74,7 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
         partial(factories.parse_citations, settings, parser),
         StdoutSink(),
         settings,
-        jobs=jobs, batch_size=batch_size or 1000, progress=progress, silent=silent,
+        jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,
         fail_fast=fail_fast,
     )
 
