@@ -66,7 +66,7 @@ def main() -> None:
 
     with work_dir(args.out) as workdir:
         path = workdir / f"references_{n}.txt"
-        size = write_lines(path, (s.encode() for s in lines))
+        size = write_lines(path, (s.encode() + b"\n" for s in lines))
         print(f"   input: {path} ({size / 1e6:.1f} MB)")
         env = bench_env(workdir)
         one = sandcrawler(["citations", "parse", strings[0]], env=env, cwd=workdir)
@@ -79,7 +79,10 @@ def main() -> None:
               f"{rate(n, t.cpu):,.0f} refs/s per core "
               f"(goal >= {GOAL_RATE:,.0f}: {'met' if rate(n, t.cpu) >= GOAL_RATE else 'NOT met'}; "
               f"{rate(n, t.cpu) / (GROBID_RATE / 8):.0f}x GROBID per thread)")
-        print(f"   {t.stderr.strip().splitlines()[-1]}")
+        summary = t.stderr.strip().splitlines()[-1]
+        print(f"   {summary}")
+        if f"{n} records" not in summary:
+            sys.exit("not every reference was parsed: see the summary above")
 
     # in-process, stage by stage
     model = CrfModel.load()

@@ -34,16 +34,18 @@ def test_parse_stdin_mixed_lines() -> None:
         json.dumps({"text": "no unstructured key"}),
         json.dumps(""),
         "1234 5678",
+        '"Quoted title," Smith J, Nature 2001.',
     ]) + "\n"
     result = invoke(["citations", "parse", "-"], input=stdin)
     assert result.exit_code == 0, result.stderr
     out = lines(result.stdout)
-    assert len(out) == 5  # two unusable lines are reported, not output
+    assert len(out) == 6  # two unusable lines are reported, not output
     assert out[0]["date"] == "1968"
     assert out[1]["unstructured"] == "Doe J. Another title. Science. 2002;3:4-5."
     assert (out[2]["id"], out[2]["index"]) == ("ref3", 7)
     assert out[3] == {"authors": []}  # the empty string: nothing to find, but a result
     assert out[4]["unstructured"] == "1234 5678"
+    assert out[5]["unstructured"] == '"Quoted title," Smith J, Nature 2001.'  # not JSON: text
     assert "line 4: bad-json" in result.stderr
     assert "line 5: missing-unstructured" in result.stderr
     assert "success" in result.stderr and "empty" in result.stderr

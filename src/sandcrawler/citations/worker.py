@@ -1,7 +1,9 @@
 """``citations parse`` as a pipeline worker: one reference per input line.
 
 A line is a JSON object with ``unstructured`` (``id``/``key`` and ``index`` are
-carried over), a JSON string, or plain text. Statuses: ``success`` (some field
+carried over), a JSON string, or plain text. A line that starts with ``"`` but
+is not a JSON string is plain text (references often open with a quoted title);
+one that starts with ``{`` must be a JSON object. Statuses: ``success`` (some field
 found), ``empty`` (nothing found; the biblio keeps ``unstructured``), and
 ``bad-utf8``, ``bad-json``, ``missing-unstructured`` for unusable lines.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
@@ -20,7 +23,14 @@ from sandcrawler.pipeline.records import Item, Outcome, decode_json
 def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:
     """(reference string, ids to carry over) from one input line."""
     stripped = data.strip()
-    if stripped[:1] not in (b"{", b'"'):
+    if stripped[:1] == b'"':
+        try:
+            obj = orjson.loads(stripped)
+        except orjson.JSONDecodeError:
+            obj = None
+        if isinstance(obj, str):
+            return obj, {}
+    if stripped[:1] != b"{":
         try:
             return data.decode("utf-8").strip("\r\n"), {}
         except UnicodeDecodeError as e:

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sandcrawler import jobs as factories
 from sandcrawler.citations import check_citation_parser
-from sandcrawler.cli.options import parser_option, pipeline_options, run_pipeline
+from sandcrawler.cli.options import F, parser_option, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.errors import ConfigError
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
+
+if TYPE_CHECKING:
+    from sandcrawler.citations.crf.corpus import LabelledRef
 
 model_option = click.option(
     "--model", "model_path", type=click.Path(dir_okay=False, exists=True),
@@ -79,7 +84,8 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
     )
 
 
-def _held_out(corpus: Path, exclude: Path | None, no_exclude: bool):  # type: ignore[no-untyped-def]
+def _held_out(corpus: Path, exclude: Path | None, no_exclude: bool) -> list[LabelledRef]:
+    """The evaluation references never to train on."""
     from sandcrawler.citations.crf.corpus import read_corpus
 
     if no_exclude:
@@ -100,7 +106,7 @@ exclude_options = [
 ]
 
 
-def _with(options: list, f):  # type: ignore[no-untyped-def]
+def _with(options: list[Callable[[F], F]], f: F) -> F:
     for option in reversed(options):
         f = option(f)
     return f

@@ -194,8 +194,9 @@ def _identifiers(biblio: GrobidBiblio, fields: dict[str, list[str]], text: str) 
     biblio.doi = find_doi(doi_span) or find_doi(text)
     arxiv_span = " ".join(fields.get("arxiv", ()))
     biblio.arxiv_id = find_arxiv(arxiv_span) if arxiv_span else None
-    if not biblio.arxiv_id and _ARXIV_HINT.search(text):
-        biblio.arxiv_id = find_arxiv(text[_ARXIV_HINT.search(text).start() :])  # type: ignore[union-attr]
+    hint = None if biblio.arxiv_id else _ARXIV_HINT.search(text)
+    if hint:  # unlabelled: only an id written after the word "arXiv"
+        biblio.arxiv_id = find_arxiv(text[hint.start() :])
     pmid_span = " ".join(fields.get("pmid", ()))
     m = re.search(r"\d{1,9}", pmid_span) if pmid_span else None
     biblio.pmid = m.group(0) if m else None

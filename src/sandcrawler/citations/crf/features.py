@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from sandcrawler.citations.crf.labels import OUTSIDE
-from sandcrawler.citations.crf.tokens import Token, tokenize
+from sandcrawler.citations.crf.tokens import Token
 
 #: fields whose vocabulary is worth a lexicon: names, venues and imprints are open
 #: classes where sharing weight across many rare words helps
@@ -105,14 +104,23 @@ class _Cached(NamedTuple):
     own: tuple[str, ...]  # its own features
     as_prev: tuple[str, ...]  # features it gives the token after it
     as_next: tuple[str, ...]  # ... and the token before it
-    as_prev2: str
-    as_next2: str
+    as_prev2: tuple[str, ...]
+    as_next2: tuple[str, ...]
 
 
 class Featurizer:
-    def __init__(self, lexicons: Lexicons):
+    """``known``: the attributes the model has weights for. Others cannot change the
+    labelling, and CRFsuite would still look each one up (a fifth of the tagging time),
+    so they are dropped; in training every attribute is kept."""
+
+    def __init__(self, lexicons: Lexicons, known: frozenset[str] | None = None):
         self.lexicons = lexicons
+        self.known = known
         self.cached = lru_cache(maxsize=200_000)(self._cached)
+
+    def _keep(self, feats: Iterable[str]) -> tuple[str, ...]:
+        known = self.known
+        return tuple(feats) if known is None else tuple(f for f in feats if f in known)
 
     def _cached(self, text: str) -> _Cached:
         lower = text.lower()
@@ -128,23 +136,25 @@ class Featurizer:
         if kind == "num":
             own.append(f"dl={min(n, 6)}")
         word = lower if n < 12 else sh
+        keep = self._keep
         return _Cached(
-            word, kind, tuple(own),
-            (f"-1w={word}", f"-1k={kind}", f"-1lex={lex}"),
-            (f"1w={word}", f"1k={kind}", f"1lex={lex}"),
-            f"-2w={word}", f"2w={word}",
+            word, kind, keep(own),
+            keep((f"-1w={word}", f"-1k={kind}", f"-1lex={lex}")),
+            keep((f"1w={word}", f"1k={kind}", f"1lex={lex}")),
+            keep((f"-2w={word}",)), keep((f"2w={word}",)),
         )
 
     def sequence(self, tokens: Sequence[Token]) -> list[list[str]]:
         n = len(tokens)
         cached = self.cached
+        known = self.known
         info = [cached(t.text) for t in tokens]
         out: list[list[str]] = []
         quote = paren = False
         years = periods = 0
         for i, tok in enumerate(tokens):
             me = info[i]
-            feats = [*me.own, _POS[10 * i // n], _YEARS[min(years, 2)], _DOTS[min(periods, 6)]]
+            feats = [*me.own, _POS[10 * i // n], _YEARS[years], _DOTS[periods]]
             if tok.space_before:
                 feats.append("sp")
             if quote:
@@ -154,16 +164,26 @@ class Featurizer:
             if i > 0:
                 prev = info[i - 1]
                 feats.extend(prev.as_prev)
-                feats.append(f"bi-={prev.word}|{me.word}")
-                feats.append(info[i - 2].as_prev2 if i > 1 else _BOUNDS[-2])
+                bigram = f"bi-={prev.word}|{me.word}"
+                if known is None or bigram in known:
+                    feats.append(bigram)
+                if i > 1:
+                    feats.extend(info[i - 2].as_prev2)
+                else:
+                    feats.append(_BOUNDS[-2])
             else:
                 feats.append(_BOUNDS[-1])
                 feats.append(_BOUNDS[-2])
             if i + 1 < n:
                 nxt = info[i + 1]
                 feats.extend(nxt.as_next)
-                feats.append(f"bi+={me.word}|{nxt.word}")
-                feats.append(info[i + 2].as_next2 if i + 2 < n else _BOUNDS[2])
+                bigram = f"bi+={me.word}|{nxt.word}"
+                if known is None or bigram in known:
+                    feats.append(bigram)
+                if i + 2 < n:
+                    feats.extend(info[i + 2].as_next2)
+                else:
+                    feats.append(_BOUNDS[2])
                 if tokens[i + 1].space_before:
                     feats.append("spn")
             else:
@@ -178,16 +198,9 @@ class Featurizer:
             elif text in _CLOSE:
                 paren = False
             elif me.kind == "year":
-                years += 1
-            elif (text == "." and i > 0 and i + 1 < n and tokens[i + 1].space_before
-                  and len(tokens[i - 1].text) > 1):
+                if years < 2:
+                    years += 1
+            elif (text == "." and periods < 6 and i > 0 and i + 1 < n
+                  and tokens[i + 1].space_before and len(tokens[i - 1].text) > 1):
                 periods += 1
         return out
-
-
-def features_for(featurizer: Featurizer, text: str) -> tuple[list[Token], list[list[str]]]:
-    tokens = tokenize(text)
-    return tokens, featurizer.sequence(tokens)
-
-
-__all__ = ["OUTSIDE", "Featurizer", "Lexicons", "features_for", "shape"]

@@ -1,8 +1,9 @@
 """The citation CRF model: one file holding the lexicons and the CRFsuite model.
 
 File layout: a magic line, the length of a JSON header as 8 bytes (big-endian),
-the JSON header (format, labels, lexicons, training parameters and corpus
-summary), then CRFsuite's own model bytes, opened from memory.
+the JSON header (format, labels, lexicons, the attributes that carry weights,
+training parameters, corpus summary, size and SHA-256 of the CRFsuite part),
+then CRFsuite's own model bytes, opened from memory.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ class CrfModel:
             tagger.open_inmemory(buffer)
         except Exception as e:  # CRFsuite reports a bad model as a bare error
             raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
-        return cls(tagger, Featurizer(Lexicons(meta.pop("lexicons"))), meta, buffer)
+        featurizer = Featurizer(Lexicons(meta.pop("lexicons")), frozenset(meta.pop("attributes")))
+        return cls(tagger, featurizer, meta, buffer)
 
     def label(self, text: str) -> tuple[list[Token], list[str]]:
         tokens = tokenize(text)
@@ -123,6 +125,10 @@ def train(
         trainer.train(str(crf_path))
         crf_bytes = crf_path.read_bytes()
         last = trainer.logparser.last_iteration or {}
+        trained = pycrfsuite.Tagger()
+        trained.open(str(crf_path))
+        attributes = sorted({attr for attr, _ in trained.info().state_features})
+        trained.close()
         meta = {
             "format": FORMAT,
             "labels": sorted({label for _, labels in sequences for label in labels}),
@@ -135,6 +141,7 @@ def train(
             "crf_sha256": hashlib.sha256(crf_bytes).hexdigest(),
             **(info or {}),
             "lexicons": lexicons.words,
+            "attributes": attributes,
         }
         header = json.dumps(meta, sort_keys=True, ensure_ascii=False).encode()
         tmp_out = Path(tmp) / "out"
@@ -144,4 +151,5 @@ def train(
             os.fsync(f.fileno())
         os.replace(tmp_out, out)
     meta.pop("lexicons")
+    meta.pop("attributes")
     return meta

@@ -36,8 +36,9 @@ class Token(NamedTuple):
 def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
     prev_end = 0
+    new = tuple.__new__  # NamedTuple's own constructor is a Python-level call per token
     for m in _TOKEN.finditer(text):
-        start = m.start()
-        tokens.append(Token(m.group(), start, m.end(), start == 0 or start > prev_end))
-        prev_end = m.end()
+        start, end = m.span()
+        tokens.append(new(Token, (m.group(), start, end, start == 0 or start > prev_end)))
+        prev_end = end
     return tokens
