@@ -64,6 +64,17 @@ def require_fixtures() -> tuple[list[Path], list[Path]]:
     return works, tei
 
 
+def corpus_reference_strings() -> list[str]:
+    """Every distinct reference string of GROBID's annotated corpus (``corpus/`` and
+    ``evaluation/``), sorted; skip the benchmark without the corpus."""
+    from sandcrawler.citations.crf.corpus import read_corpus
+
+    corpus = SHARED_DATA / "grobid-citation-corpus"
+    if not (corpus / "corpus").is_dir():
+        skip(f"GROBID citation corpus not found at {corpus}")
+    return sorted({r.text for d in ("corpus", "evaluation") for r in read_corpus(corpus / d)})
+
+
 def load_works(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """The real works as stored: Crossref API envelopes (``{"message": work, ...}``)."""
     return [orjson.loads(p.read_bytes()) for p in paths]
@@ -131,8 +142,11 @@ def fake_grobid(tei: Sequence[Path]) -> Iterator[FakeGrobid]:
 # --- command line, environment, work directory ---------------------------------------------
 
 
-def arg_parser(doc: str | None, *, count: str, default: int) -> argparse.ArgumentParser:
-    """``--<count> N`` (rows or works) and ``--out DIR`` (keep the inputs there)."""
+def arg_parser(
+    doc: str | None, *, count: str, default: int, jobs: bool = False
+) -> argparse.ArgumentParser:
+    """``--<count> N`` (rows or works), ``--out DIR`` (keep the inputs there) and, with
+    ``jobs``, ``--jobs J`` for the sandcrawler command under test."""
     parser = argparse.ArgumentParser(
         description=doc,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -142,6 +156,9 @@ def arg_parser(doc: str | None, *, count: str, default: int) -> argparse.Argumen
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="keep generated files in DIR, e.g. bench/out "
                         "(default: a temporary directory, removed at the end)")
+    if jobs:
+        parser.add_argument("--jobs", type=int, default=1, metavar="J",
+                            help="-j for the sandcrawler command (default: 1)")
     return parser
 
 

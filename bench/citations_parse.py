@@ -23,34 +23,30 @@ import sys
 import time
 
 from _common import (
-    SHARED_DATA,
     arg_parser,
     bench_env,
+    corpus_reference_strings,
     print_header,
     rate,
     run_timed,
     sandcrawler,
-    skip,
     work_dir,
     write_lines,
 )
 
 from sandcrawler.citations.crf.biblio import build_biblio
-from sandcrawler.citations.crf.corpus import read_corpus
-from sandcrawler.citations.crf.model import CrfModel
+from sandcrawler.citations.crf.labels import OUTSIDE
+from sandcrawler.citations.crf.model import MAX_TOKENS, CrfModel
 from sandcrawler.citations.crf.tokens import tokenize
 
 GOAL_RATE = 3000.0
 GOAL_LOAD = 0.5
 GROBID_RATE = 875.0
-CORPUS = SHARED_DATA / "grobid-citation-corpus"
 
 
 def main() -> None:
     args = arg_parser(__doc__, count="refs", default=50_000).parse_args()
-    if not (CORPUS / "corpus").is_dir():
-        skip(f"GROBID citation corpus not found at {CORPUS}")
-    strings = sorted({r.text for d in ("corpus", "evaluation") for r in read_corpus(CORPUS / d)})
+    strings = corpus_reference_strings()
     n: int = args.refs
     lines = [strings[i % len(strings)] for i in range(n)]
     print_header(f"sandcrawler citations parse: {n:,} references "
@@ -92,11 +88,12 @@ def main() -> None:
         t0 = time.process_time()
         tokens = tokenize(text)
         t1 = time.process_time()
-        feats = model.featurizer.sequence(tokens[:400])
+        # CrfModel.label, stage by stage
+        feats = model.featurizer.sequence(tokens[:MAX_TOKENS])
         t2 = time.process_time()
         labels = model.tagger.tag(feats) if tokens else []
         t3 = time.process_time()
-        build_biblio(text, tokens, labels + ["O"] * (len(tokens) - len(labels)))
+        build_biblio(text, tokens, labels + [OUTSIDE] * (len(tokens) - len(labels)))
         t4 = time.process_time()
         stages["tokenize"] += t1 - t0
         stages["features"] += t2 - t1

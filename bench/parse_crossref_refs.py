@@ -35,6 +35,7 @@ Run:  python bench/parse_crossref_refs.py [--parser crf|grobid] [--works 10000] 
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import resource
@@ -43,25 +44,23 @@ import sys
 
 import orjson
 from _common import (
-    SHARED_DATA,
     Timing,
     arg_parser,
     become_subreaper,
     bench_env,
+    corpus_reference_strings,
     fake_grobid,
     load_works,
     print_header,
     rate,
     require_fixtures,
     sandcrawler,
-    skip,
     synthetic_work,
     synthetic_work_lines,
     work_dir,
     write_lines,
 )
 
-from sandcrawler.citations.crf.corpus import read_corpus
 from sandcrawler.refs.crossref import select_references
 
 SEED_RATE = 368.0
@@ -90,10 +89,7 @@ def check_summary(t: Timing, n: int) -> str:
 
 def corpus_work_lines(envelopes: list[dict], n: int) -> tuple[list[bytes], int]:
     """Works whose unstructured references are the GROBID corpus's strings, rotating."""
-    corpus = SHARED_DATA / "grobid-citation-corpus"
-    if not (corpus / "corpus").is_dir():
-        skip(f"GROBID citation corpus not found at {corpus}")
-    strings = sorted({r.text for d in ("corpus", "evaluation") for r in read_corpus(corpus / d)})
+    strings = corpus_reference_strings()
     lines, refs, k = [], 0, 0
     for i in range(n):
         env = synthetic_work(envelopes[i % len(envelopes)], i)
@@ -109,7 +105,7 @@ def corpus_work_lines(envelopes: list[dict], n: int) -> tuple[list[bytes], int]:
     return lines, refs
 
 
-def main_crf(args) -> None:  # type: ignore[no-untyped-def]
+def main_crf(args: argparse.Namespace) -> None:
     n: int = args.works
     works, _ = require_fixtures()
     cpus = os.cpu_count() or 1

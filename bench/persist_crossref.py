@@ -54,9 +54,7 @@ def show(label: str, t: Timing, n: int, server: float | None = None) -> None:
 
 
 def main() -> None:
-    parser = arg_parser(__doc__, count="rows", default=100_000)
-    parser.add_argument("--jobs", type=int, default=1, metavar="J",
-                        help="-j for sandcrawler persist (default: 1)")
+    parser = arg_parser(__doc__, count="rows", default=100_000, jobs=True)
     args = parser.parse_args()
     n: int = args.rows
     works, _ = require_fixtures()

@@ -128,11 +128,9 @@ def show(run: Run, rows: int, note: str = "") -> None:
 
 
 def main() -> None:
-    parser = arg_parser(__doc__, count="rows", default=100_000)
+    parser = arg_parser(__doc__, count="rows", default=100_000, jobs=True)
     parser.add_argument("--repeat", type=int, default=3, metavar="R",
                         help="rounds of (a), (b), (c), sides alternating (default: 3)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="J",
-                        help="-j for sandcrawler persist (default: 1)")
     args = parser.parse_args()
     n: int = args.rows
     works, tei = require_fixtures()

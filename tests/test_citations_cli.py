@@ -76,3 +76,18 @@ def test_parse_with_missing_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SANDCRAWLER_CITATION_MODEL", "/nope")
     result = invoke(["citations", "parse", "x"])
     assert result.exit_code == 1 and "cannot read citation model" in result.stderr
+
+
+def test_grobid_error_fails_only_its_string(fake_grobid: FakeGrobid) -> None:
+    """GROBID answers 500 for a batch holding one poisoned string: the batch is asked
+    again string by string, and only that string fails."""
+    good = ("Goodman, N. (1972). A world of individuals. In Problems and projects "
+            "(pp. 155\u2013172). Bobs-Merrill company.")
+    stdin = f"{good}\nSmith J. Broken #500. 2001.\n{good}\n"
+    result = invoke(["citations", "parse", "--parser", "grobid", "--grobid-url", fake_grobid.url,
+                     "-"], input=stdin)
+    assert result.exit_code == 0, result.stderr
+    out = lines(result.stdout)
+    assert [b["title"] for b in out] == ["A world of individuals"] * 2
+    assert "line 2: grobid-error" in result.stderr
+    assert len(fake_grobid.requests) == 4  # the batch, then each string alone

@@ -62,17 +62,26 @@ class ParseCitationsWorker:
             except RecordError as e:
                 read.append(Outcome.failed(item.where, e))
         texts = [r[0] for r in read if not isinstance(r, Outcome)]
-        parsed = self.parser.parse_lists([texts])[0] if texts else []
-        if isinstance(parsed, CitationParseError):
-            return [r if isinstance(r, Outcome) else Outcome.failed(item.where, parsed)
-                    for item, r in zip(items, read, strict=True)]
-        biblios = iter(parsed)
+        parsed: list[GrobidBiblio | CitationParseError] = []
+        if texts:
+            whole = self.parser.parse_lists([texts])[0]
+            if isinstance(whole, CitationParseError):
+                # one bad answer for the batch (GROBID): ask again string by string so
+                # that only the strings at fault fail
+                parsed = [r if isinstance(r, CitationParseError) else r[0]
+                          for r in self.parser.parse_lists([[t] for t in texts])]
+            else:
+                parsed = list(whole)
+        results = iter(parsed)
         outcomes = []
         for item, r in zip(items, read, strict=True):
             if isinstance(r, Outcome):
                 outcomes.append(r)
                 continue
-            biblio: GrobidBiblio = next(biblios)
+            biblio = next(results)
+            if isinstance(biblio, CitationParseError):
+                outcomes.append(Outcome.failed(item.where, biblio))
+                continue
             for name, value in r[1].items():
                 setattr(biblio, name, value)
             status = "empty" if biblio.is_empty() else "success"

@@ -3,33 +3,29 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
+import orjson
 
 from sandcrawler import jobs as factories
 from sandcrawler.citations import check_citation_parser
+from sandcrawler.citations.crf.corpus import read_corpus, training_references
+from sandcrawler.citations.crf.model import DEFAULT_PARAMS
+from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.cli.options import F, parser_option, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
-from sandcrawler.errors import ConfigError
+from sandcrawler.errors import ConfigError, RecordError
+from sandcrawler.pipeline.records import Item
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
-
-if TYPE_CHECKING:
-    from sandcrawler.citations.crf.corpus import LabelledRef
 
 model_option = click.option(
     "--model", "model_path", type=click.Path(dir_okay=False, exists=True),
     help="CRF model file [default: setting citation_model, else the shipped model].",
-)
-corpus_option = click.option(
-    "--corpus", type=click.Path(file_okay=False, exists=True, path_type=Path), required=True,
-    help="Directory of GROBID citation training files (TEI with labelled <bibl>).",
 )
 
 
@@ -60,17 +56,7 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
     """
     settings = load_settings(grobid_url=grobid_url, citation_model=model_path)
     if reference != "-":
-        from sandcrawler.citations import make_citation_parser
-        from sandcrawler.citations.base import biblio_to_dict
-
-        backend = make_citation_parser(settings, parser)
-        try:
-            [biblios] = backend.parse_lists([[reference]])
-        finally:
-            backend.close()
-        if isinstance(biblios, Exception):
-            raise biblios
-        click.echo(json.dumps(biblio_to_dict(biblios[0]), ensure_ascii=False))
+        _parse_one(reference, partial(factories.parse_citations, settings, parser))
         return
     check_citation_parser(settings, parser)
     run_pipeline(
@@ -84,45 +70,48 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
     )
 
 
-def _held_out(corpus: Path, exclude: Path | None, no_exclude: bool) -> list[LabelledRef]:
-    """The evaluation references never to train on."""
-    from sandcrawler.citations.crf.corpus import read_corpus
-
-    if no_exclude:
-        return []
-    if exclude is None:
-        sibling = corpus.parent / "evaluation"
-        exclude = sibling if sibling.is_dir() and sibling != corpus else None
-    if exclude is None:
-        return []
-    return read_corpus(exclude)
+def _parse_one(reference: str, make_worker: Callable[[], ParseCitationsWorker]) -> None:
+    """The STRING argument: the same worker as for stdin, on one JSON-string item."""
+    worker = make_worker()
+    try:
+        [outcome] = worker.process_batch([Item("argument", orjson.dumps(reference))])
+    finally:
+        worker.close()
+    if outcome.kind == "error":
+        raise RecordError(f"{outcome.status}: {outcome.error}", status=outcome.status)
+    click.echo(orjson.dumps(outcome.output).decode())
 
 
-exclude_options = [
-    click.option("--exclude", type=click.Path(file_okay=False, exists=True, path_type=Path),
-                 help="Evaluation corpus whose references are never trained on "
-                      "[default: the corpus's sibling directory `evaluation`, if any]."),
-    click.option("--no-exclude", is_flag=True, help="Train on every reference of --corpus."),
-]
-
-
-def _with(options: list[Callable[[F], F]], f: F) -> F:
-    for option in reversed(options):
-        f = option(f)
+def corpus_options(f: F) -> F:
+    """``--corpus``, and which evaluation references to hold out of training."""
+    decorators = [
+        click.option("--corpus", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                     required=True,
+                     help="Directory of GROBID citation training files (TEI, labelled <bibl>)."),
+        click.option("--exclude", type=click.Path(file_okay=False, exists=True, path_type=Path),
+                     help="Evaluation corpus whose references are never trained on "
+                          "[default: the corpus's sibling directory `evaluation`, if any]."),
+        click.option("--no-exclude", is_flag=True, help="Train on every reference of --corpus."),
+        click.option("--iterations", type=click.IntRange(1), default=None,
+                     help=f"L-BFGS iterations [default: {DEFAULT_PARAMS['max_iterations']}]."),
+    ]
+    for dec in reversed(decorators):
+        f = dec(f)
     return f
 
 
+def _params(iterations: int | None) -> dict[str, int] | None:
+    return {"max_iterations": iterations} if iterations else None
+
+
 @citations.command("train")
-@corpus_option
+@corpus_options
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Model file to write (replaced atomically).")
-@click.option("--iterations", type=click.IntRange(1), default=None,
-              help="L-BFGS iterations [default: 200].")
 @click.option("--limit", type=click.IntRange(1), default=None,
               help="Train on the first N references only (quick experiments, tests).")
-@partial(_with, exclude_options)
-def train_cmd(corpus: Path, out: Path, iterations: int | None, limit: int | None,
-              exclude: Path | None, no_exclude: bool) -> None:
+def train_cmd(corpus: Path, exclude: Path | None, no_exclude: bool, iterations: int | None,
+              out: Path, limit: int | None) -> None:
     """Train the CRF citation model on an annotated corpus.
 
     Deterministic: the same corpus and options give a byte-identical model.
@@ -130,16 +119,14 @@ def train_cmd(corpus: Path, out: Path, iterations: int | None, limit: int | None
     the older `type="vol|pp"`). References also present in the evaluation set
     are left out.
     """
-    from sandcrawler.citations.crf.corpus import read_corpus
     from sandcrawler.citations.crf.model import train
 
-    held_out = _held_out(corpus, exclude, no_exclude)
-    refs = read_corpus(corpus, exclude=held_out)[:limit]
+    refs, held_out = training_references(corpus, exclude, hold_out=not no_exclude)
+    refs = refs[:limit]
     click.echo(f"training on {len(refs)} references from {corpus}"
-               f" ({len(held_out)} evaluation references held out)", err=True)
-    params = {"max_iterations": iterations} if iterations else None
+               f" ({held_out} evaluation references held out)", err=True)
     started = time.monotonic()
-    meta = train(refs, out, params, info={"corpus": corpus.name})
+    meta = train(refs, out, _params(iterations), info={"corpus": corpus.name})
     click.echo(
         f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB): {meta['tokens']} tokens, "
         f"{meta['iterations']} iterations, {meta['active_features']} active features, "
@@ -149,31 +136,27 @@ def train_cmd(corpus: Path, out: Path, iterations: int | None, limit: int | None
 
 
 @citations.command("evaluate")
-@corpus_option
+@corpus_options
 @click.option("--folds", type=click.IntRange(2, 100), default=None,
               help="k-fold cross-validation on --corpus (trains k models) instead of "
                    "evaluating one model.")
 @model_option
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Folds trained in parallel.")
-@click.option("--iterations", type=click.IntRange(1), default=None,
-              help="L-BFGS iterations per fold [default: 200].")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-@partial(_with, exclude_options)
-def evaluate_cmd(corpus: Path, folds: int | None, model_path: str | None, jobs: int,
-                 iterations: int | None, as_json: bool, exclude: Path | None,
-                 no_exclude: bool) -> None:
+def evaluate_cmd(corpus: Path, exclude: Path | None, no_exclude: bool, iterations: int | None,
+                 folds: int | None, model_path: str | None, jobs: int, as_json: bool) -> None:
     """Field-level precision, recall and F1 (strict and soft) of the CRF parser.
 
     Without --folds: parse every reference of --corpus with the model and score
     it against the annotations. With --folds K: K-fold cross-validation on
-    --corpus (evaluation references held out, as for training).
+    --corpus (evaluation references held out, as for training; --iterations per
+    fold).
 
     \b
       sandcrawler citations evaluate --corpus grobid-citation-corpus/evaluation
       sandcrawler citations evaluate --corpus grobid-citation-corpus/corpus --folds 10 -j 2
     """
-    from sandcrawler.citations.crf.corpus import read_corpus
     from sandcrawler.citations.crf.evaluate import cross_validate, evaluate
     from sandcrawler.citations.crf.model import CrfModel
 
@@ -181,19 +164,16 @@ def evaluate_cmd(corpus: Path, folds: int | None, model_path: str | None, jobs: 
     if folds:
         if model_path:
             raise ConfigError("--model and --folds exclude each other: folds train their own")
-        refs = read_corpus(corpus, exclude=_held_out(corpus, exclude, no_exclude))
+        refs, _ = training_references(corpus, exclude, hold_out=not no_exclude)
         click.echo(f"{folds}-fold cross-validation on {len(refs)} references", err=True)
-        params = {"max_iterations": iterations} if iterations else None
         report = cross_validate(
-            refs, folds, params, jobs=jobs,
+            refs, folds, _params(iterations), jobs=jobs,
             on_fold=lambda k, r: click.echo(
                 f"fold {k + 1}/{folds}: strict micro-F1 {r.micro(r.strict).f1:.4f}", err=True),
         )
     else:
-        settings = load_settings(citation_model=model_path)
-        model = CrfModel.load(settings.citation_model)
-        refs = read_corpus(corpus)
-        report = evaluate(model.parse, refs)
+        model = CrfModel.load(load_settings(citation_model=model_path).citation_model)
+        report = evaluate(model.parse, read_corpus(corpus))
     elapsed = time.monotonic() - started
     if as_json:
         click.echo(json.dumps({**report.to_dict(), "folds": folds, "seconds": round(elapsed, 1)}))
@@ -201,4 +181,3 @@ def evaluate_cmd(corpus: Path, folds: int | None, model_path: str | None, jobs: 
         title = f"{folds}-fold cross-validation" if folds else "evaluation"
         click.echo(f"{title} on {corpus}: {report.references} references, {elapsed:.1f} s")
         click.echo(report.table())
-    sys.stdout.flush()

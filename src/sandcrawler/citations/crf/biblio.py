@@ -175,7 +175,7 @@ def build_biblio(text: str, tokens: Sequence[Token], labels: Sequence[str]) -> G
     volume, issue = first("volume"), first("issue")
     biblio.volume = scope_value(volume) if volume else None
     biblio.issue = scope_value(issue) if issue else None
-    pages = first("pages", keep_dot=False)
+    pages = first("pages")
     if pages:
         biblio.first_page, biblio.last_page = split_pages(pages)
         if biblio.first_page and biblio.last_page:

@@ -124,6 +124,22 @@ def read_corpus(
     return refs
 
 
+def training_references(
+    corpus: Path, exclude: Path | None = None, *, hold_out: bool = True
+) -> tuple[list[LabelledRef], int]:
+    """(references to train on, how many were held out).
+
+    Held out: the references of ``exclude``, by default the ``evaluation``
+    directory beside ``corpus`` (as GROBID lays out its data), so that a model
+    is never trained on what it will be evaluated on."""
+    if exclude is None and hold_out:
+        sibling = corpus.parent / "evaluation"
+        if sibling.is_dir() and sibling.resolve() != corpus.resolve():
+            exclude = sibling
+    held_out = read_corpus(exclude) if exclude is not None and hold_out else []
+    return read_corpus(corpus, exclude=held_out), len(held_out)
+
+
 def _key(text: str) -> str:
     return re.sub(r"\W+", "", text).lower()
 

@@ -23,6 +23,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.biblio import build_biblio
 from sandcrawler.citations.crf.corpus import LabelledRef, iter_folds
+from sandcrawler.citations.crf.model import CrfModel, train
 from sandcrawler.citations.crf.tokens import tokenize
 
 FIELDS = (
@@ -172,8 +173,6 @@ def evaluate(parse: Callable[[str], GrobidBiblio], refs: Iterable[LabelledRef]) 
 
 def _run_fold(train_refs: Sequence[LabelledRef], test_refs: Sequence[LabelledRef],
               params: dict[str, Any] | None) -> Report:
-    from sandcrawler.citations.crf.model import CrfModel, train
-
     with TemporaryDirectory(prefix="sandcrawler-fold-") as tmp:
         path = Path(tmp) / "fold.crfmodel"
         train(list(train_refs), path, params)

@@ -71,6 +71,9 @@ class CrfModel:
             raise ConfigError(f"{path}: corrupt model header: {e}") from e
         if meta.get("format") != FORMAT:
             raise ConfigError(f"{path}: model format {meta.get('format')}, expected {FORMAT}")
+        lexicons, attributes = meta.pop("lexicons", None), meta.pop("attributes", None)
+        if not isinstance(lexicons, dict) or not isinstance(attributes, list):
+            raise ConfigError(f"{path}: model header lacks its lexicons or attributes")
         buffer = data[start + size :]
         # CRFsuite trusts its input: a truncated or altered model crashes the process
         # instead of raising, so the bytes are checked against the header first
@@ -82,7 +85,7 @@ class CrfModel:
             tagger.open_inmemory(buffer)
         except Exception as e:  # CRFsuite reports a bad model as a bare error
             raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
-        featurizer = Featurizer(Lexicons(meta.pop("lexicons")), frozenset(meta.pop("attributes")))
+        featurizer = Featurizer(Lexicons(lexicons), frozenset(attributes))
         return cls(tagger, featurizer, meta, buffer)
 
     def label(self, text: str) -> tuple[list[Token], list[str]]:

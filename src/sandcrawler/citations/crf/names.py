@@ -39,6 +39,11 @@ def _initials_only(words: list[str]) -> bool:
     return bool(words) and all(_is_initial(w) or _INITIALS_BLOCK.match(w) for w in words)
 
 
+def _no_initials(words: list[str]) -> bool:
+    """Looks like a surname alone: no initials in it, not a block like "JA"."""
+    return not _initials_only(words) and not any(_is_initial(w) for w in words)
+
+
 def _words(piece: str) -> list[str]:
     # "P.J." and "J.Smith" are several words
     piece = re.sub(r"(?<=[^\W\d_]\.)(?=[^\W\d_])", " ", piece)
@@ -107,29 +112,22 @@ def split_names(text: str, *, editors: bool = False) -> list[GrobidAuthor]:
     text = text.strip(_STRIP + " ")
     if not text:
         return []
-    pieces: list[list[str]] = []
-    groups = [g for g in _GROUP_SEP.split(text) if g and g.strip(_STRIP)]
-    for group in groups:
-        for piece in group.split(","):
-            words = _words(piece)
-            if words:
-                pieces.append(words)
+    # groups are split by ";", "and", "&"; pieces by commas
+    groups = [[_words(piece) for piece in g.split(",")]
+              for g in _GROUP_SEP.split(text) if g and g.strip(_STRIP)]
+    pieces = [words for group in groups for words in group if words]
+    # "Smith, John" as the whole field, or in groups of two: surname, given names
+    pairs_everywhere = not _CJK.search(text) and all(
+        len(g) == 2 and len(g[0]) == 1 and 1 <= len(g[1]) <= 2 for g in groups
+    )
     persons: list[GrobidAuthor | None] = []
     i = 0
-    # "Smith, John" as the whole field, or in groups of two
-    two_word_pairs = not _CJK.search(text) and all(
-        len(g.split(",")) == 2 and len(_words(g.split(",")[0])) == 1
-        and 1 <= len(_words(g.split(",")[1])) <= 2
-        for g in groups
-    )
     while i < len(pieces):
         words = pieces[i]
         nxt = pieces[i + 1] if i + 1 < len(pieces) else None
-        inverted = nxt is not None and not _initials_only(words) and not any(
-            _is_initial(w) for w in words
-        ) and (_initials_only(nxt) or two_word_pairs)
-        if inverted and nxt is not None:
-            persons.append(_person(words, nxt))
+        if (nxt is not None and _no_initials(words)
+                and (_initials_only(nxt) or pairs_everywhere)):
+            persons.append(_person(words, nxt))  # "Smith, J." / "Smith, John"
             i += 2
         else:
             persons.append(_split_direct(words))
