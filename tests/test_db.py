@@ -28,8 +28,13 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
     assert [i["column_names"] for i in insp.get_indexes("crossref")] == [["indexed"]]
     checks = {c["name"] for c in insp.get_check_constraints("grobid_refs")}
     assert checks == {"grobid_refs_source_check", "grobid_refs_source_id_check"}
+    assert insp.get_pk_constraint("pdftable_cells")["constrained_columns"] == [
+        "table_id", "row_key", "family", "qualifier"]
+    assert {i["name"] for i in insp.get_indexes("catalogue")} == {
+        f"catalogue_{n}_idx" for n in ("sha1", "doi", "pmid", "pmcid", "arxiv")}
     st = migrate.status(engine)
-    assert st.up_to_date and st.row_counts == {"crossref": 0, "grobid_refs": 0}
+    assert st.up_to_date and st.row_counts == {
+        "crossref": 0, "grobid_refs": 0, "catalogue": 0, "pdftables": 0, "pdftable_cells": 0}
 
 
 def test_postgres_types(pg_url: str) -> None:

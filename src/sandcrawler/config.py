@@ -134,6 +134,32 @@ class Settings(BaseSettings):
 
     kafka_brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
 
+    store_url: str = Field(
+        "",
+        description="where files live: a directory (or file:// URL), or s3://BUCKET[/PREFIX]; "
+        "default: data_dir/store",
+    )
+    store_fsync: bool = Field(
+        True, description="local store: fsync each file before it becomes visible (crash-safe)"
+    )
+    s3_endpoint_url: str | None = Field(
+        None, description="S3 API endpoint (any S3-compatible server); default: AWS"
+    )
+    s3_region: str = Field("us-east-1", description="S3 region name")
+    s3_access_key_id: str | None = Field(
+        None, description="S3 access key; default: boto3's usual credential chain"
+    )
+    s3_secret_access_key: str | None = Field(None, description="S3 secret key")
+    s3_part_size: int = Field(
+        8 * 1024 * 1024,
+        ge=5 * 1024 * 1024,
+        description="bytes per part of S3 multipart uploads (objects larger than this)",
+    )
+
+    pdftable_version: int = Field(
+        0, ge=0, description="version in the PDF table's name wbgrp-journal-extract-<version>-<env>"
+    )
+
     batch_size: int = Field(100, ge=1, description="records per batch in the runner")
 
     @field_validator("grobid_url")
@@ -142,11 +168,13 @@ class Settings(BaseSettings):
         return v.rstrip("/") if v else None
 
     @model_validator(mode="after")
-    def _default_database(self) -> Settings:
+    def _defaults_in_data_dir(self) -> Settings:
         if not self.database_url:
             object.__setattr__(
                 self, "database_url", f"sqlite:///{self.data_dir / 'sandcrawler.sqlite3'}"
             )
+        if not self.store_url:
+            object.__setattr__(self, "store_url", str(self.data_dir / "store"))
         return self
 
     @classmethod
@@ -165,6 +193,10 @@ class Settings(BaseSettings):
         if self.citation_parser != "auto":
             return self.citation_parser
         return "grobid" if self.grobid_url else "crf"
+
+    @property
+    def pdftable_name(self) -> str:
+        return f"wbgrp-journal-extract-{self.pdftable_version}-{self.env}"
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
         return f"{prefix}-{self.env}.{name}"

@@ -2,13 +2,18 @@
 
     SandcrawlerError
     ├── ConfigError                 bad or missing configuration
+    ├── SchemaError                 a table or resource declaration contradicts itself
     ├── RecordError                 one record is bad: becomes a status, the run goes on
-    │   └── CitationParseError      the parser failed for this record's references
-    │       └── GrobidRecordError   GROBID answered 4xx/5xx or unparsable XML for one request
+    │   ├── CitationParseError      the parser failed for this record's references
+    │   │   └── GrobidRecordError   GROBID answered 4xx/5xx or unparsable XML for one request
+    │   ├── InvalidName             a blob key, UUID, sha1 or resource kind is not acceptable
+    │   ├── NotFound                no such blob, resource, document or row
+    │   └── CorruptData             stored bytes do not decode (bad gzip, bad JSON cell)
     └── InfrastructureError         a service is down: stop, or back off and retry
         ├── DatabaseUnavailable
         ├── GrobidUnavailable       unreachable, or still busy (503) after retries
-        └── KafkaUnavailable
+        ├── KafkaUnavailable
+        └── StoreUnavailable        the object store cannot be reached or refuses access
 
 Third-party exceptions are mapped onto this tree at the boundary where they are
 raised (``raise ... from ...``) so callers only ever catch these.
@@ -44,6 +49,22 @@ class GrobidRecordError(CitationParseError):
     status = "grobid-error"
 
 
+class SchemaError(SandcrawlerError):
+    """A declared schema breaks its own rules (e.g. a column name used by two families)."""
+
+
+class InvalidName(RecordError):
+    status = "bad-name"
+
+
+class NotFound(RecordError):
+    status = "not-found"
+
+
+class CorruptData(RecordError):
+    status = "corrupt-data"
+
+
 class InfrastructureError(SandcrawlerError):
     """A service the run depends on is not usable; no record-level status applies."""
 
@@ -57,4 +78,8 @@ class GrobidUnavailable(InfrastructureError):
 
 
 class KafkaUnavailable(InfrastructureError):
+    pass
+
+
+class StoreUnavailable(InfrastructureError):
     pass

@@ -98,12 +98,13 @@ def status(engine: Engine) -> DatabaseStatus:
 
 
 def ensure_schema(engine: Engine) -> None:
-    """Before writing: the embedded SQLite database initialises itself; anything else
+    """Before writing: the embedded SQLite database initialises (or upgrades) itself; anything else
     must have been initialised (and upgraded) on purpose by an operator."""
     current, head = current_revision(engine), head_revision()
     if current == head:
         return
-    if current is None and engine.dialect.name == "sqlite":
+    if engine.dialect.name == "sqlite":
+        # The embedded database belongs to this installation: bring it up to date.
         upgrade(engine)
         return
     if current is None:

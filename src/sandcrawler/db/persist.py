@@ -12,6 +12,7 @@ PostgreSQL bulk path: COPY into a temporary staging table, then one
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -22,11 +23,27 @@ from sqlalchemy.exc import DBAPIError
 from sandcrawler.db.schema import crossref, grobid_refs
 from sandcrawler.jsontext import RawJSON, dumps
 
-#: table name -> (table, key columns, ordering column), in write order: crossref
-#: first, as a later issue may add a foreign key from grobid_refs.
-TABLES: dict[str, tuple[Table, tuple[str, ...], str]] = {
-    "crossref": (crossref, ("doi",), "indexed"),
-    "grobid_refs": (grobid_refs, ("source", "source_id"), "source_ts"),
+
+@dataclass(frozen=True, slots=True)
+class UpsertSpec:
+    """How rows of ``table`` are upserted: by ``keys``; with ``order``, an incoming
+    row replaces a stored one only if its ``order`` value is not older."""
+
+    table: Table
+    keys: tuple[str, ...]
+    order: str | None = None
+
+    @property
+    def data_columns(self) -> list[str]:
+        return [c.name for c in self.table.columns if c.name not in self.keys
+                and c.name != "updated"]
+
+
+#: table name -> spec, in write order: crossref first, as a later issue may add a
+#: foreign key from grobid_refs.
+TABLES: dict[str, UpsertSpec] = {
+    "crossref": UpsertSpec(crossref, ("doi",), "indexed"),
+    "grobid_refs": UpsertSpec(grobid_refs, ("source", "source_id"), "source_ts"),
 }
 
 
@@ -35,30 +52,33 @@ def write_tables(conn: Connection, outputs: Iterable[dict[str, dict[str, Any]]])
     per_table: dict[str, dict[tuple, dict[str, Any]]] = {name: {} for name in TABLES}
     for out in outputs:
         for name, row in out.items():
-            _, keys, _ = TABLES[name]
+            keys = TABLES[name].keys
             # One statement may not touch a key twice: the last version in the batch wins.
             per_table[name][tuple(row[k] for k in keys)] = row
     for name, rows in per_table.items():
         if rows:
-            upsert(conn, name, list(rows.values()))
+            upsert(conn, TABLES[name], list(rows.values()))
 
 
-def upsert(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
+def upsert(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert or update ``rows`` (no key twice); ``updated`` is set to now() if present."""
     if conn.dialect.name == "postgresql":
-        _upsert_postgres(conn, name, rows)
+        _upsert_postgres(conn, spec, rows)
     else:
-        _upsert_sqlite(conn, name, rows)
+        _upsert_sqlite(conn, spec, rows)
 
 
-def _upsert_sqlite(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
-    table, keys, order = TABLES[name]
+def _upsert_sqlite(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+    table, keys = spec.table, spec.keys
     stmt = sqlite_insert(table)
-    data_cols = [c.name for c in table.columns if c.name not in keys and c.name != "updated"]
+    data_cols = spec.data_columns
     set_ = {c: stmt.excluded[c] for c in data_cols}
     if "updated" in table.c:
         set_["updated"] = table.c.updated.server_default.arg  # now()
-    existing, incoming = table.c[order], stmt.excluded[order]
-    where = or_(existing.is_(None), incoming.is_(None), existing <= incoming)
+    where = None
+    if spec.order:
+        existing, incoming = table.c[spec.order], stmt.excluded[spec.order]
+        where = or_(existing.is_(None), incoming.is_(None), existing <= incoming)
     stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_=set_, where=where)
     cols = [*keys, *data_cols]
     conn.execute(stmt, [{c: row.get(c) for c in cols} for row in rows])
@@ -70,9 +90,10 @@ def _pg_value(value: Any) -> Any:
     return value
 
 
-def _upsert_postgres(conn: Connection, name: str, rows: Sequence[dict[str, Any]]) -> None:
-    table, keys, order = TABLES[name]
-    data_cols = [c.name for c in table.columns if c.name not in keys and c.name != "updated"]
+def _upsert_postgres(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+    table, keys, order = spec.table, spec.keys, spec.order
+    name = table.name
+    data_cols = spec.data_columns
     cols = [*keys, *data_cols]
     col_list = ", ".join(f'"{c}"' for c in cols)
     stage = f"_stage_{name}"
@@ -81,10 +102,13 @@ def _upsert_postgres(conn: Connection, name: str, rows: Sequence[dict[str, Any]]
         updates.append('"updated" = now()')
     sql_upsert = (
         f"INSERT INTO {name} ({col_list}) SELECT {col_list} FROM {stage} "
-        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(updates)} "
-        f'WHERE {name}."{order}" IS NULL OR EXCLUDED."{order}" IS NULL '
-        f'OR {name}."{order}" <= EXCLUDED."{order}"'
+        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(updates)}"
     )
+    if order:
+        sql_upsert += (
+            f' WHERE {name}."{order}" IS NULL OR EXCLUDED."{order}" IS NULL '
+            f'OR {name}."{order}" <= EXCLUDED."{order}"'
+        )
     raw = conn.connection.driver_connection
     statement = f"COPY {stage} ({col_list}) FROM STDIN"
     try:

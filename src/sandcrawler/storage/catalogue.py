@@ -1,0 +1,337 @@
+"""The catalogue: every document's ``<uuid>.metadata.json`` in the store, indexed in SQL.
+
+The metadata files are the truth; the ``catalogue`` table (UUID, strong
+identifiers, sha1 of the primary file, which resources exist, updated) is an
+index over them that ``rebuild`` re-derives from the store alone.
+
+A metadata file is the document's metadata (Crossref-style, possibly enriched)
+with ``id`` = the UUID at its root and, when the document has a primary file,
+``sha1`` = that file's sha1, so that the identifiers survive a rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from sqlalchemy import Engine, delete, func, select
+
+from sandcrawler.db.engine import begin
+from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.persist import UpsertSpec, upsert
+from sandcrawler.db.schema import catalogue
+from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
+from sandcrawler.identifiers import sha1_hex
+from sandcrawler.storage.blobs import CHUNK, BlobInfo
+from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
+from sandcrawler.storage.resources import (
+    KINDS,
+    ResourceKind,
+    ResourceStore,
+    resource_key,
+    resource_kind,
+)
+from sandcrawler.timestamps import iso_utc
+
+IDENTIFIERS = tuple(SCHEMES)  # sha1, doi, pmid, pmcid, arxiv
+#: where each identifier may sit in a metadata record (Crossref and biblio-glutton names)
+_METADATA_FIELDS = {
+    "doi": ("DOI", "doi"),
+    "pmid": ("pmid", "PMID"),
+    "pmcid": ("pmcid", "PMCID", "pmc"),
+    "arxiv": ("arxiv_id", "arxiv", "arXiv"),
+    "sha1": ("sha1",),
+}
+_SPEC = UpsertSpec(catalogue, ("uuid",))
+
+
+@dataclass(slots=True)
+class CatalogueEntry:
+    uuid: str
+    sha1: str | None = None
+    doi: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+    arxiv: str | None = None
+    resources: tuple[str, ...] = ()
+    updated: datetime | None = None
+
+    def to_json(self, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.uuid}
+        out.update({name: getattr(self, name) for name in IDENTIFIERS})
+        out["resources"] = list(self.resources)
+        if paths is not None:
+            out["paths"] = dict(paths)
+        out["updated"] = iso_utc(self.updated)
+        return out
+
+
+def identifiers_from_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
+    """Normalised strong identifiers found in a metadata record; malformed ones are left
+    out (the metadata is kept as it is, only the index skips them)."""
+    found: dict[str, str] = {}
+    for scheme, fields in _METADATA_FIELDS.items():
+        for name in fields:
+            value = metadata.get(name)
+            if isinstance(value, str | int) and str(value).strip():
+                try:
+                    found[scheme] = SCHEMES[scheme](value)
+                except RecordError:
+                    continue
+                break
+    return found
+
+
+def parse_identifier(text: str) -> tuple[str, str]:
+    """(scheme, normalised value) for what a user typed: a UUID, ``doi:…``/``10.…``,
+    ``pmid:…``, ``pmcid:``/``PMC…``, ``arxiv:…``, or a sha1 (hex, base32, ``sha1:…``)."""
+    value = text.strip()
+    scheme, sep, rest = value.partition(":")
+    if sep and scheme.lower() in SCHEMES:
+        return scheme.lower(), SCHEMES[scheme.lower()](rest if scheme.lower() != "doi" else value)
+    if len(value) == 36:
+        return "uuid", parse_uuid(value)
+    if value.lower().startswith(("10.", "https://doi.org/", "http://doi.org/", "https://dx.doi")):
+        return "doi", SCHEMES["doi"](value)
+    if value.upper().startswith("PMC"):
+        return "pmcid", SCHEMES["pmcid"](value)
+    if len(value) in (32, 40):
+        return "sha1", sha1_hex(value)
+    raise InvalidName(
+        f"cannot tell what identifier {text!r} is: give a UUID, a DOI, a sha1, "
+        "or prefix it (doi:, pmid:, pmcid:, arxiv:, sha1:)",
+        status="bad-identifier",
+    )
+
+
+class Catalogue:
+    def __init__(self, engine: Engine, resources: ResourceStore) -> None:
+        self.engine = engine
+        self.resources = resources
+        self._ready = False
+
+    def _prepare(self) -> None:
+        if not self._ready:
+            ensure_schema(self.engine)
+            self._ready = True
+
+    # -- lookups
+
+    def lookup(self, scheme: str, value: str) -> list[str]:
+        """UUIDs of documents with this identifier (normalised form)."""
+        self._prepare()
+        column = catalogue.c["uuid" if scheme == "uuid" else scheme]
+        with begin(self.engine) as conn:
+            return list(conn.execute(
+                select(catalogue.c.uuid).where(column == value).order_by(catalogue.c.uuid)
+            ).scalars())
+
+    def resolve(self, text: str) -> list[str]:
+        return self.lookup(*parse_identifier(text))
+
+    def get(self, doc_uuid: str) -> CatalogueEntry | None:
+        self._prepare()
+        with begin(self.engine) as conn:
+            row = conn.execute(
+                select(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
+            ).mappings().first()
+        return _entry(row) if row else None
+
+    def assign_uuid(self, **identifiers: str | None) -> str:
+        """The UUID for a document with these identifiers: the one already given to any
+        of them (sha1 first), else the one derived by rule (storage.docid)."""
+        given = {k: SCHEMES[k](v) for k, v in identifiers.items() if v}
+        if given:
+            self._prepare()
+            with begin(self.engine) as conn:
+                for scheme in IDENTIFIERS:
+                    if scheme in given:
+                        found = conn.execute(
+                            select(catalogue.c.uuid)
+                            .where(catalogue.c[scheme] == given[scheme])
+                            .order_by(catalogue.c.uuid)
+                            .limit(1)
+                        ).scalar()
+                        if found:
+                            return str(found)
+        return document_uuid(**given)
+
+    def metadata(self, doc_uuid: str) -> dict[str, Any]:
+        raw = self.resources.get(doc_uuid, "metadata")
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise CorruptData(f"{doc_uuid}.metadata.json is not JSON: {e}") from None
+        if not isinstance(value, dict):
+            raise CorruptData(f"{doc_uuid}.metadata.json is not a JSON object")
+        return value
+
+    # -- writing
+
+    def add_file(
+        self,
+        path: str | Path,
+        *,
+        kind: str | ResourceKind = "pdf",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> CatalogueEntry:
+        """Store a primary file under its document's UUID, with metadata; idempotent."""
+        k = resource_kind(kind)
+        if not k.primary:
+            raise InvalidName(f"{k.name} is not a primary resource kind", status="bad-kind")
+        sha1 = _file_sha1(path)
+        ids = identifiers_from_metadata(metadata or {})
+        ids["sha1"] = sha1
+        doc = self.assign_uuid(**ids)
+        with open(path, "rb") as f:
+            self.resources.put(doc, k, f)
+        return self.put_metadata(doc, {**(metadata or {}), "sha1": sha1})
+
+    def put_resource(
+        self, doc_uuid: str, kind: str | ResourceKind, data: bytes | IO[bytes]
+    ) -> BlobInfo:
+        info = self.resources.put(doc_uuid, kind, data)
+        self.refresh(doc_uuid)
+        return info
+
+    def put_metadata(self, doc_uuid: str, metadata: Mapping[str, Any]) -> CatalogueEntry:
+        """Write ``<uuid>.metadata.json`` (``id`` set to the UUID) and index it.
+        Keys of an earlier metadata file that ``metadata`` does not mention are kept."""
+        doc = parse_uuid(doc_uuid)
+        if "id" in metadata and metadata["id"] != doc:
+            raise RecordError(
+                f"metadata id {metadata['id']!r} is not the document's UUID {doc}",
+                status="bad-metadata",
+            )
+        merged: dict[str, Any] = {}
+        if self.resources.exists(doc, "metadata"):
+            merged.update(self.metadata(doc))
+        merged.update(metadata)
+        merged["id"] = doc
+        merged = {"id": doc, **{k: v for k, v in merged.items() if k != "id"}}
+        self.resources.put(doc, "metadata", orjson.dumps(merged))
+        return self.refresh(doc)
+
+    def refresh(self, doc_uuid: str) -> CatalogueEntry:
+        """Re-derive one document's row from the store (its metadata and listing)."""
+        doc = parse_uuid(doc_uuid)
+        kinds = self.resources.kinds(doc)
+        if not kinds:
+            self.forget(doc)
+            raise NotFound(f"document {doc} has no files in {self.resources.blobs.url}")
+        entry = self._entry_from_store(doc, kinds)
+        self._write([entry])
+        return self.get(doc) or entry
+
+    def forget(self, doc_uuid: str) -> bool:
+        self._prepare()
+        with begin(self.engine) as conn:
+            return bool(conn.execute(
+                delete(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
+            ).rowcount)
+
+    def _entry_from_store(self, doc: str, kinds: list[ResourceKind]) -> CatalogueEntry:
+        names = {k.name for k in kinds}
+        ids: dict[str, str] = {}
+        if "metadata" in names:
+            ids = identifiers_from_metadata(self.metadata(doc))
+        if "sha1" not in ids:
+            primary = next((k for k in kinds if k.primary), None)
+            if primary is not None:
+                ids["sha1"] = _stream_sha1(self.resources.open(doc, primary))
+        return CatalogueEntry(doc, resources=tuple(sorted(names)), **ids)
+
+    def _write(self, entries: list[CatalogueEntry]) -> None:
+        self._prepare()
+        rows = [
+            {"uuid": e.uuid, **{n: getattr(e, n) for n in IDENTIFIERS},
+             "resources": list(e.resources)}
+            for e in entries
+        ]
+        with begin(self.engine) as conn:
+            upsert(conn, _SPEC, rows)
+
+    # -- whole catalogue
+
+    def entries(self) -> Iterator[CatalogueEntry]:
+        self._prepare()
+        with self.engine.connect() as conn:
+            result = conn.execution_options(stream_results=True, yield_per=1000).execute(
+                select(catalogue).order_by(catalogue.c.uuid)
+            )
+            for row in result.mappings():
+                yield _entry(row)
+
+    def count(self) -> int:
+        self._prepare()
+        with begin(self.engine) as conn:
+            return int(conn.execute(select(func.count()).select_from(catalogue)).scalar_one())
+
+    def rebuild(
+        self, *, on_progress: Callable[[int], None] | None = None, batch: int = 500
+    ) -> dict[str, int]:
+        """Re-derive the whole table from the store; rows of documents no longer in
+        the store are removed. A document whose metadata cannot be read is counted
+        and indexed from its listing alone. Returns counts."""
+        counts = {"documents": 0, "with-metadata": 0, "corrupt-metadata": 0, "removed": 0}
+        seen: set[str] = set()
+        pending: list[CatalogueEntry] = []
+        for doc, kinds in self.resources.documents():
+            try:
+                entry = self._entry_from_store(doc, kinds)
+            except CorruptData:
+                counts["corrupt-metadata"] += 1
+                entry = CatalogueEntry(doc, resources=tuple(sorted(k.name for k in kinds)))
+            counts["documents"] += 1
+            counts["with-metadata"] += "metadata" in entry.resources
+            seen.add(doc)
+            pending.append(entry)
+            if len(pending) >= batch:
+                self._write(pending)
+                pending = []
+                if on_progress:
+                    on_progress(counts["documents"])
+        if pending:
+            self._write(pending)
+        stale = [e.uuid for e in self.entries() if e.uuid not in seen]
+        for start in range(0, len(stale), batch):
+            with begin(self.engine) as conn:
+                conn.execute(delete(catalogue).where(
+                    catalogue.c.uuid.in_(stale[start : start + batch])
+                ))
+        counts["removed"] = len(stale)
+        if on_progress:
+            on_progress(counts["documents"])
+        return counts
+
+    def paths(self, entry: CatalogueEntry) -> dict[str, str]:
+        return {name: resource_key(entry.uuid, name) for name in entry.resources if name in KINDS}
+
+
+def _entry(row: Mapping[str, Any]) -> CatalogueEntry:
+    return CatalogueEntry(
+        uuid=row["uuid"],
+        **{name: row[name] for name in IDENTIFIERS},
+        resources=tuple(row["resources"] or ()),
+        updated=row["updated"],
+    )
+
+
+def _stream_sha1(stream: IO[bytes]) -> str:
+    h = hashlib.sha1()
+    with stream:
+        while chunk := stream.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _file_sha1(path: str | Path) -> str:
+    try:
+        return _stream_sha1(open(path, "rb"))
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}", status="unreadable") from None

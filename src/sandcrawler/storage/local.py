@@ -1,0 +1,185 @@
+"""The local-filesystem blob store: one file per blob under a root directory.
+
+Writes go to a temporary file under ``<root>/.tmp/`` and are renamed into place
+(``os.replace`` is atomic on POSIX), so a reader sees the old object or the new
+one, never a part. With ``fsync`` the data and the directory entry are flushed
+first, so a crash cannot leave an empty or truncated file under the final name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+from sandcrawler.errors import ConfigError, NotFound
+from sandcrawler.storage.blobs import (
+    DEFAULT_HASHES,
+    RESERVED_SEGMENT,
+    BlobInfo,
+    BlobStore,
+    BlobWriter,
+    check_key,
+    check_prefix,
+)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once: os.umask can only be read by setting it, which is not thread-safe.
+_FILE_MODE = 0o666 & ~_current_umask()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _LocalWriter(BlobWriter):
+    def __init__(self, store: LocalBlobStore, key: str, hashes: Iterable[str]) -> None:
+        super().__init__(key, hashes)
+        self._store = store
+        fd, tmp = tempfile.mkstemp(dir=store.tmp_dir, prefix="w-")
+        os.fchmod(fd, _FILE_MODE)
+        self._tmp = Path(tmp)
+        self._fh = os.fdopen(fd, "wb", buffering=0)
+
+    def _write(self, data: bytes) -> None:
+        self._fh.write(data)
+
+    def _commit(self) -> datetime:
+        final = self._store.path(self.key)
+        try:
+            if self._store.fsync:
+                os.fsync(self._fh.fileno())
+            self._fh.close()
+            for attempt in range(3):
+                final.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.replace(self._tmp, final)
+                    break
+                except FileNotFoundError:
+                    # A concurrent delete pruned the (then empty) directory.
+                    if attempt == 2:
+                        raise
+            if self._store.fsync:
+                _fsync_dir(final.parent)
+        except BaseException:
+            self._discard()
+            raise
+        return datetime.fromtimestamp(final.stat().st_mtime, UTC)
+
+    def _abort(self) -> None:
+        self._discard()
+
+    def _discard(self) -> None:
+        self._fh.close()
+        with contextlib.suppress(FileNotFoundError):
+            self._tmp.unlink()
+
+
+class LocalBlobStore(BlobStore):
+    def __init__(self, root: str | Path, *, fsync: bool = True) -> None:
+        self.root = Path(root).expanduser().absolute()
+        self.url = str(self.root)
+        self.fsync = fsync
+        self.tmp_dir = self.root / RESERVED_SEGMENT
+        try:
+            self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"cannot use {self.root} as a blob store: {e}") from e
+
+    def path(self, key: str) -> Path:
+        return self.root / check_key(key)
+
+    def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
+        check_key(key)
+        return _LocalWriter(self, key, hashes)
+
+    def open_read(self, key: str) -> IO[bytes]:
+        path = self.path(key)
+        try:
+            return open(path, "rb")
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise NotFound(f"no blob {key!r} in {self.url}") from None
+
+    def stat(self, key: str) -> BlobInfo | None:
+        try:
+            st = self.path(key).stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return BlobInfo(key, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC))
+
+    def list(self, prefix: str = "") -> Iterator[BlobInfo]:
+        check_prefix(prefix)
+        # Start at the deepest directory the prefix names; filter the rest by string.
+        head, _, _ = prefix.rpartition("/")
+        start = self.root / head if head else self.root
+        yield from (
+            info for info in self._walk(start, head + "/" if head else "")
+            if info.key.startswith(prefix)
+        )
+
+    def _walk(self, directory: Path, key_prefix: str) -> Iterator[BlobInfo]:
+        try:
+            entries = list(os.scandir(directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        # Sort as S3 does, by the full key: a directory "a" sorts as "a/".
+        def sort_key(e: os.DirEntry) -> str:
+            return e.name + "/" if e.is_dir(follow_symlinks=False) else e.name
+
+        for entry in sorted(entries, key=sort_key):
+            key = key_prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if key == RESERVED_SEGMENT:
+                    continue
+                yield from self._walk(Path(entry.path), key + "/")
+            elif entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                yield BlobInfo(key, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC))
+
+    def delete(self, key: str) -> bool:
+        path = self.path(key)
+        try:
+            path.unlink()
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        # Prune directories left empty, so deleted documents leave no shard dirs behind.
+        parent = path.parent
+        while parent != self.root:
+            try:
+                parent.rmdir()
+            except OSError:
+                break
+            parent = parent.parent
+        return True
+
+    def cleanup(self, older_than: float = 86400.0) -> int:
+        cutoff = time.time() - older_than
+        removed = 0
+        for entry in os.scandir(self.tmp_dir):
+            with contextlib.suppress(FileNotFoundError):
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+        return removed
+
+    def check(self) -> None:
+        if not os.access(self.root, os.W_OK):
+            raise ConfigError(f"blob store {self.root} is not writable")

@@ -1,0 +1,443 @@
+"""The PDF table of the seed (pdf-table-hbase-schema.md), kept in the project database.
+
+An HBase-style table: rows keyed by a file's sha1 (20 raw bytes), cells grouped
+in column families, one version per cell. Families and their columns are
+declared once (``PDF_SCHEMA``); declaring a family is all it takes to add one,
+as the cells live in one generic SQL table (``pdftable_cells``). Values are
+stored as HBase would hold them: ints as 8-byte big-endian, strings as UTF-8,
+JSON as UTF-8 JSON text, and every value of a ``compressed`` family deflated
+(zlib), the portable stand-in for the seed's ``COMPRESSION => SNAPPY``.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+from sqlalchemy import Engine, and_, delete, func, insert, or_, select, tuple_
+from sqlalchemy.exc import IntegrityError
+
+from sandcrawler.db.engine import begin
+from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.persist import UpsertSpec, upsert
+from sandcrawler.db.schema import pdftable_cells, pdftables
+from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
+from sandcrawler.identifiers import sha1_base32, sha1_key
+
+ValueType = Literal["json", "str", "int", "bytes"]
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_RESERVED = {"key", "sha1hex"}  # row fields in the JSON form of a row
+_ZLIB_LEVEL = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Col:
+    """A column's value type; JSON columns may name keys every value must have."""
+
+    type: ValueType
+    required: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    columns: Mapping[str, Col]
+    compressed: bool = False
+    description: str = ""
+
+    @property
+    def base(self) -> str:
+        """``grobid`` for ``grobid0``: numbered versions of one family are "orthogonal"."""
+        return self.name.rstrip("0123456789")
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Column families of a table. Enforces the seed's rule that a column name is
+    used by one family only (some map/reduce tools key cells by column name);
+    numbered versions of the same family (``grobid0``, ``grobid1``) may share names."""
+
+    families: tuple[Family, ...]
+    _by_name: dict[str, Family] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, Family] = {}
+        owner: dict[str, Family] = {}
+        for fam in self.families:
+            for name in (fam.name, *fam.columns):
+                if not _NAME.match(name) or name in _RESERVED:
+                    raise SchemaError(
+                        f"family {fam.name!r}: {name!r} is not a usable name "
+                        "(lower-case letters, digits and _; not 'key' or 'sha1hex')"
+                    )
+            if fam.name in by_name:
+                raise SchemaError(f"family {fam.name!r} is declared twice")
+            by_name[fam.name] = fam
+            for col in fam.columns:
+                other = owner.get(col)
+                if other is not None and other.base != fam.base:
+                    raise SchemaError(
+                        f"column name {col!r} is declared by families {other.name!r} and "
+                        f"{fam.name!r}; column names must be unique across families"
+                    )
+                owner.setdefault(col, fam)
+        object.__setattr__(self, "_by_name", by_name)
+
+    def with_family(self, family: Family) -> TableSchema:
+        return TableSchema((*self.families, family))
+
+    def family(self, name: str) -> Family:
+        fam = self._by_name.get(name)
+        if fam is None:
+            raise InvalidName(
+                f"unknown column family {name!r}; known: {', '.join(self._by_name)}",
+                status="unknown-family",
+            )
+        return fam
+
+    def column(self, family: str, qualifier: str) -> Col:
+        fam = self.family(family)
+        col = fam.columns.get(qualifier)
+        if col is None:
+            raise InvalidName(
+                f"unknown column {family}:{qualifier}; {family} has: {', '.join(fam.columns)}",
+                status="unknown-column",
+            )
+        return col
+
+    def parse_columns(self, specs: Iterable[str]) -> list[tuple[str, str | None]]:
+        """``family`` or ``family:column`` strings, checked against the schema."""
+        out: list[tuple[str, str | None]] = []
+        for spec in specs:
+            fam, sep, qual = spec.partition(":")
+            if sep:
+                self.column(fam, qual)
+                out.append((fam, qual))
+            else:
+                self.family(fam)
+                out.append((fam, None))
+        return out
+
+
+PDF_SCHEMA = TableSchema((
+    Family("f", {
+        "c": Col("json", ("u", "d"), "crawler de-dupe record: u url, d date, f warc file, "
+                 "o warc offset, c dupe count, i warc record id"),
+    }, description="heritrix HBaseContentDigestHistory de-dupe, filled by crawlers"),
+    Family("file", {
+        "size": Col("int", description="bytes, uncompressed"),
+        "mime": Col("str", description="normalised MIME type"),
+        "cdx": Col("json", ("surt", "url", "dt", "warc", "offset", "c_size"),
+                   "where the file was captured, all values strings"),
+    }, description="crawl and file metadata, filled from CDX lines and processing"),
+    Family("grobid0", {
+        "status_code": Col("int", description="HTTP status from GROBID"),
+        "quality": Col("str", description="good / marginal / bad"),
+        "status": Col("json", description="status JSON from GROBID"),
+        "tei_xml": Col("str", description="TEI-XML full text from GROBID"),
+        "tei_json": Col("json", description="full text as JSON"),
+        "metadata": Col("json", description="authors, title, abstract, citations, ..."),
+    }, compressed=True, description="GROBID processing"),
+    Family("match0", {
+        "mstatus": Col("str", description="did it match the catalogue?"),
+        "doi": Col("str"),
+        "minfo": Col("json"),
+    }, description="identification against the catalogue"),
+))
+
+
+def _encode(family: Family, qualifier: str, col: Col, value: Any) -> bytes:
+    where = f"{family.name}:{qualifier}"
+    if col.type == "int":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RecordError(f"{where} takes an integer, not {value!r}", status="bad-value")
+        try:
+            data = value.to_bytes(8, "big", signed=True)
+        except OverflowError:
+            raise RecordError(f"{where}: {value} does not fit in 64 bits",
+                              status="bad-value") from None
+    elif col.type == "str":
+        if not isinstance(value, str):
+            raise RecordError(f"{where} takes a string, not {value!r}", status="bad-value")
+        data = value.encode("utf-8")
+    elif col.type == "bytes":
+        if not isinstance(value, bytes):
+            raise RecordError(f"{where} takes bytes, not {type(value).__name__}",
+                              status="bad-value")
+        data = value
+    else:
+        if col.required:
+            missing = [k for k in col.required if not isinstance(value, dict) or k not in value]
+            if missing:
+                raise RecordError(
+                    f"{where} needs key(s) {', '.join(missing)}", status="bad-value"
+                )
+        data = orjson.dumps(value)
+    return zlib.compress(data, _ZLIB_LEVEL) if family.compressed else data
+
+
+def _decode(family: Family, qualifier: str, col: Col | None, data: bytes, key: bytes) -> Any:
+    where = f"row {sha1_base32(key)} {family.name}:{qualifier}"
+    try:
+        if family.compressed:
+            data = zlib.decompress(data)
+        if col is None or col.type == "bytes":
+            return data  # a column no longer declared: shown raw rather than hidden
+        if col.type == "int":
+            return int.from_bytes(data, "big", signed=True)
+        if col.type == "str":
+            return data.decode("utf-8")
+        return orjson.loads(data)
+    except (zlib.error, UnicodeDecodeError, orjson.JSONDecodeError) as e:
+        raise CorruptData(f"{where}: stored value does not decode: {e}") from None
+
+
+@dataclass(slots=True)
+class PdfRow:
+    key: bytes
+    #: family -> column -> decoded value
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def sha1hex(self) -> str:
+        return self.key.hex()
+
+    @property
+    def base32(self) -> str:
+        return sha1_base32(self.key)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.base32, "sha1hex": self.sha1hex}
+        for fam, cols in self.cells.items():
+            out[fam] = {q: (v.hex() if isinstance(v, bytes) else v) for q, v in cols.items()}
+        return out
+
+
+Cells = Mapping[str, Mapping[str, Any]]
+_CELLS = UpsertSpec(pdftable_cells, ("table_id", "row_key", "family", "qualifier"))
+
+
+class PdfTable:
+    """One named PDF table (``wbgrp-journal-extract-<version>-<env>``) in the database."""
+
+    def __init__(self, engine: Engine, name: str, schema: TableSchema = PDF_SCHEMA) -> None:
+        self.engine = engine
+        self.name = name
+        self.schema = schema
+        self._table_id: int | None = None
+
+    @property
+    def table_id(self) -> int:
+        if self._table_id is None:
+            ensure_schema(self.engine)
+            self._table_id = self._lookup_or_create()
+        return self._table_id
+
+    def _lookup_or_create(self) -> int:
+        query = select(pdftables.c.id).where(pdftables.c.name == self.name)
+        with begin(self.engine) as conn:
+            found = conn.execute(query).scalar()
+            if found is not None:
+                return int(found)
+        try:
+            with begin(self.engine) as conn:
+                conn.execute(insert(pdftables).values(name=self.name))
+        except IntegrityError:
+            pass  # created meanwhile by another writer
+        with begin(self.engine) as conn:
+            return int(conn.execute(query).scalar_one())
+
+    # -- writing
+
+    def encode_row(self, key: Any, cells: Cells) -> list[dict[str, Any]]:
+        """Cell rows for the SQL table; RecordError for an unknown column or bad value."""
+        raw_key = sha1_key(key)
+        out = []
+        for fam_name, cols in cells.items():
+            fam = self.schema.family(fam_name)
+            for qual, value in cols.items():
+                col = self.schema.column(fam_name, qual)
+                out.append({
+                    "table_id": self.table_id, "row_key": raw_key, "family": fam_name,
+                    "qualifier": qual, "value": _encode(fam, qual, col, value),
+                })
+        return out
+
+    def put(self, key: Any, cells: Cells) -> None:
+        """Write some columns of one row; other columns keep their values."""
+        self.put_many([(key, cells)])
+
+    def put_many(self, rows: Iterable[tuple[Any, Cells]]) -> int:
+        """Write rows in one transaction; a later write to the same cell wins."""
+        by_cell: dict[tuple, dict[str, Any]] = {}
+        for key, cells in rows:
+            for cell in self.encode_row(key, cells):
+                by_cell[(cell["row_key"], cell["family"], cell["qualifier"])] = cell
+        if by_cell:
+            with begin(self.engine) as conn:
+                upsert(conn, _CELLS, list(by_cell.values()))
+        return len(by_cell)
+
+    def delete(self, key: Any, columns: Iterable[str] = ()) -> int:
+        """Delete a row, or only the given ``family`` / ``family:column`` cells.
+        Returns the number of cells removed."""
+        c = pdftable_cells.c
+        where = and_(c.table_id == self.table_id, c.row_key == sha1_key(key))
+        selected = self._column_filter(columns)
+        if selected is not None:
+            where = and_(where, selected)
+        with begin(self.engine) as conn:
+            return conn.execute(delete(pdftable_cells).where(where)).rowcount
+
+    # -- reading
+
+    def get(self, key: Any, columns: Iterable[str] = ()) -> PdfRow | None:
+        """The row (all families, or only the given ``family`` / ``family:column``)."""
+        raw = sha1_key(key)
+        return next(self.scan(start=raw, stop=raw + b"\x00", columns=columns), None)
+
+    def scan(
+        self,
+        start: Any = None,
+        stop: Any = None,
+        columns: Iterable[str] = (),
+        limit: int | None = None,
+    ) -> Iterator[PdfRow]:
+        """Rows with ``start <= key < stop`` in key order, keys as sha1 (any form) or raw
+        bytes (a prefix of one is allowed as a bound). Streams: memory stays flat."""
+        c = pdftable_cells.c
+        where = c.table_id == self.table_id
+        if start is not None:
+            where = and_(where, c.row_key >= _bound(start))
+        if stop is not None:
+            where = and_(where, c.row_key < _bound(stop))
+        selected = self._column_filter(columns)
+        if selected is not None:
+            where = and_(where, selected)
+        query = (
+            select(c.row_key, c.family, c.qualifier, c.value)
+            .where(where)
+            .order_by(c.row_key, c.family, c.qualifier)
+        )
+        emitted = 0
+        row: PdfRow | None = None
+        with self.engine.connect() as conn:
+            result = conn.execution_options(stream_results=True, yield_per=2000).execute(query)
+            for row_key, fam_name, qual, value in result:
+                row_key = bytes(row_key)
+                if row is None or row.key != row_key:
+                    if row is not None:
+                        yield row
+                        emitted += 1
+                        if limit is not None and emitted >= limit:
+                            return
+                    row = PdfRow(row_key)
+                fam = self._family_or_raw(fam_name)
+                row.cells.setdefault(fam_name, {})[qual] = _decode(
+                    fam, qual, fam.columns.get(qual), bytes(value), row_key
+                )
+        if row is not None and (limit is None or emitted < limit):
+            yield row
+
+    def count_rows(self) -> int:
+        c = pdftable_cells.c
+        query = select(func.count(c.row_key.distinct())).where(c.table_id == self.table_id)
+        with begin(self.engine) as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def _family_or_raw(self, name: str) -> Family:
+        try:
+            return self.schema.family(name)
+        except InvalidName:
+            return Family(name, {})  # stored by a schema that declared more: shown raw
+
+    def _column_filter(self, columns: Iterable[str]) -> Any:
+        parsed = self.schema.parse_columns(columns)
+        if not parsed:
+            return None
+        c = pdftable_cells.c
+        whole = [fam for fam, qual in parsed if qual is None]
+        cells = [(fam, qual) for fam, qual in parsed if qual is not None]
+        clauses = []
+        if whole:
+            clauses.append(c.family.in_(whole))
+        if cells:
+            clauses.append(tuple_(c.family, c.qualifier).in_(cells))
+        return or_(*clauses)
+
+
+def _bound(value: Any) -> bytes:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    return sha1_key(value)
+
+
+class CaptureHistory:
+    """The crawler's writer API for ``f:c`` (heritrix's content-digest de-dupe history).
+
+    ``record`` stores the first capture of some content. A later capture of the
+    same content bumps the dupe count ``c`` and returns the first capture, which
+    is what a crawler needs to write a revisit record instead of the bytes again.
+    Safe with concurrent crawlers: the read and update share one transaction.
+    """
+
+    def __init__(self, table: PdfTable) -> None:
+        self.table = table
+
+    def lookup(self, sha1: Any) -> dict[str, Any] | None:
+        row = self.table.get(sha1, ["f:c"])
+        return row.cells["f"]["c"] if row else None
+
+    def record(
+        self,
+        sha1: Any,
+        *,
+        url: str,
+        date: str,
+        warc: str | None = None,
+        offset: int | None = None,
+        record_id: str | None = None,
+    ) -> dict[str, Any] | None:
+        """Store this capture if the content is new (returns None); otherwise count
+        the duplicate and return the stored first capture."""
+        if not url or not date:
+            raise RecordError("a capture needs a url and a date", status="bad-value")
+        capture: dict[str, Any] = {"u": url, "d": date}
+        if warc is not None:
+            capture["f"] = warc
+        if offset is not None:
+            capture["o"] = offset
+        if record_id is not None:
+            capture["i"] = record_id
+        raw = sha1_key(sha1)
+        fam = self.table.schema.family("f")
+        col = self.table.schema.column("f", "c")
+        c = pdftable_cells.c
+        where = and_(c.table_id == self.table.table_id, c.row_key == raw, c.family == "f",
+                     c.qualifier == "c")
+        for _attempt in range(2):
+            try:
+                with begin(self.table.engine) as conn:
+                    query = select(c.value).where(where)
+                    if conn.dialect.name == "postgresql":
+                        query = query.with_for_update()
+                    stored = conn.execute(query).scalar()
+                    if stored is None:
+                        cell = self.table.encode_row(raw, {"f": {"c": capture}})[0]
+                        conn.execute(insert(pdftable_cells).values(**cell))
+                        return None
+                    first = _decode(fam, "c", col, bytes(stored), raw)
+                    first["c"] = int(first.get("c") or 0) + 1
+                    conn.execute(
+                        pdftable_cells.update().where(where)
+                        .values(value=_encode(fam, "c", col, first))
+                    )
+                    return first
+            except IntegrityError:
+                continue  # another crawler stored the first capture meanwhile: count ours
+        raise RecordError(f"could not record capture of {sha1_base32(raw)}", status="db-conflict")

@@ -1,0 +1,291 @@
+"""The S3 blob store (boto3), for AWS or any S3-compatible server (Swift s3api, MinIO, Ceph).
+
+An object is written with one ``PutObject`` when it fits in one part, else as a
+multipart upload whose parts are sent while the next one fills. S3 makes an
+object visible only when its PUT or ``CompleteMultipartUpload`` succeeds, which
+gives the store its atomic writes; an upload whose writer died stays invisible
+and ``cleanup`` aborts it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import IO, TYPE_CHECKING, Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sandcrawler.errors import ConfigError, NotFound, StoreUnavailable
+from sandcrawler.storage.blobs import (
+    DEFAULT_HASHES,
+    BlobInfo,
+    BlobStore,
+    BlobWriter,
+    check_key,
+    check_prefix,
+)
+
+if TYPE_CHECKING:
+    from sandcrawler.config import Settings
+
+_MISSING = {"404", "NoSuchKey", "NotFound"}
+_REFUSED = {
+    "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "NoSuchBucket",
+    "AllAccessDisabled", "InvalidBucketName", "403",
+}
+
+
+def _code(e: ClientError) -> str:
+    return str(e.response.get("Error", {}).get("Code", ""))
+
+
+@contextlib.contextmanager
+def _mapped_errors(store: S3BlobStore, what: str) -> Iterator[None]:
+    """boto errors onto the project's tree: refusals are configuration problems,
+    transport failures and 5xx (after boto's own retries) an unavailable store."""
+    try:
+        yield
+    except ClientError as e:
+        code = _code(e)
+        if code in _MISSING:
+            raise NotFound(f"no blob {what!r} in {store.url}") from None
+        message = e.response.get("Error", {}).get("Message") or code
+        if code in _REFUSED:
+            raise ConfigError(f"S3 store {store.url} refused {what!r}: {code}: {message}") from e
+        raise StoreUnavailable(f"S3 store {store.url} failed on {what!r}: {code}: {message}") from e
+    except BotoCoreError as e:
+        raise StoreUnavailable(f"S3 store {store.url} unreachable: {e}") from e
+
+
+class _S3Writer(BlobWriter):
+    def __init__(self, store: S3BlobStore, key: str, hashes: Iterable[str]) -> None:
+        super().__init__(key, hashes)
+        self._store = store
+        self._object_key = store.object_key(key)
+        self._buffer = bytearray()
+        self._upload_id: str | None = None
+        self._parts: list[dict[str, Any]] = []
+        self._pending: Future | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    def _write(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= self._store.part_size:
+            part = bytes(self._buffer[: self._store.part_size])
+            del self._buffer[: self._store.part_size]
+            self._send_part(part)
+
+    def _send_part(self, part: bytes) -> None:
+        client = self._store.client
+        if self._upload_id is None:
+            with _mapped_errors(self._store, self.key):
+                created = client.create_multipart_upload(
+                    Bucket=self._store.bucket, Key=self._object_key
+                )
+            self._upload_id = created["UploadId"]
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="s3-part")
+        self._wait_pending()  # at most one part in flight while the next one fills
+        number = len(self._parts) + 1
+        assert self._executor is not None
+        self._pending = self._executor.submit(self._upload_part, number, part)
+
+    def _upload_part(self, number: int, part: bytes) -> None:
+        with _mapped_errors(self._store, self.key):
+            answer = self._store.client.upload_part(
+                Bucket=self._store.bucket,
+                Key=self._object_key,
+                UploadId=self._upload_id,
+                PartNumber=number,
+                Body=part,
+            )
+        # Parts complete in order: one is in flight at a time.
+        self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
+
+    def _wait_pending(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def _commit(self) -> datetime | None:
+        store = self._store
+        try:
+            if self._upload_id is None:
+                with _mapped_errors(store, self.key):
+                    store.client.put_object(
+                        Bucket=store.bucket, Key=self._object_key, Body=bytes(self._buffer)
+                    )
+            else:
+                if self._buffer or not self._parts:
+                    self._send_part(bytes(self._buffer))
+                self._wait_pending()
+                with _mapped_errors(store, self.key):
+                    store.client.complete_multipart_upload(
+                        Bucket=store.bucket,
+                        Key=self._object_key,
+                        UploadId=self._upload_id,
+                        MultipartUpload={"Parts": self._parts},
+                    )
+        except BaseException:
+            self._abort()
+            raise
+        finally:
+            self._buffer = bytearray()
+            self._shutdown()
+        return datetime.now(UTC)
+
+    def _abort(self) -> None:
+        self._buffer = bytearray()
+        if self._pending is not None:
+            with contextlib.suppress(Exception):
+                self._pending.result()
+            self._pending = None
+        self._shutdown()
+        if self._upload_id is not None:
+            upload_id, self._upload_id = self._upload_id, None
+            with contextlib.suppress(ClientError, BotoCoreError):
+                self._store.client.abort_multipart_upload(
+                    Bucket=self._store.bucket, Key=self._object_key, UploadId=upload_id
+                )
+
+    def _shutdown(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+
+class S3BlobStore(BlobStore):
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region: str = "us-east-1",
+        access_key_id: str | None = None,
+        secret_access_key: str | None = None,
+        part_size: int = 8 * 1024 * 1024,
+    ) -> None:
+        if not bucket:
+            raise ConfigError("S3 store needs a bucket: store_url = s3://BUCKET[/PREFIX]")
+        self.bucket = bucket
+        self.prefix = prefix.strip("/") + "/" if prefix.strip("/") else ""
+        if self.prefix:
+            check_prefix(self.prefix)
+        self.url = f"s3://{bucket}/{self.prefix}"
+        self.part_size = part_size
+        config = Config(
+            signature_version="s3v4",
+            # S3-compatible servers are addressed by path; AWS itself by virtual host.
+            s3={"addressing_style": "path" if endpoint_url else "auto"},
+            retries={"max_attempts": 5, "mode": "standard"},
+            connect_timeout=10,
+            read_timeout=120,
+            # The newer default CRC trailers are not understood by every
+            # S3-compatible server; send checksums only where the API requires them.
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+            max_pool_connections=32,
+        )
+        session = boto3.session.Session()
+        self.client = session.client(
+            "s3",
+            endpoint_url=endpoint_url,
+            region_name=region,
+            aws_access_key_id=access_key_id,
+            aws_secret_access_key=secret_access_key,
+            config=config,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> S3BlobStore:
+        rest = settings.store_url[len("s3://") :]
+        bucket, _, prefix = rest.partition("/")
+        return cls(
+            bucket,
+            prefix,
+            endpoint_url=settings.s3_endpoint_url,
+            region=settings.s3_region,
+            access_key_id=settings.s3_access_key_id,
+            secret_access_key=settings.s3_secret_access_key,
+            part_size=settings.s3_part_size,
+        )
+
+    def object_key(self, key: str) -> str:
+        return self.prefix + check_key(key)
+
+    def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
+        check_key(key)
+        return _S3Writer(self, key, hashes)
+
+    def open_read(self, key: str) -> IO[bytes]:
+        with _mapped_errors(self, key):
+            answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key))
+        return answer["Body"]  # a streaming, closeable io.IOBase
+
+    def stat(self, key: str) -> BlobInfo | None:
+        try:
+            with _mapped_errors(self, key):
+                head = self.client.head_object(Bucket=self.bucket, Key=self.object_key(key))
+        except NotFound:
+            return None
+        return BlobInfo(key, int(head["ContentLength"]), head.get("LastModified"))
+
+    def list(self, prefix: str = "") -> Iterator[BlobInfo]:
+        check_prefix(prefix)
+        paginator = self.client.get_paginator("list_objects_v2")
+        with _mapped_errors(self, prefix):
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):
+                for obj in page.get("Contents", []):
+                    key = obj["Key"][len(self.prefix) :]
+                    yield BlobInfo(key, int(obj["Size"]), obj.get("LastModified"))
+
+    def delete(self, key: str) -> bool:
+        if self.stat(key) is None:
+            return False
+        with _mapped_errors(self, key):
+            self.client.delete_object(Bucket=self.bucket, Key=self.object_key(key))
+        return True
+
+    def cleanup(self, older_than: float = 86400.0) -> int:
+        cutoff = datetime.now(UTC) - timedelta(seconds=older_than)
+        removed = 0
+        paginator = self.client.get_paginator("list_multipart_uploads")
+        with _mapped_errors(self, self.prefix):
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix):
+                for upload in page.get("Uploads", []):
+                    if upload["Initiated"] < cutoff:
+                        self.client.abort_multipart_upload(
+                            Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                        )
+                        removed += 1
+        return removed
+
+    def _bucket_exists(self) -> bool:
+        try:
+            with _mapped_errors(self, "(bucket)"):
+                self.client.head_bucket(Bucket=self.bucket)
+        except NotFound:
+            return False
+        return True
+
+    def check(self) -> None:
+        if not self._bucket_exists():
+            raise ConfigError(
+                f"bucket {self.bucket!r} does not exist at {self.client.meta.endpoint_url} "
+                "(`sandcrawler store init` creates it)"
+            )
+
+    def create_bucket(self) -> bool:
+        """Create the bucket if it does not exist; True if created."""
+        if self._bucket_exists():
+            return False
+        with _mapped_errors(self, "(bucket)"):
+            self.client.create_bucket(Bucket=self.bucket)
+        return True
+
+    def close(self) -> None:
+        self.client.close()
