@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from sandcrawler.cli import main
+from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.testing.grobid_server import FakeGrobid
 from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
+from sandcrawler.testing.s3_server import S3Server, swift_available
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -24,6 +26,7 @@ CROSSREF_WORKS = {
     "10.1017/s1047951103000064": "crossref_api_work_s1047951103000064.json",
 }
 GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml"]
+REQUIRE_S3 = os.environ.get("SANDCRAWLER_TEST_REQUIRE_S3") == "1"
 REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
 
 
@@ -32,7 +35,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No user configuration leaks in: empty data dir, no config file, no SANDCRAWLER_*."""
     for name in list(os.environ):
         if name.startswith("SANDCRAWLER_") and name not in (
-            "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES"):
+            "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES",
+            "SANDCRAWLER_TEST_REQUIRE_S3"):
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     home.mkdir()
@@ -96,6 +100,49 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'test.sqlite3'}"
     return _new_pg_database(request.getfixturevalue("pg_cluster"))
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server (Swift + s3api) for the whole session."""
+    if not swift_available():
+        if REQUIRE_S3:
+            pytest.fail("OpenStack Swift not installed and SANDCRAWLER_TEST_REQUIRE_S3=1")
+        pytest.skip("OpenStack Swift servers not installed "
+                    "(apt-get install swift-proxy swift-account swift-container swift-object "
+                    "memcached)")
+    with S3Server() as server:
+        yield server
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh bucket; the settings (store_url, endpoint, keys) point at it."""
+    name = f"t-{uuid.uuid4().hex[:12]}"
+    s3_server.create_bucket(name)
+    monkeypatch.setenv("SANDCRAWLER_STORE_URL", f"s3://{name}/pre")
+    monkeypatch.setenv("SANDCRAWLER_S3_ENDPOINT_URL", s3_server.endpoint_url)
+    monkeypatch.setenv("SANDCRAWLER_S3_ACCESS_KEY_ID", s3_server.access_key)
+    monkeypatch.setenv("SANDCRAWLER_S3_SECRET_ACCESS_KEY", s3_server.secret_key)
+    monkeypatch.setenv("SANDCRAWLER_S3_PART_SIZE", str(5 * 1024 * 1024))
+    return name
+
+
+@pytest.fixture(params=["local", "s3"])
+def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobStore]:
+    """Every blob-store test runs on the local directory and on the real S3 server;
+    ``store_url`` etc. in the environment name the same store."""
+    from sandcrawler.config import load_settings
+    from sandcrawler.storage.blobs import open_blob_store
+
+    if request.param == "s3":
+        request.getfixturevalue("s3_bucket")
+    else:
+        request.getfixturevalue("monkeypatch").setenv(
+            "SANDCRAWLER_STORE_URL", str(tmp_path / "store"))
+    store = open_blob_store(load_settings())
+    yield store
+    store.close()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from sandcrawler.refs.worker import (
     PersistCrossrefWorker,
     PersistGrobidRefsWorker,
 )
+from sandcrawler.storage.backfill import BackfillCdxWorker
 
 
 def parse_crossref_refs(settings: Settings, parser: str | None = None) -> ParseCrossrefRefsWorker:
@@ -28,3 +29,7 @@ def persist_grobid_refs(settings: Settings) -> PersistGrobidRefsWorker:
 
 def parse_citations(settings: Settings, parser: str | None = None) -> ParseCitationsWorker:
     return ParseCitationsWorker(make_citation_parser(settings, parser))
+
+
+def backfill_cdx(settings: Settings, mimetypes: frozenset[str] = frozenset()) -> BackfillCdxWorker:
+    return BackfillCdxWorker(mimetypes)

@@ -26,12 +26,15 @@ EXIT_INTERRUPTED = 130
 #: command name -> "module:attribute"; modules are imported only when their command
 #: runs, so `sandcrawler persist ...` never pays for the HTTP client and vice versa.
 COMMANDS = {
+    "catalogue": "sandcrawler.cli.catalogue:catalogue",
     "citations": "sandcrawler.cli.citations:citations",
     "config": "sandcrawler.cli.config:config",
     "db": "sandcrawler.cli.db:db",
     "grobid": "sandcrawler.cli.grobid:grobid",
     "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
+    "pdftable": "sandcrawler.cli.pdftable:pdftable",
     "persist": "sandcrawler.cli.persist:persist",
+    "store": "sandcrawler.cli.store:store",
     "worker": "sandcrawler.cli.worker:worker",
 }
 

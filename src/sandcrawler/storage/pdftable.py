@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
-from sqlalchemy import Engine, and_, delete, func, insert, or_, select, tuple_
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, tuple_
 from sqlalchemy.exc import IntegrityError
 
 from sandcrawler.db.engine import begin
@@ -273,14 +273,19 @@ class PdfTable:
         self.put_many([(key, cells)])
 
     def put_many(self, rows: Iterable[tuple[Any, Cells]]) -> int:
-        """Write rows in one transaction; a later write to the same cell wins."""
+        """Write rows in one transaction; a later write to the same cell wins.
+        Returns the number of cells written."""
+        with begin(self.engine) as conn:
+            return self.write(conn, rows)
+
+    def write(self, conn: Connection, rows: Iterable[tuple[Any, Cells]]) -> int:
+        """``put_many`` inside the caller's transaction (the pipeline's database sink)."""
         by_cell: dict[tuple, dict[str, Any]] = {}
         for key, cells in rows:
             for cell in self.encode_row(key, cells):
                 by_cell[(cell["row_key"], cell["family"], cell["qualifier"])] = cell
         if by_cell:
-            with begin(self.engine) as conn:
-                upsert(conn, _CELLS, list(by_cell.values()))
+            upsert(conn, _CELLS, list(by_cell.values()))
         return len(by_cell)
 
     def delete(self, key: Any, columns: Iterable[str] = ()) -> int:

@@ -1,0 +1,114 @@
+"""``sandcrawler store``: the blob store (local directory or S3) and documents in it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from sandcrawler.config import load_settings
+from sandcrawler.errors import RecordError
+from sandcrawler.storage import open_catalogue
+from sandcrawler.storage.blobs import open_blob_store
+from sandcrawler.storage.resources import KINDS
+from sandcrawler.timestamps import iso_utc
+
+
+@click.group()
+def store() -> None:
+    """The blob store where documents and their resources live.
+
+    Setting store_url picks it: a directory (default: data_dir/store) or
+    s3://BUCKET[/PREFIX] with s3_endpoint_url and credentials. Documents are
+    laid out as 98/da/17/ff/<uuid>/<uuid>.<ext>; `store kinds` lists the
+    resource kinds.
+    """
+
+
+def _echo(value: object) -> None:
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
+
+
+@store.command("init")
+def init() -> None:
+    """Create the store (directory, or S3 bucket) if missing and check access."""
+    blobs = open_blob_store(load_settings())
+    created = False
+    if hasattr(blobs, "create_bucket"):
+        created = blobs.create_bucket()
+    blobs.check()
+    click.echo(f"{blobs.url}: {'created' if created else 'ready'}", err=True)
+
+
+@store.command("add")
+@click.argument("files", nargs=-1, required=True,
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--kind", type=click.Choice([k.name for k in KINDS.values() if k.primary]),
+              default="pdf", show_default=True, help="Primary resource kind of the files.")
+@click.option("--metadata", "metadata_file", type=click.File("rb"),
+              help="JSON object of metadata (Crossref style) for a single FILE.")
+def add(files: tuple[Path, ...], kind: str, metadata_file: object) -> None:
+    """Store files as documents' primary files and catalogue them.
+
+    The document UUID comes from the file's sha1 (or an identifier already in
+    the catalogue), so adding the same file again changes nothing. Prints one
+    JSON line per file."""
+    metadata = None
+    if metadata_file is not None:
+        if len(files) != 1:
+            raise click.UsageError("--metadata goes with exactly one FILE")
+        try:
+            metadata = orjson.loads(metadata_file.read())  # type: ignore[attr-defined]
+        except orjson.JSONDecodeError as e:
+            raise click.BadParameter(f"not JSON: {e}", param_hint="--metadata") from None
+        if not isinstance(metadata, dict):
+            raise click.BadParameter("must be a JSON object", param_hint="--metadata")
+    cat = open_catalogue(load_settings())
+    failed = 0
+    for path in files:
+        try:
+            entry = cat.add_file(path, kind=kind, metadata=metadata)
+        except RecordError as e:
+            failed += 1
+            click.echo(f"{path}: {e.status}: {e}", err=True)
+            continue
+        _echo({"path": str(path), **entry.to_json(cat.paths(entry))})
+    if failed:
+        raise SystemExit(1)
+
+
+@store.command("ls")
+@click.argument("prefix", default="")
+def ls(prefix: str) -> None:
+    """List blobs whose key starts with PREFIX, as JSON lines (key, size, modified)."""
+    for info in open_blob_store(load_settings()).list(prefix):
+        _echo({"key": info.key, "size": info.size, "modified": iso_utc(info.modified)})
+
+
+@store.command("cat")
+@click.argument("key")
+def cat_blob(key: str) -> None:
+    """Write a blob's bytes to stdout (as stored: .gz resources stay compressed)."""
+    with open_blob_store(load_settings()).open_read(key) as f:
+        while chunk := f.read(1024 * 1024):
+            sys.stdout.buffer.write(chunk)
+
+
+@store.command("cleanup")
+@click.option("--older-than", type=click.FloatRange(0), default=24.0, show_default=True,
+              help="Hours: leftovers younger than this may belong to a running writer.")
+def cleanup(older_than: float) -> None:
+    """Remove what interrupted writes left behind (temporary files, S3 uploads
+    never completed). They are never visible as blobs."""
+    removed = open_blob_store(load_settings()).cleanup(older_than * 3600)
+    click.echo(f"{removed} leftover(s) removed", err=True)
+
+
+@store.command("kinds")
+def kinds() -> None:
+    """List the resource kinds and their file names."""
+    for k in KINDS.values():
+        role = "primary" if k.primary else "secondary"
+        click.echo(f"{k.name:<16} <uuid>{k.stored_suffix:<24} {role:<9} {k.description}")

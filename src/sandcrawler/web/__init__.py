@@ -1,0 +1,1 @@
+"""Web archive formats and clients: CDX index lines (more to come with ingest)."""
