@@ -66,7 +66,7 @@ def check_prefix(prefix: str) -> str:
     """A listing prefix: like a key, but may be empty or end in ``/``."""
     if prefix == "":
         return prefix
-    check_key(prefix[:-1] + "x" if prefix.endswith("/") else prefix)
+    check_key(prefix + "x" if prefix.endswith("/") else prefix)
     return prefix
 
 

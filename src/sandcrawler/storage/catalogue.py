@@ -96,12 +96,13 @@ def parse_identifier(text: str) -> tuple[str, str]:
         return scheme.lower(), SCHEMES[scheme.lower()](rest if scheme.lower() != "doi" else value)
     if len(value) == 36:
         return "uuid", parse_uuid(value)
-    if value.lower().startswith(("10.", "https://doi.org/", "http://doi.org/", "https://dx.doi")):
+    if value.lower().startswith(("10.", "https://doi.org/", "http://doi.org/", "https://dx.doi",
+                                 "http://dx.doi")):
         return "doi", SCHEMES["doi"](value)
+    if len(value) in (32, 40):  # before PMC…: a base32 sha1 may start with those letters
+        return "sha1", sha1_hex(value)
     if value.upper().startswith("PMC"):
         return "pmcid", SCHEMES["pmcid"](value)
-    if len(value) in (32, 40):
-        return "sha1", sha1_hex(value)
     raise InvalidName(
         f"cannot tell what identifier {text!r} is: give a UUID, a DOI, a sha1, "
         "or prefix it (doi:, pmid:, pmcid:, arxiv:, sha1:)",
@@ -144,21 +145,27 @@ class Catalogue:
 
     def assign_uuid(self, **identifiers: str | None) -> str:
         """The UUID for a document with these identifiers: the one already given to any
-        of them (sha1 first), else the one derived by rule (storage.docid)."""
+        of them (sha1 first), else the one derived by rule (storage.docid).
+
+        A document found by DOI, PMID, PMCID or arXiv id is reused only if it has no
+        primary file yet or the same one: another file with the same DOI (a preprint
+        and the published version, say) is another document, never an overwrite."""
         given = {k: SCHEMES[k](v) for k, v in identifiers.items() if v}
         if given:
             self._prepare()
+            sha1 = given.get("sha1")
             with begin(self.engine) as conn:
                 for scheme in IDENTIFIERS:
-                    if scheme in given:
-                        found = conn.execute(
-                            select(catalogue.c.uuid)
-                            .where(catalogue.c[scheme] == given[scheme])
-                            .order_by(catalogue.c.uuid)
-                            .limit(1)
-                        ).scalar()
-                        if found:
-                            return str(found)
+                    if scheme not in given:
+                        continue
+                    query = select(catalogue.c.uuid).where(catalogue.c[scheme] == given[scheme])
+                    if sha1 and scheme != "sha1":
+                        query = query.where(
+                            catalogue.c.sha1.is_(None) | (catalogue.c.sha1 == sha1)
+                        )
+                    found = conn.execute(query.order_by(catalogue.c.uuid).limit(1)).scalar()
+                    if found:
+                        return str(found)
         return document_uuid(**given)
 
     def metadata(self, doc_uuid: str) -> dict[str, Any]:
@@ -203,7 +210,7 @@ class Catalogue:
         """Write ``<uuid>.metadata.json`` (``id`` set to the UUID) and index it.
         Keys of an earlier metadata file that ``metadata`` does not mention are kept."""
         doc = parse_uuid(doc_uuid)
-        if "id" in metadata and metadata["id"] != doc:
+        if "id" in metadata and str(metadata["id"]).lower() != doc:
             raise RecordError(
                 f"metadata id {metadata['id']!r} is not the document's UUID {doc}",
                 status="bad-metadata",
@@ -286,7 +293,8 @@ class Catalogue:
                 entry = self._entry_from_store(doc, kinds)
             except CorruptData:
                 counts["corrupt-metadata"] += 1
-                entry = CatalogueEntry(doc, resources=tuple(sorted(k.name for k in kinds)))
+                entry = self._entry_from_store(doc, [k for k in kinds if k.name != "metadata"])
+                entry.resources = tuple(sorted(k.name for k in kinds))
             counts["documents"] += 1
             counts["with-metadata"] += "metadata" in entry.resources
             seen.add(doc)

@@ -158,7 +158,7 @@ class LocalBlobStore(BlobStore):
         path = self.path(key)
         try:
             path.unlink()
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return False
         # Prune directories left empty, so deleted documents leave no shard dirs behind.
         parent = path.parent

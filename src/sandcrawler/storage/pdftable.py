@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import orjson
 from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, tuple_
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from sandcrawler.db.engine import begin
@@ -315,6 +317,8 @@ class PdfTable:
     ) -> Iterator[PdfRow]:
         """Rows with ``start <= key < stop`` in key order, keys as sha1 (any form) or raw
         bytes (a prefix of one is allowed as a bound). Streams: memory stays flat."""
+        if limit is not None and limit <= 0:
+            return
         c = pdftable_cells.c
         where = c.table_id == self.table_id
         if start is not None:
@@ -425,24 +429,25 @@ class CaptureHistory:
         c = pdftable_cells.c
         where = and_(c.table_id == self.table.table_id, c.row_key == raw, c.family == "f",
                      c.qualifier == "c")
-        for _attempt in range(2):
-            try:
-                with begin(self.table.engine) as conn:
-                    query = select(c.value).where(where)
-                    if conn.dialect.name == "postgresql":
-                        query = query.with_for_update()
-                    stored = conn.execute(query).scalar()
-                    if stored is None:
-                        cell = self.table.encode_row(raw, {"f": {"c": capture}})[0]
-                        conn.execute(insert(pdftable_cells).values(**cell))
-                        return None
-                    first = _decode(fam, "c", col, bytes(stored), raw)
-                    first["c"] = int(first.get("c") or 0) + 1
-                    conn.execute(
-                        pdftable_cells.update().where(where)
-                        .values(value=_encode(fam, "c", col, first))
-                    )
-                    return first
-            except IntegrityError:
-                continue  # another crawler stored the first capture meanwhile: count ours
-        raise RecordError(f"could not record capture of {sha1_base32(raw)}", status="db-conflict")
+        cell = self.table.encode_row(raw, {"f": {"c": capture}})[0]
+        pk = [col_.name for col_ in pdftable_cells.primary_key.columns]
+        with begin(self.table.engine) as conn:
+            dialect_insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+            # Insert-if-absent first: it is a write, so on SQLite it takes the database's
+            # write lock before anything is read, and concurrent crawlers are serialised.
+            inserted = conn.execute(
+                dialect_insert(pdftable_cells).values(**cell)
+                .on_conflict_do_nothing(index_elements=pk)
+                .returning(pdftable_cells.c.row_key)  # rowcount is not portable here
+            ).first()
+            if inserted is not None:
+                return None
+            query = select(c.value).where(where)
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update()  # the row lock serialises the bump
+            first = _decode(fam, "c", col, bytes(conn.execute(query).scalar_one()), raw)
+            first["c"] = int(first.get("c") or 0) + 1
+            conn.execute(
+                pdftable_cells.update().where(where).values(value=_encode(fam, "c", col, first))
+            )
+            return first

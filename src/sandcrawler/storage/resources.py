@@ -180,7 +180,7 @@ class ResourceStore:
         found = []
         for info in self.blobs.list(shard_dir(doc_uuid) + "/"):
             parsed = parse_resource_key(info.key)
-            if parsed and parsed[0] == doc_uuid:
+            if parsed and parsed[0] == parse_uuid(doc_uuid):
                 found.append(parsed[1])
         return found
 

@@ -53,13 +53,13 @@ def parse_cdx_line(raw: bytes | str) -> CdxLine:
     if len(fields) != CDX_COLUMNS:
         raise CdxError(f"{len(fields)} space-separated fields, expected {CDX_COLUMNS}")
     surt, dt, url, mime, status, digest, _redirect, _meta, c_size, offset, warc = fields
-    if len(dt) != 14 or not dt.isdigit():
+    if len(dt) != 14 or not (dt.isascii() and dt.isdigit()):
         raise CdxError(f"timestamp {dt!r} is not 14 digits")
     if not url or url == "-" or not surt or surt == "-":
         raise CdxError("missing url or surt")
     if status == "-":
         status_code = None
-    elif len(status) == 3 and status.isdigit():
+    elif len(status) == 3 and status.isascii() and status.isdigit():
         status_code = int(status)
     else:
         raise CdxError(f"status {status!r} is not an HTTP status code")
@@ -68,7 +68,7 @@ def parse_cdx_line(raw: bytes | str) -> CdxLine:
     except RecordError:
         raise CdxError(f"digest {digest!r} is not a sha1") from None
     for name, value in (("compressed size", c_size), ("offset", offset)):
-        if not value.isdigit():
+        if not (value.isascii() and value.isdigit()):
             raise CdxError(f"{name} {value!r} is not a non-negative integer")
     if not warc or warc == "-":
         raise CdxError("missing WARC file name")
