@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 #: over 1.5 GB/s with the CPU's SHA instructions, md5 at half that.
 DEFAULT_HASHES: tuple[str, ...] = ("sha1", "sha256")
 CHUNK = 1024 * 1024
-MAX_KEY_BYTES = 1024  # S3's limit
+MAX_KEY_BYTES = 1024  # S3's limit, prefix included
+MAX_SEGMENT_BYTES = 255  # a file name on common local filesystems: the same keys work on both
 #: first key segment reserved for a local store's in-progress writes
 RESERVED_SEGMENT = ".tmp"
 
@@ -39,11 +40,16 @@ def check_key(key: str) -> str:
     """``key`` if it is a safe relative name, else InvalidName saying why.
 
     Rejected: empty names, absolute paths, ``.``/``..`` or empty segments, NUL and
-    other control characters, backslashes, over-long names, and the reserved
-    ``.tmp/`` area. A key can therefore never name a file outside the store."""
+    other control characters, backslashes, text that is not valid Unicode, over-long
+    names or segments, and the reserved ``.tmp/`` area. A key can therefore never
+    name a file outside the store."""
     if not isinstance(key, str) or not key:
         raise InvalidName(f"blob key must be a non-empty string, not {key!r}", status="bad-key")
-    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+    try:
+        size = len(key.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidName(f"blob key is not valid Unicode: {key!r}", status="bad-key") from None
+    if size > MAX_KEY_BYTES:
         raise InvalidName(f"blob key longer than {MAX_KEY_BYTES} bytes", status="bad-key")
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in key):
         raise InvalidName(f"blob key contains a control character: {key!r}", status="bad-key")
@@ -56,6 +62,10 @@ def check_key(key: str) -> str:
         if seg in ("", ".", ".."):
             raise InvalidName(
                 f"blob key has an empty, '.' or '..' segment: {key!r}", status="bad-key"
+            )
+        if len(seg.encode("utf-8")) > MAX_SEGMENT_BYTES:
+            raise InvalidName(
+                f"blob key segment longer than {MAX_SEGMENT_BYTES} bytes", status="bad-key"
             )
     if segments[0] == RESERVED_SEGMENT:
         raise InvalidName(f"blob keys under {RESERVED_SEGMENT}/ are reserved", status="bad-key")

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from sandcrawler.errors import ConfigError, NotFound
+from sandcrawler.errors import ConfigError, InvalidName, NotFound
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
     RESERVED_SEGMENT,
@@ -67,14 +67,21 @@ class _LocalWriter(BlobWriter):
                 os.fsync(self._fh.fileno())
             self._fh.close()
             for attempt in range(3):
-                final.parent.mkdir(parents=True, exist_ok=True)
                 try:
+                    final.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(self._tmp, final)
                     break
                 except FileNotFoundError:
                     # A concurrent delete pruned the (then empty) directory.
                     if attempt == 2:
                         raise
+                except (FileExistsError, NotADirectoryError, IsADirectoryError):
+                    # A file cannot also be a directory, as an S3 key can.
+                    raise InvalidName(
+                        f"blob key {self.key!r} clashes with an existing blob or directory "
+                        "(a local store cannot hold both 'a' and 'a/b')",
+                        status="key-conflict",
+                    ) from None
             if self._store.fsync:
                 _fsync_dir(final.parent)
         except BaseException:

@@ -107,13 +107,39 @@ def parse_resource_key(key: str) -> tuple[str, ResourceKind] | None:
     return (m.group(5), kind) if kind else None
 
 
+class _Prefixed(io.RawIOBase):
+    """``raw`` with bytes already read from it put back in front."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        self._head = head
+        self._raw = raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
 class _CheckedGunzip(io.RawIOBase):
     """Decompresses a stored ``.gz`` stream; damage becomes CorruptData naming the key."""
 
     def __init__(self, raw: IO[bytes], key: str) -> None:
         self._raw = raw
-        self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
         self._key = key
+        # gzip reads an empty file as empty content; a stored resource is never that.
+        head = raw.read(2)
+        if head != b"\x1f\x8b":
+            raw.close()
+            raise CorruptData(f"{key}: not gzip data (starts with {head!r})")
+        self._gz = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")
 
     def readable(self) -> bool:
         return True

@@ -19,9 +19,10 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sandcrawler.errors import ConfigError, NotFound, StoreUnavailable
+from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
+    MAX_KEY_BYTES,
     BlobInfo,
     BlobStore,
     BlobWriter,
@@ -181,8 +182,10 @@ class S3BlobStore(BlobStore):
             signature_version="s3v4",
             # S3-compatible servers are addressed by path; AWS itself by virtual host.
             s3={"addressing_style": "path" if endpoint_url else "auto"},
-            retries={"max_attempts": 5, "mode": "standard"},
-            connect_timeout=10,
+            # 3 tries in all (max_attempts would count retries): an unreachable
+            # endpoint is reported in seconds, and workers back off above this.
+            retries={"total_max_attempts": 3, "mode": "standard"},
+            connect_timeout=5,
             read_timeout=120,
             # The newer default CRC trailers are not understood by every
             # S3-compatible server; send checksums only where the API requires them.
@@ -215,7 +218,14 @@ class S3BlobStore(BlobStore):
         )
 
     def object_key(self, key: str) -> str:
-        return self.prefix + check_key(key)
+        full = self.prefix + check_key(key)
+        if len(full.encode("utf-8")) > MAX_KEY_BYTES:
+            raise InvalidName(
+                f"blob key too long for S3 with prefix {self.prefix!r} "
+                f"(over {MAX_KEY_BYTES} bytes in all)",
+                status="bad-key",
+            )
+        return full
 
     def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
         check_key(key)
