@@ -579,9 +579,9 @@ def test_s3_create_bucket(s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setenv("SANDCRAWLER_STORE_URL", f"s3://{name}")
     store = _s3_store()
     try:
-        assert store.create_bucket() is True
+        assert store.create() is True
         store.check()
-        assert store.create_bucket() is False
+        assert store.create() is False
         store.put("k", b"v")
         assert store.get("k") == b"v"
         assert _keys(store) == ["k"]

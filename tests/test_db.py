@@ -50,6 +50,11 @@ def test_postgres_types(pg_url: str) -> None:
             "('crossref'::regclass, 'grobid_refs'::regclass) AND attname IN ('record', 'refs_json')"
         )).all())
     assert compression == {"record": "l", "refs_json": "l"}  # lz4
+    with engine.connect() as conn:
+        storage = conn.execute(text(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'pdftable_cells'::regclass "
+            "AND attname = 'value'")).scalar()
+    assert storage == "e"  # values come deflated: out of line, not compressed again
     assert types == {"source": "text", "source_id": "text",
                      "source_ts": "timestamp with time zone",
                      "updated": "timestamp with time zone", "refs_json": "jsonb"}

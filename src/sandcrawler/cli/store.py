@@ -35,9 +35,7 @@ def _echo(value: object) -> None:
 def init() -> None:
     """Create the store (directory, or S3 bucket) if missing and check access."""
     blobs = open_blob_store(load_settings())
-    created = False
-    if hasattr(blobs, "create_bucket"):
-        created = blobs.create_bucket()
+    created = blobs.create()
     blobs.check()
     click.echo(f"{blobs.url}: {'created' if created else 'ready'}", err=True)
 

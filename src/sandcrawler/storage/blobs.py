@@ -189,6 +189,10 @@ class BlobStore(ABC):
         """Remove what interrupted writers left behind (never visible as blobs);
         returns how many leftovers were removed."""
 
+    def create(self) -> bool:
+        """Create the store's container if it is missing (True if created)."""
+        return False  # a local store creates its directory when opened
+
     def check(self) -> None:  # noqa: B027 (optional hook)
         """Raise ConfigError or StoreUnavailable unless the store can be used."""
 

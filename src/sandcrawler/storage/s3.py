@@ -289,7 +289,7 @@ class S3BlobStore(BlobStore):
                 "(`sandcrawler store init` creates it)"
             )
 
-    def create_bucket(self) -> bool:
+    def create(self) -> bool:
         """Create the bucket if it does not exist; True if created."""
         if self._bucket_exists():
             return False

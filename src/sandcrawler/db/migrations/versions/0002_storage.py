@@ -61,6 +61,10 @@ def upgrade() -> None:
             octet_length(col("row_key")) == 20, name="pdftable_cells_row_key_check"
         ),
     )
+    if op.get_bind().dialect.name == "postgresql":
+        # Large values (GROBID's TEI and JSON) arrive deflated already: TOAST may
+        # move them out of line but should not try to compress them again.
+        op.execute("ALTER TABLE pdftable_cells ALTER COLUMN value SET STORAGE EXTERNAL")
 
 
 def downgrade() -> None:
