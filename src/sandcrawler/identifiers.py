@@ -29,6 +29,10 @@ def normalize_doi(value: Any) -> str:
 
 _BASE32_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 _HEX = frozenset("0123456789abcdef")
+#: RFC 4648 base32 digits (A-Z = 0-25, 2-7 = 26-31) onto int()'s base-32 digits (0-9a-v)
+_BASE32_TO_INT_DIGITS = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789abcdefghijklmnopqrstuv"
+)
 
 
 def sha1_key(value: Any) -> bytes:
@@ -52,7 +56,9 @@ def sha1_key(value: Any) -> bytes:
     if len(text) == 32:
         upper = text.upper()
         if set(upper) <= _BASE32_ALPHABET:
-            return base64.b32decode(upper)
+            # 32 base32 digits are exactly 160 bits: as one base-32 integer this is
+            # ~6x faster than base64.b32decode, which CDX back-fills call per line.
+            return int(upper.translate(_BASE32_TO_INT_DIGITS), 32).to_bytes(20, "big")
         raise InvalidName(f"not a base32 sha1 (allowed: A-Z, 2-7): {value!r}", status="bad-sha1")
     raise InvalidName(
         f"not a sha1: {value!r} has {len(text)} characters "

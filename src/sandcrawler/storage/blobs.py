@@ -13,13 +13,14 @@ backends give the same guarantees:
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
 
@@ -32,6 +33,7 @@ DEFAULT_HASHES: tuple[str, ...] = ("sha1", "sha256")
 CHUNK = 1024 * 1024
 MAX_KEY_BYTES = 1024  # S3's limit, prefix included
 MAX_SEGMENT_BYTES = 255  # a file name on common local filesystems: the same keys work on both
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 #: first key segment reserved for a local store's in-progress writes
 RESERVED_SEGMENT = ".tmp"
 
@@ -51,7 +53,7 @@ def check_key(key: str) -> str:
         raise InvalidName(f"blob key is not valid Unicode: {key!r}", status="bad-key") from None
     if size > MAX_KEY_BYTES:
         raise InvalidName(f"blob key longer than {MAX_KEY_BYTES} bytes", status="bad-key")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in key):
+    if _CONTROL.search(key):
         raise InvalidName(f"blob key contains a control character: {key!r}", status="bad-key")
     if "\\" in key:
         raise InvalidName(f"blob key contains a backslash: {key!r}", status="bad-key")
@@ -80,6 +82,13 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
+def new_hashers(names: Iterable[str]) -> dict[str, Any]:
+    try:
+        return {name: hashlib.new(name) for name in names}
+    except ValueError as e:
+        raise ConfigError(f"unknown hash algorithm: {e}") from e
+
+
 @dataclass(frozen=True, slots=True)
 class BlobInfo:
     key: str
@@ -96,10 +105,7 @@ class BlobWriter(ABC):
     def __init__(self, key: str, hashes: Iterable[str]) -> None:
         self.key = key
         self.size = 0
-        try:
-            self._hashers = {name: hashlib.new(name) for name in hashes}
-        except ValueError as e:
-            raise ConfigError(f"unknown hash algorithm: {e}") from e
+        self._hashers = new_hashers(hashes)
         self.info: BlobInfo | None = None
         self._done = False
 

@@ -21,6 +21,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.storage.blobs import (
+    CHUNK,
     DEFAULT_HASHES,
     MAX_KEY_BYTES,
     BlobInfo,
@@ -28,6 +29,7 @@ from sandcrawler.storage.blobs import (
     BlobWriter,
     check_key,
     check_prefix,
+    new_hashers,
 )
 
 if TYPE_CHECKING:
@@ -62,23 +64,49 @@ def _mapped_errors(store: S3BlobStore, what: str) -> Iterator[None]:
         raise StoreUnavailable(f"S3 store {store.url} unreachable: {e}") from e
 
 
+MAX_SINGLE_PUT = 5 * 1024**3  # S3's limit for one PutObject
+
+
+class _InlineExecutor:
+    """An executor that runs the task at once: not worth a thread for small data."""
+
+    def __enter__(self) -> _InlineExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def submit(self, fn: Any) -> Future:
+        future: Future = Future()
+        future.set_result(fn())
+        return future
+
+
 class _S3Writer(BlobWriter):
     def __init__(self, store: S3BlobStore, key: str, hashes: Iterable[str]) -> None:
         super().__init__(key, hashes)
         self._store = store
         self._object_key = store.object_key(key)
-        self._buffer = bytearray()
+        # Written data as received; joined once per part (one copy of each byte).
+        self._chunks: list[bytes] = []
+        self._buffered = 0
         self._upload_id: str | None = None
         self._parts: list[dict[str, Any]] = []
         self._pending: Future | None = None
         self._executor: ThreadPoolExecutor | None = None
 
     def _write(self, data: bytes) -> None:
-        self._buffer += data
-        while len(self._buffer) >= self._store.part_size:
-            part = bytes(self._buffer[: self._store.part_size])
-            del self._buffer[: self._store.part_size]
-            self._send_part(part)
+        self._chunks.append(data if type(data) is bytes else bytes(data))
+        self._buffered += len(data)
+        size = self._store.part_size
+        if self._buffered >= size:
+            joined = b"".join(self._chunks)
+            full = len(joined) - len(joined) % size
+            for start in range(0, full, size):
+                self._send_part(joined[start : start + size])
+            rest = joined[full:]
+            self._chunks = [rest] if rest else []
+            self._buffered = len(rest)
 
     def _send_part(self, part: bytes) -> None:
         client = self._store.client
@@ -117,11 +145,11 @@ class _S3Writer(BlobWriter):
             if self._upload_id is None:
                 with _mapped_errors(store, self.key):
                     store.client.put_object(
-                        Bucket=store.bucket, Key=self._object_key, Body=bytes(self._buffer)
+                        Bucket=store.bucket, Key=self._object_key, Body=b"".join(self._chunks)
                     )
             else:
-                if self._buffer or not self._parts:
-                    self._send_part(bytes(self._buffer))
+                if self._buffered or not self._parts:
+                    self._send_part(b"".join(self._chunks))
                 self._wait_pending()
                 with _mapped_errors(store, self.key):
                     store.client.complete_multipart_upload(
@@ -134,12 +162,12 @@ class _S3Writer(BlobWriter):
             self._abort()
             raise
         finally:
-            self._buffer = bytearray()
+            self._chunks, self._buffered = [], 0
             self._shutdown()
         return datetime.now(UTC)
 
     def _abort(self) -> None:
-        self._buffer = bytearray()
+        self._chunks, self._buffered = [], 0
         if self._pending is not None:
             with contextlib.suppress(Exception):
                 self._pending.result()
@@ -230,6 +258,28 @@ class S3BlobStore(BlobStore):
     def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
         check_key(key)
         return _S3Writer(self, key, hashes)
+
+    def put(
+        self, key: str, data: bytes | IO[bytes], *, hashes: Iterable[str] = DEFAULT_HASHES
+    ) -> BlobInfo:
+        """Bytes already in memory go up in one PutObject, without copies, hashed on
+        another core meanwhile (hashlib releases the GIL); streams go through the
+        multipart writer."""
+        if not isinstance(data, bytes | bytearray | memoryview) or len(data) > MAX_SINGLE_PUT:
+            return super().put(key, data, hashes=hashes)
+        object_key = self.object_key(key)
+        hashers = new_hashers(hashes)
+
+        def digest() -> dict[str, str]:
+            for h in hashers.values():
+                h.update(data)
+            return {name: h.hexdigest() for name, h in hashers.items()}
+
+        with ThreadPoolExecutor(1) if len(data) >= CHUNK else _InlineExecutor() as pool:
+            digests = pool.submit(digest)
+            with _mapped_errors(self, key):
+                self.client.put_object(Bucket=self.bucket, Key=object_key, Body=data)
+            return BlobInfo(key, len(data), datetime.now(UTC), digests.result())
 
     def open_read(self, key: str) -> IO[bytes]:
         with _mapped_errors(self, key):
