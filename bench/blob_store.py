@@ -19,11 +19,10 @@ time, > 1: the store is slower):
          source file (with and without the fsyncs);
          get: ``store.get(key)`` vs ``open(path, "rb").read()``, on the same files.
   s3     a fresh ``S3Server`` (OpenStack Swift + s3api on loopback, on this same machine)
-         put: ``S3BlobStore.put`` vs ``client.put_object`` (large: also ``put(key,
-         open(src))`` vs ``client.upload_fileobj``, and the store with parts larger than
-         the object, i.e. one PutObject); get: ``store.get`` vs ``client.get_object(...)
-         ["Body"].read()`` on the same objects (large: also ``download_fileobj`` and the
-         raw single-PUT objects).
+         put: ``S3BlobStore.put(key, bytes)`` (one PutObject) vs ``client.put_object``
+         (large: also ``put(key, open(src))``, multipart, vs ``client.upload_fileobj``);
+         get: ``store.get`` vs ``client.get_object(...)["Body"].read()`` on the same
+         objects (large: also ``download_fileobj``).
   hash   sha1 + sha256 over the same bytes with ``hashlib.new``: what the store computes
          on every write and plain code does not.
 
@@ -438,12 +437,10 @@ def s3_section(small: Objects, large: Objects) -> None:
                                secret_access_key=server.secret_key, **kw)
 
         store = store_in("bench-store")
-        # Parts larger than a large object: each is sent with one PutObject.
-        part = 1 << (len(large[0].data) - 1).bit_length() if large else 0
-        one_put = store_in("bench-store-onepart", part_size=max(part, 8 * 2**20))
         server.create_bucket("bench-raw")
         raw = server.client()
-        print(f"   store part_size {store.part_size / 2**20:g} MiB, one part in flight; "
+        print(f"   store: bytes in one PutObject; streams in parts of "
+              f"{store.part_size / 2**20:g} MiB, one part in flight; "
               "upload_fileobj/download_fileobj: boto3's defaults (8 MiB parts, 10 threads)")
         # Warm up: connections, credentials, first-request imports of both clients.
         warm = [Obj("warmup/x", b"x" * 1000)]
@@ -471,26 +468,21 @@ def s3_section(small: Objects, large: Objects) -> None:
             put1, up = "raw: client.put_object (one PUT)", "raw: upload_fileobj(open(src))"
             run_section("put", [
                 Variant(put1, raw_put(raw, "bench-raw")),
-                Variant("store: put(key, bytes) (multipart)", store_put(store), put1),
+                Variant("store: put(key, bytes) (one PutObject)", store_put(store), put1),
                 Variant(up, raw_upload_files(raw, "bench-raw", "up/"), prepare=read_sources),
                 Variant("store: put(key, open(src)) (multipart)", store_put_files(store, "file/"),
                         up, prepare=read_sources),
-                Variant(f"store, {one_put.part_size / 2**20:g} MiB parts: put(key, bytes)",
-                        store_put(one_put), put1),
             ], blocks, server=True)
             get = "raw: get_object()['Body'].read()"
             warm = raw_get(raw, "bench-store")
-            run_section("get (the store's multipart objects, warm)", [
+            run_section("get (the objects store.put(key, bytes) wrote, warm)", [
                 Variant(get, raw_get(raw, "bench-store"), prepare=warm),
                 Variant("store: get(key)", store_get(store), get, prepare=warm),
                 Variant("raw: download_fileobj (ranged GETs, 10 threads)",
                         raw_download(raw, "bench-store"), get, prepare=warm),
-                Variant("raw: get_object().read(), the one-PUT objects",
-                        raw_get(raw, "bench-raw"), get, prepare=raw_get(raw, "bench-raw")),
             ], blocks, server=True)
             check_store(store, large)
         store.close()
-        one_put.close()
 
 
 # --- main ----------------------------------------------------------------------------------
