@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import click
-import orjson
 
+from sandcrawler.cli.options import echo_json
 from sandcrawler.config import load_settings
 from sandcrawler.errors import NotFound
 from sandcrawler.storage import open_catalogue
@@ -20,10 +20,6 @@ def catalogue() -> None:
     the catalogue table indexes them by UUID, sha1, DOI, PMID, PMCID and arXiv
     id, and `rebuild` re-derives it from the store alone.
     """
-
-
-def _echo(value: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
 
 
 @catalogue.command("get")
@@ -44,7 +40,7 @@ def get(identifier: str, no_metadata: bool) -> None:
         out = entry.to_json(cat.paths(entry))
         if not no_metadata and "metadata" in entry.resources:
             out["metadata"] = cat.metadata(doc)
-        _echo(out)
+        echo_json(out)
 
 
 @catalogue.command("export")
@@ -56,9 +52,9 @@ def export(with_metadata: bool) -> None:
     for entry in cat.entries():
         if with_metadata:
             if "metadata" in entry.resources:
-                _echo(cat.metadata(entry.uuid))
+                echo_json(cat.metadata(entry.uuid))
         else:
-            _echo(entry.to_json(cat.paths(entry)))
+            echo_json(entry.to_json(cat.paths(entry)))
 
 
 @catalogue.command("rebuild")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+import orjson
 
 from sandcrawler.config import Settings
 from sandcrawler.pipeline import Runner
@@ -17,6 +18,11 @@ from sandcrawler.pipeline.sinks import Sink
 from sandcrawler.pipeline.sources import Source
 
 F = Callable[..., Any]
+
+
+def echo_json(value: object) -> None:
+    """One JSON line on stdout (commands that print records rather than run a pipeline)."""
+    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
 
 
 def input_argument(f: F) -> F:

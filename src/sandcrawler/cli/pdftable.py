@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from functools import partial
 
 import click
-import orjson
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli.options import input_argument, pipeline_options, run_pipeline
+from sandcrawler.cli.options import echo_json, input_argument, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.errors import NotFound
@@ -37,10 +35,6 @@ def pdftable() -> None:
     """
 
 
-def _echo(value: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
-
-
 @pdftable.command("get")
 @click.argument("key")
 @columns_option
@@ -49,7 +43,7 @@ def get(key: str, columns: tuple[str, ...]) -> None:
     row = open_pdftable(load_settings()).get(key, columns)
     if row is None:
         raise NotFound(f"no row {key} in the PDF table")
-    _echo(row.to_json())
+    echo_json(row.to_json())
 
 
 @pdftable.command("scan")
@@ -61,7 +55,7 @@ def scan(start: str | None, stop: str | None, columns: tuple[str, ...],
          limit: int | None) -> None:
     """Print rows in key order as JSON lines."""
     for row in open_pdftable(load_settings()).scan(start, stop, columns, limit):
-        _echo(row.to_json())
+        echo_json(row.to_json())
 
 
 @pdftable.command("delete")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 import orjson
 
+from sandcrawler.cli.options import echo_json
 from sandcrawler.config import load_settings
 from sandcrawler.errors import RecordError
 from sandcrawler.storage import open_catalogue
@@ -25,10 +26,6 @@ def store() -> None:
     laid out as 98/da/17/ff/<uuid>/<uuid>.<ext>; `store kinds` lists the
     resource kinds.
     """
-
-
-def _echo(value: object) -> None:
-    sys.stdout.buffer.write(orjson.dumps(value) + b"\n")
 
 
 @store.command("init")
@@ -72,7 +69,7 @@ def add(files: tuple[Path, ...], kind: str, metadata_file: object) -> None:
             failed += 1
             click.echo(f"{path}: {e.status}: {e}", err=True)
             continue
-        _echo({"path": str(path), **entry.to_json(cat.paths(entry))})
+        echo_json({"path": str(path), **entry.to_json(cat.paths(entry))})
     if failed:
         raise SystemExit(1)
 
@@ -82,7 +79,7 @@ def add(files: tuple[Path, ...], kind: str, metadata_file: object) -> None:
 def ls(prefix: str) -> None:
     """List blobs whose key starts with PREFIX, as JSON lines (key, size, modified)."""
     for info in open_blob_store(load_settings()).list(prefix):
-        _echo({"key": info.key, "size": info.size, "modified": iso_utc(info.modified)})
+        echo_json({"key": info.key, "size": info.size, "modified": iso_utc(info.modified)})
 
 
 @store.command("cat")
