@@ -52,6 +52,6 @@ def status(as_json: bool) -> None:
                    + ("" if st.up_to_date else
                       f"  -> run `sandcrawler db {'init' if st.current is None else 'upgrade'}`"))
         for name, count in st.row_counts.items():
-            click.echo(f"  {name:<12} {count:>12,} rows")
+            click.echo(f"  {name:<16} {count:>12,} rows")
     if not st.up_to_date:
         raise SystemExit(1)
