@@ -440,7 +440,7 @@ def s3_section(small: Objects, large: Objects) -> None:
         server.create_bucket("bench-raw")
         raw = server.client()
         print(f"   store: bytes in one PutObject; streams in parts of "
-              f"{store.part_size / 2**20:g} MiB, one part in flight; "
+              f"{store.part_size / 2**20:g} MiB, {store.upload_concurrency} in flight; "
               "upload_fileobj/download_fileobj: boto3's defaults (8 MiB parts, 10 threads)")
         # Warm up: connections, credentials, first-request imports of both clients.
         warm = [Obj("warmup/x", b"x" * 1000)]

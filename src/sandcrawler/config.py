@@ -155,6 +155,9 @@ class Settings(BaseSettings):
         ge=5 * 1024 * 1024,
         description="bytes per part of S3 multipart uploads (objects larger than this)",
     )
+    s3_upload_concurrency: int = Field(
+        4, ge=1, le=64, description="parts of one S3 multipart upload in flight at once"
+    )
 
     pdftable_version: int = Field(
         0, ge=0, description="version in the PDF table's name wbgrp-journal-extract-<version>-<env>"

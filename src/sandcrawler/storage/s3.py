@@ -10,6 +10,7 @@ and ``cleanup`` aborts it.
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -92,7 +93,8 @@ class _S3Writer(BlobWriter):
         self._buffered = 0
         self._upload_id: str | None = None
         self._parts: list[dict[str, Any]] = []
-        self._pending: Future | None = None
+        self._pending: deque[Future] = deque()
+        self._next_part = 1
         self._executor: ThreadPoolExecutor | None = None
 
     def _write(self, data: bytes) -> None:
@@ -116,11 +118,15 @@ class _S3Writer(BlobWriter):
                     Bucket=self._store.bucket, Key=self._object_key
                 )
             self._upload_id = created["UploadId"]
-            self._executor = ThreadPoolExecutor(1, thread_name_prefix="s3-part")
-        self._wait_pending()  # at most one part in flight while the next one fills
-        number = len(self._parts) + 1
+            self._executor = ThreadPoolExecutor(
+                self._store.upload_concurrency, thread_name_prefix="s3-part"
+            )
+        # Bounded memory: at most upload_concurrency parts in flight while the next fills.
+        while len(self._pending) >= self._store.upload_concurrency:
+            self._pending.popleft().result()
         assert self._executor is not None
-        self._pending = self._executor.submit(self._upload_part, number, part)
+        self._pending.append(self._executor.submit(self._upload_part, self._next_part, part))
+        self._next_part += 1
 
     def _upload_part(self, number: int, part: bytes) -> None:
         with _mapped_errors(self._store, self.key):
@@ -131,13 +137,11 @@ class _S3Writer(BlobWriter):
                 PartNumber=number,
                 Body=part,
             )
-        # Parts complete in order: one is in flight at a time.
         self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
 
     def _wait_pending(self) -> None:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            pending.result()
+        while self._pending:
+            self._pending.popleft().result()
 
     def _commit(self) -> datetime | None:
         store = self._store
@@ -156,7 +160,9 @@ class _S3Writer(BlobWriter):
                         Bucket=store.bucket,
                         Key=self._object_key,
                         UploadId=self._upload_id,
-                        MultipartUpload={"Parts": self._parts},
+                        MultipartUpload={
+                            "Parts": sorted(self._parts, key=lambda p: p["PartNumber"])
+                        },
                     )
         except BaseException:
             self._abort()
@@ -168,10 +174,9 @@ class _S3Writer(BlobWriter):
 
     def _abort(self) -> None:
         self._chunks, self._buffered = [], 0
-        if self._pending is not None:
+        while self._pending:
             with contextlib.suppress(Exception):
-                self._pending.result()
-            self._pending = None
+                self._pending.popleft().result()
         self._shutdown()
         if self._upload_id is not None:
             upload_id, self._upload_id = self._upload_id, None
@@ -197,6 +202,7 @@ class S3BlobStore(BlobStore):
         access_key_id: str | None = None,
         secret_access_key: str | None = None,
         part_size: int = 8 * 1024 * 1024,
+        upload_concurrency: int = 4,
     ) -> None:
         if not bucket:
             raise ConfigError("S3 store needs a bucket: store_url = s3://BUCKET[/PREFIX]")
@@ -206,6 +212,7 @@ class S3BlobStore(BlobStore):
             check_prefix(self.prefix)
         self.url = f"s3://{bucket}/{self.prefix}"
         self.part_size = part_size
+        self.upload_concurrency = upload_concurrency
         config = Config(
             signature_version="s3v4",
             # S3-compatible servers are addressed by path; AWS itself by virtual host.
@@ -243,6 +250,7 @@ class S3BlobStore(BlobStore):
             access_key_id=settings.s3_access_key_id,
             secret_access_key=settings.s3_secret_access_key,
             part_size=settings.s3_part_size,
+            upload_concurrency=settings.s3_upload_concurrency,
         )
 
     def object_key(self, key: str) -> str:
