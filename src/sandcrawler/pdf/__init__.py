@@ -1,0 +1,1 @@
+"""PDF processing: what a PDF says about itself (extract.py); more to come."""
