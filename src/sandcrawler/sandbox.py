@@ -1,0 +1,138 @@
+"""Run a function in a child process with a time limit and a memory limit.
+
+For native code on untrusted input (PDFium on crawled PDFs): a hostile file can
+make it loop, allocate without bound, or crash. The child is long-lived (start
+up is paid once), has its address space capped with ``RLIMIT_AS``, and is
+killed and replaced when a call overruns its time or the child dies, so the
+caller only ever sees a status:
+
+    timeout        the call ran longer than ``timeout`` seconds (child killed)
+    memory-limit   the call ran out of its memory allowance
+    crashed        the child died (a signal such as SIGSEGV, or an abort)
+
+An exception raised by the function itself is re-raised in the caller as it
+was (a RecordError keeps its status).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import signal
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from sandcrawler.errors import RecordError
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+
+
+class SandboxError(RecordError):
+    pass
+
+
+class TaskTimeout(SandboxError):
+    status = "timeout"
+
+
+class TaskMemoryLimit(SandboxError):
+    status = "memory-limit"
+
+
+class TaskCrashed(SandboxError):
+    status = "crashed"
+
+
+def _child(conn: Connection, memory_limit: int | None) -> None:
+    if memory_limit:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    while True:
+        try:
+            fn, args, kwargs = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send(("ok", fn(*args, **kwargs)))
+        except MemoryError:
+            conn.send(("memory", None))
+        except BaseException as e:  # handed to the caller, who re-raises it
+            try:
+                conn.send(("error", e))
+            except Exception:  # an exception that does not pickle
+                conn.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
+
+
+class Sandbox:
+    """One child process; ``call`` runs a picklable function in it."""
+
+    def __init__(self, *, memory_limit: int | None = 2 * 1024**3) -> None:
+        self.memory_limit = memory_limit
+        self._proc: Any = None
+        self._conn: Connection | None = None
+        self.restarts = 0
+
+    def _start(self) -> None:
+        parent, child = _CONTEXT.Pipe()
+        self._proc = _CONTEXT.Process(
+            target=_child, args=(child, self.memory_limit), daemon=True,
+            name="sandcrawler-sandbox",
+        )
+        self._proc.start()
+        child.close()
+        self._conn = parent
+
+    def _kill(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                os.kill(self._proc.pid, signal.SIGKILL)
+            self._proc.join()
+            self._proc = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def call(self, fn: Callable[..., Any], *args: Any, timeout: float, **kwargs: Any) -> Any:
+        if self._proc is None or not self._proc.is_alive():
+            if self._proc is not None:
+                self.restarts += 1
+            self._kill()
+            self._start()
+        assert self._conn is not None
+        self._conn.send((fn, args, kwargs))
+        try:
+            ready = self._conn.poll(timeout)
+        except (EOFError, OSError):
+            ready = True
+        if not ready:
+            self._kill()
+            self.restarts += 1
+            raise TaskTimeout(f"took longer than {timeout:g} s (child killed)")
+        try:
+            kind, value = self._conn.recv()
+        except (EOFError, OSError):
+            self._proc.join(timeout=5)
+            code = self._proc.exitcode
+            self._kill()
+            self.restarts += 1
+            if code is not None and code < 0:
+                what = signal.Signals(-code).name
+            else:
+                what = f"exit status {code}"
+            raise TaskCrashed(f"the child process died ({what})") from None
+        if kind == "ok":
+            return value
+        if kind == "memory":
+            limit = f"{self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else "?"
+            raise TaskMemoryLimit(f"ran out of memory (limit {limit})")
+        raise value
+
+    def close(self) -> None:
+        self._kill()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
