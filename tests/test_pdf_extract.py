@@ -142,3 +142,15 @@ def test_read_xmp_takes_the_last_packet() -> None:
     assert read_xmp(data) == {"title": "new", "producer": "P"}
     assert read_xmp(b"%PDF-1.4 <x:xmpmeta>not xml</x:xmpmeta>") == {}
     assert read_xmp(b"%PDF-1.4 nothing") == {}
+
+
+def test_statuses_do_not_depend_on_the_previous_file() -> None:
+    """PDFium's error code is per-thread state; each status must come from its own file."""
+    locked = make_pdf(["secret"], user_password="pw")
+    empty = make_pdf([])
+    noise = b"%PDF-1.4\n" + os.urandom(2048)
+    for before in (locked, empty, noise):
+        extract_pdf(before)
+        assert extract_pdf(empty).status == "empty-pdf"
+        assert extract_pdf(locked).status == "encrypted"
+        assert extract_pdf(noise).status == "bad-pdf"

@@ -403,7 +403,7 @@ def test_delete(engine: Engine, table: PdfTable) -> None:
 
 
 def test_pdf_schema_matches_the_seed() -> None:
-    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "match0"]
+    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "pdf0", "match0"]
     assert list(PDF_SCHEMA.family("f").columns) == ["c"]
     assert PDF_SCHEMA.family("f").columns["c"].required == ("u", "d")
     assert set(PDF_SCHEMA.family("file").columns) == {"size", "mime", "cdx"}
@@ -412,7 +412,9 @@ def test_pdf_schema_matches_the_seed() -> None:
     assert set(PDF_SCHEMA.family("grobid0").columns) == {
         "status_code", "quality", "status", "tei_xml", "tei_json", "metadata"}
     assert set(PDF_SCHEMA.family("match0").columns) == {"mstatus", "doi", "minfo"}
-    assert [f.name for f in PDF_SCHEMA.families if f.compressed] == ["grobid0"]
+    # the seed's future "is this a PDF?" step, declared like any new family
+    assert set(PDF_SCHEMA.family("pdf0").columns) == {"pdf_status", "pdf_meta", "text"}
+    assert [f.name for f in PDF_SCHEMA.families if f.compressed] == ["grobid0", "pdf0"]
     columns = [c for f in PDF_SCHEMA.families for c in f.columns]
     assert len(columns) == len(set(columns))
 
@@ -425,14 +427,14 @@ def test_duplicate_column_across_families() -> None:
     assert "status" in str(exc.value)
     for col in ("status", "mime", "c", "doi"):
         with pytest.raises(SchemaError) as exc:
-            PDF_SCHEMA.with_family(Family("pdf0", {"pages": Col("int"), col: Col("str")}))
-        assert "pdf0" in str(exc.value)
+            PDF_SCHEMA.with_family(Family("ocr0", {"pages": Col("int"), col: Col("str")}))
+        assert "ocr0" in str(exc.value)
         owner = {"status": "grobid0", "mime": "file", "c": "f", "doi": "match0"}[col]
         assert repr(owner) in str(exc.value)
     # also when the clash comes after an allowed numbered version
     with pytest.raises(SchemaError):
         PDF_SCHEMA.with_family(Family("grobid1", {"status": Col("json")})).with_family(
-            Family("pdf0", {"status": Col("str")}))
+            Family("ocr0", {"status": Col("str")}))
 
 
 def test_numbered_versions_may_share_names() -> None:
@@ -448,12 +450,12 @@ def test_numbered_versions_may_share_names() -> None:
     (Family("key", {"x": Col("str")}),),
     (Family("sha1hex", {"x": Col("str")}),),
     (Family("Bad-Name", {"x": Col("str")}),),
-    (Family("pdf0", {"Bad-Name": Col("str")}),),
-    (Family("pdf0", {"key": Col("str")}),),
-    (Family("pdf0", {"a:b": Col("str")}),),
+    (Family("ocr0", {"Bad-Name": Col("str")}),),
+    (Family("ocr0", {"key": Col("str")}),),
+    (Family("ocr0", {"a:b": Col("str")}),),
     (Family("0pdf", {"x": Col("str")}),),
     (Family("", {"x": Col("str")}),),
-    (Family("pdf0", {"": Col("str")}),),
+    (Family("ocr0", {"": Col("str")}),),
 ])
 def test_bad_declarations(families: tuple[Family, ...]) -> None:
     with pytest.raises(SchemaError):
@@ -468,34 +470,34 @@ def test_family_declared_twice_via_with_family() -> None:
 
 
 def test_new_family_end_to_end(engine: Engine) -> None:
-    pdf0 = Family("pdf0", {"pdf_status": Col("str"), "pages": Col("int"),
+    ocr0 = Family("ocr0", {"ocr_status": Col("str"), "pages": Col("int"),
                            "info": Col("json", ("ok",)), "blob": Col("bytes")})
-    extended = PdfTable(engine, NAME, schema=PDF_SCHEMA.with_family(pdf0))
-    key = sha1("pdf0")
-    extended.put(key, {"pdf0": {"pdf_status": "is-pdf", "pages": 12, "info": {"ok": True},
+    extended = PdfTable(engine, NAME, schema=PDF_SCHEMA.with_family(ocr0))
+    key = sha1("ocr0")
+    extended.put(key, {"ocr0": {"ocr_status": "is-pdf", "pages": 12, "info": {"ok": True},
                                 "blob": b"\x00\xff"},
                        "file": {"mime": "application/pdf"}})
-    row = extended.get(key, ["pdf0"])
-    assert row is not None and row.cells == {"pdf0": {
-        "pdf_status": "is-pdf", "pages": 12, "info": {"ok": True}, "blob": b"\x00\xff"}}
-    assert extended.get(key, ["pdf0:pages"]).cells == {"pdf0": {"pages": 12}}  # type: ignore[union-attr]
+    row = extended.get(key, ["ocr0"])
+    assert row is not None and row.cells == {"ocr0": {
+        "ocr_status": "is-pdf", "pages": 12, "info": {"ok": True}, "blob": b"\x00\xff"}}
+    assert extended.get(key, ["ocr0:pages"]).cells == {"ocr0": {"pages": 12}}  # type: ignore[union-attr]
     with pytest.raises(RecordError):
-        extended.put(key, {"pdf0": {"info": {"nope": 1}}})
-    # a table opened with the plain schema still reads the row: pdf0 shown raw
+        extended.put(key, {"ocr0": {"info": {"nope": 1}}})
+    # a table opened with the plain schema still reads the row: ocr0 shown raw
     plain = PdfTable(engine, NAME)
     row = plain.get(key)
     assert row is not None
     assert row.cells["file"] == {"mime": "application/pdf"}
-    assert row.cells["pdf0"] == {"pdf_status": b"is-pdf", "pages": (12).to_bytes(8, "big"),
+    assert row.cells["ocr0"] == {"ocr_status": b"is-pdf", "pages": (12).to_bytes(8, "big"),
                                  "info": b'{"ok":true}', "blob": b"\x00\xff"}
     as_json = orjson.loads(orjson.dumps(row.to_json()))
-    assert as_json["pdf0"]["pages"] == (12).to_bytes(8, "big").hex()
+    assert as_json["ocr0"]["pages"] == (12).to_bytes(8, "big").hex()
     assert [r.key for r in plain.scan()] == [key]
     # but cannot address it, nor write it
     with pytest.raises(InvalidName):
-        plain.get(key, ["pdf0"])
+        plain.get(key, ["ocr0"])
     with pytest.raises(InvalidName):
-        plain.put(key, {"pdf0": {"pages": 1}})
+        plain.put(key, {"ocr0": {"pages": 1}})
     # the plain table can still delete the whole row, undeclared cells included
     assert plain.delete(key) == 5
 
@@ -824,7 +826,7 @@ def test_cli_schema(engine: Engine) -> None:
     assert f"table: {CLI_TABLE}" in out
     families = re.findall(r"^(\w+)( \(compressed\))?: ", out, re.M)
     assert families == [("table", ""), ("f", ""), ("file", ""), ("grobid0", " (compressed)"),
-                        ("match0", "")]
+                        ("pdf0", " (compressed)"), ("match0", "")]
     columns = re.findall(r"^  (\w+:\w+)\s+(\w+)", out, re.M)
     assert ("f:c", "json") in columns and ("file:size", "int") in columns
     assert ("grobid0:tei_xml", "str") in columns and ("match0:minfo", "json") in columns

@@ -38,13 +38,14 @@ STORED_SUFFIXES = {
     "thumb-small": "-thumb-small.png",
     "thumb-medium": "-thumb-medium.png",
     "thumb-large": "-thumb-large.png",
+    "thumb-listing": "-thumb-listing.jpg",  # ours: the listing JPEG of issue 5
     "software": ".software.json.gz",
     "dataset": ".dataset.json.gz",
     "references": ".references.tei.xml.gz",
     "affiliations": ".affiliations.json.gz",
     "metadata": ".metadata.json.gz",
 }
-BINARY = {"pdf", "docx", "ps", "thumb-small", "thumb-medium", "thumb-large"}
+BINARY = {"pdf", "docx", "ps", "thumb-small", "thumb-medium", "thumb-large", "thumb-listing"}
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sandcrawler.citations import make_citation_parser
 from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.config import Settings
+from sandcrawler.pdf.worker import ProcessPdfWorker
 from sandcrawler.refs.worker import (
     ParseCrossrefRefsWorker,
     PersistCrossrefWorker,
@@ -33,3 +34,13 @@ def parse_citations(settings: Settings, parser: str | None = None) -> ParseCitat
 
 def backfill_cdx(settings: Settings, mimetypes: frozenset[str] = frozenset()) -> BackfillCdxWorker:
     return BackfillCdxWorker(mimetypes)
+
+
+def process_pdf(
+    settings: Settings, force: bool = False, timeout: float = 120.0,
+    memory_limit: int | None = 2 * 1024**3,
+) -> ProcessPdfWorker:
+    from sandcrawler.storage import open_catalogue, open_pdftable
+
+    return ProcessPdfWorker(open_catalogue(settings), open_pdftable(settings), force=force,
+                            timeout=timeout, memory_limit=memory_limit)

@@ -34,6 +34,7 @@ COMMANDS = {
     "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
     "pdftable": "sandcrawler.cli.pdftable:pdftable",
     "persist": "sandcrawler.cli.persist:persist",
+    "process": "sandcrawler.cli.process:process",
     "store": "sandcrawler.cli.store:store",
     "worker": "sandcrawler.cli.worker:worker",
 }

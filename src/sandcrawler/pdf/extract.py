@@ -15,8 +15,11 @@ dropped); ``parse-error`` (PDFium failed part-way).
 from __future__ import annotations
 
 import io
+import mmap
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -68,23 +71,48 @@ class PdfExtract:
 
 
 def extract_pdf(
-    data: bytes,
+    source: bytes | str | Path,
     *,
     thumbnails: dict[str, int] | None = None,
     listing_width: int | None = LISTING_WIDTH,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
 ) -> PdfExtract:
-    """Extract everything from a PDF held in memory; never raises for a bad file."""
+    """Extract everything from a PDF in memory or in a file (read by PDFium as it
+    needs it, and scanned through a memory map: a large file is never copied into
+    memory); never raises for a bad file."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        return _extract_from(bytes(source), bytes(source), thumbnails, listing_width,
+                             max_text_chars)
+    try:
+        with open(source, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return PdfExtract("not-pdf", error="the file is empty")
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _extract_from(str(source), data, thumbnails, listing_width,
+                                     max_text_chars)
+    except OSError as e:
+        return PdfExtract("bad-pdf", error=f"cannot read {source}: {e.strerror}")
+
+
+def _extract_from(
+    source: bytes | str,
+    data: Any,
+    thumbnails: dict[str, int] | None,
+    listing_width: int | None,
+    max_text_chars: int,
+) -> PdfExtract:
     if sniff_mime(data[:8192]) != "application/pdf":
         return PdfExtract("not-pdf", error=f"the bytes are {sniff_mime(data[:8192])}")
     try:
-        doc = pdfium.PdfDocument(data)
+        doc = pdfium.PdfDocument(source)
     except pdfium.PdfiumError as e:
-        if getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
+        # PDFium's error code is its thread's "last error": a failure that sets none
+        # (a document without pages) reports whatever failed before. So the file
+        # itself confirms each reading: an /Encrypt entry, or a page tree that
+        # declares no pages and has no page objects.
+        password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
+        if password and data.find(b"/Encrypt") >= 0:
             return PdfExtract("encrypted", error="the PDF needs a password")
-        # PDFium refuses a document without pages, and reports no error of its own
-        # for it (its "last error" is then whatever failed before): look for a page
-        # tree that declares no pages and no page objects.
         if _EMPTY_PAGE_TREE.search(data) and not _PAGE_OBJECT.search(data):
             return PdfExtract("empty-pdf", page_count=0, error="no pages (empty page tree)")
         return PdfExtract("bad-pdf", error=str(e))
@@ -97,7 +125,7 @@ def extract_pdf(
         doc.close()
 
 
-def _extract(doc: pdfium.PdfDocument, data: bytes, sizes: dict[str, int],
+def _extract(doc: pdfium.PdfDocument, data: Any, sizes: dict[str, int],
              listing_width: int | None, max_text_chars: int) -> PdfExtract:
     out = PdfExtract("success", page_count=len(doc))
     version = doc.get_version()
@@ -187,7 +215,7 @@ _XMP_FIELDS = {
 }
 
 
-def read_xmp(data: bytes) -> dict[str, str]:
+def read_xmp(data: Any) -> dict[str, str]:
     """Fields of the document's XMP packet. XMP packets are written uncompressed so
     that tools can find them by scanning (the XMP specification's packet wrapper);
     the last packet in the file is the document's (incremental updates append)."""

@@ -186,12 +186,14 @@ class Catalogue:
         *,
         kind: str | ResourceKind = "pdf",
         metadata: Mapping[str, Any] | None = None,
+        sha1: str | None = None,
     ) -> CatalogueEntry:
-        """Store a primary file under its document's UUID, with metadata; idempotent."""
+        """Store a primary file under its document's UUID, with metadata; idempotent.
+        ``sha1``: the file's, when the caller has hashed it already."""
         k = resource_kind(kind)
         if not k.primary:
             raise InvalidName(f"{k.name} is not a primary resource kind", status="bad-kind")
-        sha1 = _file_sha1(path)
+        sha1 = sha1_hex(sha1) if sha1 else _file_sha1(path)
         ids = identifiers_from_metadata(metadata or {})
         ids["sha1"] = sha1
         doc = self.assign_uuid(**ids)

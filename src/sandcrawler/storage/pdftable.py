@@ -145,6 +145,12 @@ PDF_SCHEMA = TableSchema((
         "tei_json": Col("json", description="full text as JSON"),
         "metadata": Col("json", description="authors, title, abstract, citations, ..."),
     }, compressed=True, description="GROBID processing"),
+    Family("pdf0", {
+        "pdf_status": Col("str", description="PDF extraction status (success, not-pdf, ...)"),
+        "pdf_meta": Col("json", description="pages, page-0 size, version, info, XMP, ids, "
+                        "word count"),
+        "text": Col("str", description="full text, pages separated by form feeds"),
+    }, compressed=True, description="the file's own PDF metadata and text (PDFium)"),
     Family("match0", {
         "mstatus": Col("str", description="did it match the catalogue?"),
         "doi": Col("str"),

@@ -61,6 +61,8 @@ KINDS: dict[str, ResourceKind] = {
         _kind("thumb-small", "-thumb-small.png", True, False, "page-0 thumbnail, small"),
         _kind("thumb-medium", "-thumb-medium.png", True, False, "page-0 thumbnail, medium"),
         _kind("thumb-large", "-thumb-large.png", True, False, "page-0 thumbnail, large"),
+        _kind("thumb-listing", "-thumb-listing.jpg", True, False,
+              "page-0 thumbnail for listings (JPEG)"),
         _kind("software", ".software.json", False, False, "software mention annotations"),
         _kind("dataset", ".dataset.json", False, False, "dataset mention annotations"),
         _kind("references", ".references.tei.xml", False, False,

@@ -1,0 +1,128 @@
+"""``sandcrawler process``: a file path in, its processing result out.
+
+For each file: metadata in one pass (size, hashes, sniffed MIME type); for a PDF,
+extraction in the sandbox (time and memory limits); then the primary file and
+its thumbnails into the resource store under the document's UUID, the ``file``
+and ``pdf0`` families into the PDF table, and the catalogue row refreshed. A
+file whose ``pdf0`` status is already recorded is skipped (``exists``) unless
+``force``: re-processing is idempotent either way, as every write is keyed by
+the sha1.
+
+Statuses: the extraction's (success, not-pdf, bad-pdf, encrypted, empty-pdf,
+empty-page0, text-too-large, parse-error), the sandbox's (timeout,
+memory-limit, crashed), ``exists``, and ``unreadable`` / ``not-a-file``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from sandcrawler.errors import RecordError
+from sandcrawler.filemeta import FileMeta, file_metadata
+from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
+from sandcrawler.sandbox import Sandbox, SandboxError
+from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.pdftable import PdfTable
+
+#: extraction statuses that still give a usable document (stored and catalogued)
+_STORED = {"success", "empty-page0", "text-too-large"}
+
+
+def read_path(item: Item) -> str:
+    """A line is a path, or a JSON object with ``path``."""
+    raw = item.data.strip()
+    if raw.startswith(b"{"):
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise RecordError(f"not JSON: {e}", status="bad-json") from None
+        path = obj.get("path") if isinstance(obj, dict) else None
+        if not isinstance(path, str) or not path:
+            raise RecordError("record has no 'path'", status="missing-path")
+        return path
+    return os.fsdecode(raw)
+
+
+class ProcessPdfWorker(RecordWorker):
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        table: PdfTable,
+        *,
+        force: bool = False,
+        timeout: float = 120.0,
+        memory_limit: int | None = 2 * 1024**3,
+    ) -> None:
+        self.catalogue = catalogue
+        self.table = table
+        self.force = force
+        self.timeout = timeout
+        self.sandbox = Sandbox(memory_limit=memory_limit)
+
+    def process(self, item: Item) -> Outcome:
+        path = read_path(item)
+        meta = file_metadata(path)
+        result: dict[str, Any] = {"path": path, **meta.to_json()}
+        if not self.force:
+            done = self.table.get(meta.sha1hex, ["pdf0:pdf_status"])
+            if done is not None:
+                result.update(status="exists", pdf_status=done.cells["pdf0"]["pdf_status"])
+                return Outcome(item.where, "exists", kind="skip", output=result)
+        try:
+            extracted = (
+                self.sandbox.call(extract_pdf, path, timeout=self.timeout)
+                if meta.mimetype == "application/pdf"
+                else PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
+            )
+        except SandboxError as e:
+            extracted = PdfExtract(e.status, error=str(e))
+        result.update(self._store(path, meta, extracted))
+        kind = "ok" if extracted.status in _STORED else (
+            "skip" if extracted.status == "not-pdf" else "error")
+        return Outcome(item.where, extracted.status, kind=kind, output=result,
+                       error=extracted.error if kind == "error" else None)
+
+    def _store(self, path: str, meta: FileMeta, out: PdfExtract) -> dict[str, Any]:
+        summary: dict[str, Any] = {"status": out.status, "error": out.error}
+        cells: dict[str, dict[str, Any]] = {
+            "file": {"size": meta.size, "mime": meta.mimetype},
+            "pdf0": {"pdf_status": out.status, "pdf_meta": out.to_json()},
+        }
+        if out.text is not None:
+            cells["pdf0"]["text"] = out.text
+        if out.status in _STORED:
+            entry = self.catalogue.add_file(
+                path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out)
+            )
+            for kind, image in out.thumbnails.items():
+                name = "thumb-listing" if kind == "listing" else kind
+                self.catalogue.resources.put(entry.uuid, name, image)
+            entry = self.catalogue.refresh(entry.uuid)
+            summary.update(uuid=entry.uuid, resources=list(entry.resources))
+        # The table last: its pdf0 row is what marks the file as done.
+        self.table.put(meta.sha1hex, cells)
+        summary.update(page_count=out.page_count, word_count=out.word_count,
+                       pdf_version=out.pdf_version)
+        return summary
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+
+def _metadata(out: PdfExtract) -> dict[str, Any]:
+    """Header metadata from the PDF itself (GROBID's, when run, is better)."""
+    meta: dict[str, Any] = {}
+    title = out.xmp.get("title") or out.info.get("title")
+    if title:
+        meta["title"] = [title]
+    author = out.xmp.get("creator") or out.info.get("author")
+    if author:
+        meta["pdf_author"] = author
+    if out.xmp.get("doi"):
+        meta["DOI"] = out.xmp["doi"]
+    meta["pdf"] = out.to_json()
+    return meta

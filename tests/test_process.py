@@ -1,0 +1,132 @@
+"""`sandcrawler process`: files into the resource store, the PDF table and the catalogue."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sandcrawler.config import load_settings
+from sandcrawler.storage import open_catalogue, open_pdftable
+from sandcrawler.storage.docid import document_uuid
+from sandcrawler.testing.pdfs import make_pdf
+from tests.conftest import FIXTURES, SHARED_DATA, invoke
+
+PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else []
+
+
+def results(stdout: str) -> dict[str, dict]:
+    return {r["path"]: r for r in map(orjson.loads, stdout.splitlines())}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    made = {
+        "good.pdf": make_pdf(["A small paper about sandcrawling", "page two"], title="Small"),
+        "blank0.pdf": make_pdf([None, "text after a blank first page"]),
+        "empty.pdf": make_pdf([]),
+        "locked.pdf": make_pdf(["secret"], user_password="pw"),
+        "html.pdf": b"<!DOCTYPE html><html><body>Access denied</body></html>",
+        "noise.pdf": b"%PDF-1.4\n" + hashlib.sha512(b"x").digest() * 64,
+    }
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    out = {}
+    for i, (name, data) in enumerate(sorted(made.items())):
+        path = (root / "sub" if i % 2 else root) / name
+        path.write_bytes(data)
+        out[name] = path
+    (root / ".hidden.pdf").write_bytes(made["good.pdf"])
+    return out
+
+
+def test_process_a_tree(engine, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    result = invoke(["process", str(files["good.pdf"].parent)])
+    assert result.exit_code == 0, result.stderr
+    got = {Path(p).name: r for p, r in results(result.stdout).items()}
+    assert set(got) == set(files)  # the hidden file is not walked
+    assert {n: r["status"] for n, r in got.items()} == {
+        "good.pdf": "success", "blank0.pdf": "empty-page0", "empty.pdf": "empty-pdf",
+        "locked.pdf": "encrypted", "html.pdf": "not-pdf", "noise.pdf": "bad-pdf"}
+    assert "process: 6 records" in result.stderr
+
+    settings = load_settings()
+    table, cat = open_pdftable(settings), open_catalogue(settings)
+    for name, path in files.items():
+        data = path.read_bytes()
+        sha1 = hashlib.sha1(data).hexdigest()
+        r = got[name]
+        assert (r["sha1hex"], r["size"], r["md5hex"]) == (
+            sha1, len(data), hashlib.md5(data).hexdigest())
+        row = table.get(sha1)
+        assert row is not None and row.cells["pdf0"]["pdf_status"] == r["status"]
+        assert row.cells["file"]["size"] == len(data)
+        assert row.cells["file"]["mime"] == ("text/html" if name == "html.pdf"
+                                             else "application/pdf")
+    # stored and catalogued: the usable documents only
+    good = got["good.pdf"]
+    doc = document_uuid(sha1=good["sha1hex"])
+    assert good["uuid"] == doc and good["page_count"] == 2 and good["word_count"] == 7
+    assert good["resources"] == ["metadata", "pdf", "thumb-large", "thumb-listing",
+                                 "thumb-medium", "thumb-small"]
+    assert cat.resources.get(doc, "pdf") == files["good.pdf"].read_bytes()
+    assert cat.resources.get(doc, "thumb-small").startswith(b"\x89PNG")
+    assert cat.resources.get(doc, "thumb-listing").startswith(b"\xff\xd8\xff")
+    meta = cat.metadata(doc)
+    assert meta["id"] == doc and meta["title"] == ["Small"] and meta["sha1"] == good["sha1hex"]
+    row = table.get(good["sha1hex"], ["pdf0"])
+    assert "sandcrawling" in row.cells["pdf0"]["text"]  # type: ignore[union-attr]
+    assert row.cells["pdf0"]["pdf_meta"]["page_count"] == 2  # type: ignore[union-attr]
+    assert sorted(e.uuid for e in cat.entries()) == sorted(
+        r["uuid"] for r in got.values() if "uuid" in r)
+    # a blank first page is a status, but the document is still stored and catalogued
+    assert got["blank0.pdf"]["uuid"] == document_uuid(sha1=got["blank0.pdf"]["sha1hex"])
+    for name in ("empty.pdf", "locked.pdf", "html.pdf", "noise.pdf"):
+        assert "uuid" not in got[name]
+
+
+def test_reprocessing_is_idempotent(engine, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    target = str(files["good.pdf"])
+    first = results(invoke(["process", target]).stdout)[target]
+    again = invoke(["process", target])
+    assert results(again.stdout)[target]["status"] == "exists"
+    assert results(again.stdout)[target]["pdf_status"] == "success"
+    forced = invoke(["process", "--force", target])
+    redo = results(forced.stdout)[target]
+    assert redo["status"] == "success" and redo["uuid"] == first["uuid"]
+    settings = load_settings()
+    assert open_catalogue(settings).count() == 1
+    assert open_pdftable(settings).count_rows() == 1
+
+
+def test_paths_from_stdin(engine, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    lines = f'{files["good.pdf"]}\n{{"path": "{files["html.pdf"]}"}}\n{{"nopath": 1}}\n'
+    result = invoke(["process", "-"], input=lines)
+    assert result.exit_code == 0, result.stderr
+    statuses = [r["status"] for r in results(result.stdout).values()]
+    assert statuses == ["success", "not-pdf"]
+    assert "missing-path" in result.stderr
+
+
+def test_missing_file_is_a_record_error(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = invoke(["process", str(tmp_path / "gone.pdf")])
+    assert result.exit_code == 0
+    assert "unreadable" in result.stderr
+
+
+@pytest.mark.skipif(not PDFS, reason="../shared/data/pdfs not present")
+def test_real_papers(engine) -> None:  # type: ignore[no-untyped-def]
+    result = invoke(["process", "-j", "2", *map(str, PDFS)])
+    assert result.exit_code == 0, result.stderr
+    got = results(result.stdout)
+    assert [Path(p).name for p in got] == [p.name for p in PDFS]  # input order kept
+    assert {r["status"] for r in got.values()} == {"success"}
+    assert open_catalogue(load_settings()).count() == len(PDFS)
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/data not present")
+def test_html_fixture_is_not_a_pdf(engine) -> None:  # type: ignore[no-untyped-def]
+    path = str(FIXTURES / "plos_one_article.html")
+    assert results(invoke(["process", path]).stdout)[path]["status"] == "not-pdf"
