@@ -30,6 +30,18 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
+def in_batches(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
+    """Lists of up to ``size`` items, the last one possibly shorter."""
+    batch: list[Item] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 class JsonLinesSource:
     """Lines of a file (``-`` is stdin); blank lines are passed over, numbering is kept."""
 
@@ -50,8 +62,7 @@ class JsonLinesSource:
     def progress_position(self) -> int:
         return self._bytes if self.progress_unit == "B" else self._count
 
-    def batches(self, size: int) -> Iterator[list[Item]]:
-        batch: list[Item] = []
+    def _items(self) -> Iterator[Item]:
         for line_no, line in enumerate(self._fh, start=1):
             self._bytes += len(line)
             if not line.strip():
@@ -59,12 +70,10 @@ class JsonLinesSource:
             if self.limit is not None and self._count >= self.limit:
                 break
             self._count += 1
-            batch.append(Item(f"line {line_no}", line.rstrip(b"\r\n")))
-            if len(batch) >= size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+            yield Item(f"line {line_no}", line.rstrip(b"\r\n"))
+
+    def batches(self, size: int) -> Iterator[list[Item]]:
+        return in_batches(self._items(), size)
 
     def ack(self, items: list[Item]) -> None:
         pass
@@ -188,18 +197,15 @@ class PathsSource:
     def progress_position(self) -> int:
         return self._count
 
-    def batches(self, size: int) -> Iterator[list[Item]]:
-        batch: list[Item] = []
+    def _items(self) -> Iterator[Item]:
         for path in self._files():
             if self.limit is not None and self._count >= self.limit:
                 break
             self._count += 1
-            batch.append(Item(path, os.fsencode(path)))
-            if len(batch) >= size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+            yield Item(path, os.fsencode(path))
+
+    def batches(self, size: int) -> Iterator[list[Item]]:
+        return in_batches(self._items(), size)
 
     def ack(self, items: list[Item]) -> None:
         pass
