@@ -128,6 +128,20 @@ class Settings(BaseSettings):
     grobid_max_citations: int = Field(
         500, ge=1, description="citations per processCitationList request; longer lists are split"
     )
+    grobid_consolidate_header: int = Field(
+        0, ge=0, le=2, description="processFulltextDocument consolidateHeader (0, 1 or 2)"
+    )
+    grobid_include_raw_citations: bool = Field(True, description="fulltext: includeRawCitations")
+    grobid_include_raw_affiliations: bool = Field(
+        True, description="fulltext: includeRawAffiliations"
+    )
+    grobid_segment_sentences: bool = Field(False, description="fulltext: segmentSentences")
+    grobid_tei_coordinates: str = Field(
+        "", description="fulltext: teiCoordinates, comma-separated element names (e.g. figure,ref)"
+    )
+    grobid_max_pdf_mb: int = Field(
+        256, ge=1, description="PDFs larger than this are not sent to GROBID (status too-large)"
+    )
     grobid_retries: int = Field(
         6, ge=0, description="retries when GROBID is busy (503) or unreachable, with back-off"
     )

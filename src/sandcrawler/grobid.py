@@ -8,6 +8,10 @@ Endpoints, per GROBID's documentation:
   ``consolidateCitations`` (0/1/2), ``includeRawCitations`` (0/1);
   200 TEI XML with one ``<biblStruct>`` per input citation, 204 nothing found,
   400 bad request, 500 internal error, 503 all GROBID threads busy.
+- ``POST /api/processFulltextDocument``  multipart: ``input`` (the PDF), and
+  ``consolidateHeader`` (0/1/2), ``includeRawCitations``, ``includeRawAffiliations``,
+  ``segmentSentences`` (0/1), ``teiCoordinates`` (repeated element names);
+  200 TEI XML of the whole document, 204 nothing extracted, 500, 503 as above.
 
 Busy (503) and unreachable servers are retried with exponential back-off; once
 retries run out that is an InfrastructureError, since every later request would
@@ -20,6 +24,7 @@ import logging
 import re
 import time
 from collections.abc import Iterable
+from typing import Any
 
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
@@ -112,6 +117,23 @@ class GrobidClient:
         if resp.status == 204:
             return None
         return _text(resp)
+
+    def process_fulltext(
+        self, pdf: bytes, *, options: Iterable[tuple[str, str]] = ()
+    ) -> tuple[int, str | None]:
+        """(HTTP status, TEI XML) for one PDF; ``(204, None)`` when GROBID extracted
+        nothing. ``options`` are form fields such as ``("consolidateHeader", "1")``;
+        ``teiCoordinates`` may repeat."""
+        fields: list[tuple[str, Any]] = [("input", ("document.pdf", pdf, "application/pdf"))]
+        fields += list(options)
+        body, content_type = urllib3.encode_multipart_formdata(fields)
+        resp = self._request(
+            "POST", "/api/processFulltextDocument", body=body,
+            headers={"Content-Type": content_type},
+        )
+        if resp.status == 204:
+            return 204, None
+        return resp.status, _text(resp)
 
     # --- transport -------------------------------------------------------------------
 

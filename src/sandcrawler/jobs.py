@@ -40,7 +40,12 @@ def process_pdf(
     settings: Settings, force: bool = False, timeout: float = 120.0,
     memory_limit: int | None = 2 * 1024**3,
 ) -> ProcessPdfWorker:
+    from sandcrawler.grobid import GrobidClient
+    from sandcrawler.pdf.fulltext import fulltext_options
     from sandcrawler.storage import open_catalogue, open_pdftable
 
+    grobid = GrobidClient.from_settings(settings) if settings.grobid_url else None
     return ProcessPdfWorker(open_catalogue(settings), open_pdftable(settings), force=force,
-                            timeout=timeout, memory_limit=memory_limit)
+                            timeout=timeout, memory_limit=memory_limit, grobid=grobid,
+                            grobid_options=fulltext_options(settings),
+                            grobid_max_bytes=settings.grobid_max_pdf_mb * 2**20)

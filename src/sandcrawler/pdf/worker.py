@@ -22,7 +22,9 @@ import orjson
 
 from sandcrawler.errors import RecordError
 from sandcrawler.filemeta import FileMeta, file_metadata
+from sandcrawler.grobid import GrobidClient
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
@@ -56,9 +58,15 @@ class ProcessPdfWorker(RecordWorker):
         force: bool = False,
         timeout: float = 120.0,
         memory_limit: int | None = 2 * 1024**3,
+        grobid: GrobidClient | None = None,
+        grobid_options: list[tuple[str, str]] | None = None,
+        grobid_max_bytes: int = 256 * 2**20,
     ) -> None:
         self.catalogue = catalogue
         self.table = table
+        self.grobid = grobid
+        self.grobid_options = grobid_options or []
+        self.grobid_max_bytes = grobid_max_bytes
         self.force = force
         self.timeout = timeout
         self.sandbox = Sandbox(memory_limit=memory_limit)
@@ -95,34 +103,69 @@ class ProcessPdfWorker(RecordWorker):
         if out.text is not None:
             cells["pdf0"]["text"] = out.text
         if out.status in _STORED:
+            grobid0, tei = self._fulltext(path, meta)
+            cells["grobid0"] = grobid0
             entry = self.catalogue.add_file(
-                path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out)
+                path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out, grobid0)
             )
             for kind, image in out.thumbnails.items():
                 name = "thumb-listing" if kind == "listing" else kind
                 self.catalogue.resources.put(entry.uuid, name, image)
+            if tei is not None:
+                self.catalogue.resources.put(entry.uuid, "grobid-tei", tei.encode("utf-8"))
             entry = self.catalogue.refresh(entry.uuid)
-            summary.update(uuid=entry.uuid, resources=list(entry.resources))
+            summary.update(uuid=entry.uuid, resources=list(entry.resources),
+                           grobid_status=grobid0["status"]["status"],
+                           grobid_quality=grobid0.get("quality"))
         # The table last: its pdf0 row is what marks the file as done.
         self.table.put(meta.sha1hex, cells)
         summary.update(page_count=out.page_count, word_count=out.word_count,
                        pdf_version=out.pdf_version)
         return summary
 
+    def _fulltext(self, path: str, meta: FileMeta) -> tuple[dict[str, Any], str | None]:
+        if self.grobid is None:
+            return not_run("no GROBID URL configured"), None
+        if meta.size > self.grobid_max_bytes:
+            limit = self.grobid_max_bytes / 2**20
+            return {"status": {"status": "too-large",
+                               "error": f"over the {limit:g} MB limit for GROBID"}}, None
+        with open(path, "rb") as f:
+            pdf = f.read()
+        return grobid_fulltext(self.grobid, pdf, self.grobid_options)
+
     def close(self) -> None:
         self.sandbox.close()
+        if self.grobid is not None:
+            self.grobid.close()
 
 
-def _metadata(out: PdfExtract) -> dict[str, Any]:
-    """Header metadata from the PDF itself (GROBID's, when run, is better)."""
+def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:
+    """Header metadata: GROBID's when it found a header, else the PDF's own."""
     meta: dict[str, Any] = {}
-    title = out.xmp.get("title") or out.info.get("title")
-    if title:
-        meta["title"] = [title]
-    author = out.xmp.get("creator") or out.info.get("author")
-    if author:
-        meta["pdf_author"] = author
-    if out.xmp.get("doi"):
-        meta["DOI"] = out.xmp["doi"]
+    header = grobid0.get("metadata") if grobid0.get("quality") in ("good", "marginal") else None
+    if header:
+        if header.get("title"):
+            meta["title"] = [header["title"]]
+        if header.get("authors"):
+            meta["author"] = [
+                {"given": a.get("given_name"), "family": a.get("surname"),
+                 "name": a.get("full_name")} for a in header["authors"]
+            ]
+        if header.get("doi"):
+            meta["DOI"] = header["doi"]
+        if header.get("abstract"):
+            meta["abstract"] = header["abstract"]
+        meta["metadata_source"] = "grobid"
+    else:
+        title = out.xmp.get("title") or out.info.get("title")
+        if title:
+            meta["title"] = [title]
+        author = out.xmp.get("creator") or out.info.get("author")
+        if author:
+            meta["pdf_author"] = author
+        if out.xmp.get("doi"):
+            meta["DOI"] = out.xmp["doi"]
+        meta["metadata_source"] = "pdf"
     meta["pdf"] = out.to_json()
     return meta

@@ -14,6 +14,8 @@ answer 503. Every request is recorded in ``requests``.
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import html
 import re
 import threading
@@ -50,19 +52,40 @@ def index_tei(tei: str) -> dict[str, str]:
     return found
 
 
+def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, list[str]], bytes]:
+    """(text fields, the ``input`` file's bytes) of a multipart/form-data body."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+    )
+    fields: dict[str, list[str]] = {}
+    pdf = b""
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True) or b""
+        if name == "input":
+            pdf = payload
+        elif name:
+            fields.setdefault(str(name), []).append(payload.decode("utf-8"))
+    return fields, pdf
+
+
 class FakeGrobid:
     """Start with ``start()`` (or as a context manager); ``url`` is the base URL."""
 
     version = "0.7.3-fake"
 
     def __init__(
-        self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0, port: int = 0
+        self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0, port: int = 0,
+        fulltext_tei: Path | str | None = None,
     ) -> None:
         self.port = port
         self.known: dict[str, str] = {}
         for path in tei_files:
             self.known.update(index_tei(Path(path).read_text(encoding="utf-8")))
         self.slow_seconds = slow_seconds
+        #: what processFulltextDocument answers (real GROBID output, from a fixture)
+        self.fulltext_tei = (Path(fulltext_tei).read_text(encoding="utf-8")
+                             if fulltext_tei else None)
         self.busy = 0
         self.requests: list[dict[str, list[str]]] = []
         self._lock = threading.Lock()
@@ -105,8 +128,20 @@ class FakeGrobid:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                form = urllib.parse.parse_qs(self.rfile.read(length).decode("utf-8"),
-                                             keep_blank_values=True)
+                raw = self.rfile.read(length)
+                if self.path == "/api/processFulltextDocument":
+                    form, pdf = parse_multipart(self.headers.get("Content-Type", ""), raw)
+                    with fake._lock:
+                        fake.requests.append(form)
+                        busy = fake.busy > 0
+                        fake.busy -= busy
+                    if busy:
+                        self._send(503, "busy")
+                        return
+                    code, body = fake.answer_fulltext(pdf)
+                    self._send(code, body, "application/xml")
+                    return
+                form = urllib.parse.parse_qs(raw.decode("utf-8"), keep_blank_values=True)
                 with fake._lock:
                     fake.requests.append(form)
                     if fake.busy > 0:
@@ -123,6 +158,19 @@ class FakeGrobid:
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
+
+    def answer_fulltext(self, pdf: bytes) -> tuple[int, str]:
+        """The fulltext TEI given at start-up; markers in the PDF's bytes pick errors:
+        ``GROBID-500``, ``GROBID-204``, ``GROBID-SLOW`` (sleeps ``slow_seconds``)."""
+        if b"GROBID-500" in pdf:
+            return 500, "[GENERAL] An exception occurred while running Grobid."
+        if b"GROBID-204" in pdf:
+            return 204, ""
+        if b"GROBID-SLOW" in pdf:
+            time.sleep(self.slow_seconds)
+        if self.fulltext_tei is None:
+            return 500, "[NO_FULLTEXT_FIXTURE]"
+        return 200, self.fulltext_tei
 
     def answer(self, citations: list[str]) -> tuple[int, str]:
         joined = " ".join(citations)
