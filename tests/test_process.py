@@ -130,3 +130,44 @@ def test_real_papers(engine) -> None:  # type: ignore[no-untyped-def]
 def test_html_fixture_is_not_a_pdf(engine) -> None:  # type: ignore[no-untyped-def]
     path = str(FIXTURES / "plos_one_article.html")
     assert results(invoke(["process", path]).stdout)[path]["status"] == "not-pdf"
+
+
+def test_zip_archive(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import zipfile
+
+    archive = tmp_path / "batch.zip"
+    one, two = make_pdf(["first paper in a zip"]), make_pdf(["second paper in a zip"])
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("papers/", "")
+        zf.writestr("papers/one.pdf", one)
+        zf.writestr("notes.txt", "not a paper")
+        zf.writestr("two.pdf", two)
+    result = invoke(["process", "--zip", str(archive)])
+    assert result.exit_code == 0, result.stderr
+    got = results(result.stdout)
+    assert {n.split("!")[1]: r["status"] for n, r in got.items()} == {
+        "papers/one.pdf": "success", "notes.txt": "not-pdf", "two.pdf": "success"}
+    assert got[f"{archive}!two.pdf"]["sha1hex"] == hashlib.sha1(two).hexdigest()
+    cat = open_catalogue(load_settings())
+    assert cat.resources.get(got[f"{archive}!papers/one.pdf"]["uuid"], "pdf") == one
+
+    # a damaged member is that member's error; the others are processed
+    data = bytearray(archive.read_bytes())
+    start = data.index(b"first paper in a zip")
+    data[start:start + 5] = b"XXXXX"  # the stored bytes no longer match the CRC
+    damaged = tmp_path / "damaged.zip"
+    damaged.write_bytes(bytes(data))
+    result = invoke(["process", "--force", "--zip", str(damaged)])
+    assert result.exit_code == 0, result.stderr
+    assert "bad-zip-member" in result.stderr and "papers/one.pdf" in result.stderr
+    statuses = {n.split("!")[1]: r["status"] for n, r in results(result.stdout).items()}
+    assert statuses == {"notes.txt": "not-pdf", "two.pdf": "success"}
+
+
+def test_zip_usage_errors(engine, tmp_path: Path, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
+    not_zip = tmp_path / "not.zip"
+    not_zip.write_bytes(b"plain text")
+    result = invoke(["process", "--zip", str(not_zip)])
+    assert result.exit_code == 1 and "cannot read zip archive" in result.stderr
+    assert invoke(["process"]).exit_code == 2
+    assert invoke(["process", "--zip", str(not_zip), str(files["good.pdf"])]).exit_code == 2

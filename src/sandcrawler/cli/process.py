@@ -10,25 +10,29 @@ from sandcrawler import jobs as factories
 from sandcrawler.cli.options import pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.pipeline.sinks import StdoutSink
-from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource
+from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
 from sandcrawler.storage import open_pdftable
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...|-")
+@click.argument("paths", nargs=-1, metavar="PATH...|-")
+@click.option("--zip", "archives", multiple=True, metavar="FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Process each file inside this zip archive (repeatable).")
 @click.option("--force", is_flag=True, help="Process files already recorded in the PDF table.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
               help="Seconds one file may take; then its process is killed (status timeout).")
 @click.option("--memory-limit", type=click.IntRange(min=64), default=2048, show_default=True,
               metavar="MIB", help="Address space of the extracting process, in MiB.")
 @pipeline_options
-def process(paths: tuple[str, ...], force: bool, timeout: float, memory_limit: int,
-            jobs: int, batch_size: int | None, limit: int | None, progress: bool | None,
-            silent: bool, fail_fast: bool) -> None:
+def process(paths: tuple[str, ...], archives: tuple[str, ...], force: bool, timeout: float,
+            memory_limit: int, jobs: int, batch_size: int | None, limit: int | None,
+            progress: bool | None, silent: bool, fail_fast: bool) -> None:
     """Process files: metadata, and for PDFs text and thumbnails.
 
     PATH is a file or a directory (walked recursively); `-` reads paths (or
-    {"path": ...} JSON lines) from stdin. For each file: size, sha1, sha256,
+    {"path": ...} JSON lines) from stdin; --zip processes the files inside zip
+    archives (reported as ARCHIVE!MEMBER). For each file: size, sha1, sha256,
     md5 and the MIME type from its bytes; for a PDF, its own metadata, text and
     page-0 thumbnails, extracted in a child process with a time and memory
     limit. Results go to the resource store (the PDF and its thumbnails under
@@ -36,10 +40,17 @@ def process(paths: tuple[str, ...], force: bool, timeout: float, memory_limit: i
     catalogue; one JSON line per file on stdout. Files already processed are
     skipped (status exists) unless --force.
     """
+    if bool(paths) == bool(archives):
+        raise click.UsageError("give PATH... (or -) or --zip FILE, not both, not neither")
     settings = load_settings()
     _ = open_pdftable(settings).table_id  # checks the database before reading input
-    source = (JsonLinesSource("-", limit=limit) if paths == ("-",)
-              else PathsSource(list(paths), limit=limit))
+    source: Source
+    if archives:
+        source = ZipSource(list(archives), limit=limit)
+    elif paths == ("-",):
+        source = JsonLinesSource("-", limit=limit)
+    else:
+        source = PathsSource(list(paths), limit=limit)
     run_pipeline(
         "process",
         source,

@@ -34,8 +34,9 @@ from sandcrawler.storage.pdftable import PdfTable
 _STORED = {"success", "empty-page0", "text-too-large"}
 
 
-def read_path(item: Item) -> str:
-    """A line is a path, or a JSON object with ``path``."""
+def read_path(item: Item) -> tuple[str, str]:
+    """(path to read, name to report): a line is a path, or a JSON object with
+    ``path`` and optionally ``name`` (e.g. ``archive.zip!paper.pdf``)."""
     raw = item.data.strip()
     if raw.startswith(b"{"):
         try:
@@ -45,8 +46,13 @@ def read_path(item: Item) -> str:
         path = obj.get("path") if isinstance(obj, dict) else None
         if not isinstance(path, str) or not path:
             raise RecordError("record has no 'path'", status="missing-path")
-        return path
-    return os.fsdecode(raw)
+        name = obj.get("name")
+        name = name if isinstance(name, str) and name else path
+        if obj.get("error"):
+            raise RecordError(f"{name}: {obj['error']}", status="bad-zip-member")
+        return path, name
+    path = os.fsdecode(raw)
+    return path, path
 
 
 class ProcessPdfWorker(RecordWorker):
@@ -72,9 +78,9 @@ class ProcessPdfWorker(RecordWorker):
         self.sandbox = Sandbox(memory_limit=memory_limit)
 
     def process(self, item: Item) -> Outcome:
-        path = read_path(item)
+        path, name = read_path(item)
         meta = file_metadata(path)
-        result: dict[str, Any] = {"path": path, **meta.to_json()}
+        result: dict[str, Any] = {"path": name, **meta.to_json()}
         if not self.force:
             done = self.table.get(meta.sha1hex, ["pdf0:pdf_status"])
             if done is not None:
