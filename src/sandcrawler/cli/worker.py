@@ -11,7 +11,8 @@ from sandcrawler import jobs as factories
 from sandcrawler.cli.options import parser_option, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink
-from sandcrawler.kafka import consumer_config, crossref_topic
+from sandcrawler.kafka import consumer_config, crossref_topic, producer_config
+from sandcrawler.pipeline.sinks import KafkaSink
 from sandcrawler.pipeline.sources import KafkaSource
 
 
@@ -63,3 +64,52 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
         stop=stop,
     )
 
+
+
+@worker.command("process-pdf")
+@click.option("--topic", help="Topic of file records [default: sandcrawler-<env>.pdf-files].")
+@click.option("--results-topic",
+              help="Topic for results [default: sandcrawler-<env>.pdf-results].")
+@click.option("--group", "group_id",
+              help="Consumer group [default: sandcrawler-<env>-process-pdf].")
+@click.option("--force", is_flag=True, help="Process files already recorded in the PDF table.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+              help="Seconds one file may take; then its process is killed (status timeout).")
+@click.option("--memory-limit", type=click.IntRange(min=64), default=2048, show_default=True,
+              metavar="MIB", help="Address space of the extracting process, in MiB.")
+@click.option("--batch-size", type=click.IntRange(1, 10_000), default=8, show_default=True,
+              help="Records per batch (one offset commit).")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Exit after this many records (for testing).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def process_pdf(topic: str | None, results_topic: str | None, group_id: str | None,
+                force: bool, timeout: float, memory_limit: int, batch_size: int,
+                limit: int | None, progress: bool | None) -> None:
+    """Consume file records and process them like `sandcrawler process`.
+
+    A record is a path, or {"path": ..., "name": ...} JSON. Results (one JSON
+    object per file, keyed by sha1) are published to the results topic; offsets
+    are committed only once the broker has the results, and every write to the
+    store, the PDF table and the catalogue is keyed by the sha1, so a re-read
+    record does no harm.
+    """
+    settings = load_settings()
+    stop = threading.Event()
+    topic = topic or settings.topic("pdf-files")
+    results_topic = results_topic or settings.topic("pdf-results")
+    group_id = group_id or f"sandcrawler-{settings.env}-process-pdf"
+    source = KafkaSource(consumer_config(settings, group_id), topic, stop=stop, limit=limit)
+    click.echo(f"process-pdf: consuming {topic} as {group_id}, results to {results_topic}",
+               err=True)
+    run_pipeline(
+        "process-pdf",
+        source,
+        partial(factories.process_pdf, settings, force, timeout, memory_limit * 2**20),
+        KafkaSink(producer_config(settings), results_topic,
+                  key=lambda out: out.get("sha1hex") if isinstance(out, dict) else None),
+        settings,
+        batch_size=batch_size,
+        progress=progress,
+        endless=True,
+        stop=stop,
+    )
