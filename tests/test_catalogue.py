@@ -353,7 +353,8 @@ def test_rebuild(engine: Engine, pdfs: list[Path], metadata_file: Path) -> None:
     a = store_add("--metadata", metadata_file, pdfs[0])["id"]
     b = store_add(pdfs[1])["id"]
     gone = store_add(pdfs[2])["id"]
-    cat.put_resource(a, "grobid-tei", b"<TEI/>")
+    cat.resources.put(a, "grobid-tei", b"<TEI/>")
+    cat.refresh(a)
     meta_only = cat.put_metadata(cat.assign_uuid(pmid="777"), {"pmid": "777"}).uuid
     # foreign files sharing the store: not documents
     blobs.put("README.txt", b"hello")

@@ -42,7 +42,7 @@ def test_real_papers() -> None:
             assert img.format == "PNG" and img.width == width
             ratio = out.page0_height / out.page0_width
             assert abs(img.height - round(width * ratio)) <= 1
-        listing = image(out.thumbnails["listing"])
+        listing = image(out.thumbnails["thumb-listing"])
         assert listing.format == "JPEG" and listing.width == LISTING_WIDTH
 
 

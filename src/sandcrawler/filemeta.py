@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from sandcrawler.errors import RecordError
+from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.mime import OCTET_STREAM
 
 CHUNK = 1024 * 1024
@@ -120,9 +121,39 @@ class FileMeta:
                 "md5hex": self.md5hex, "mimetype": self.mimetype}
 
 
+def new_hashers(names: Iterable[str]) -> dict[str, Any]:
+    """``hashlib`` objects by name; an unknown name is a configuration error."""
+    try:
+        return {name: hashlib.new(name) for name in names}
+    except ValueError as e:
+        raise ConfigError(f"unknown hash algorithm: {e}") from e
+
+
+@contextmanager
+def open_file(path: str | Path) -> Iterator[IO[bytes]]:
+    """A file opened for reading; what stops that is this record's error."""
+    try:
+        f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed below)
+    except IsADirectoryError:
+        raise RecordError(f"{path} is a directory", status="not-a-file") from None
+    except OSError as e:
+        raise RecordError(f"cannot read {path}: {e.strerror}", status="unreadable") from None
+    with f:
+        yield f
+
+
+def read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def hash_stream(stream: IO[bytes], names: Iterable[str] = HASHES) -> dict[str, str]:
+    return hash_chunks(read_chunks(stream), names)
+
+
 def hash_chunks(chunks: Iterable[bytes], names: Iterable[str] = HASHES) -> dict[str, str]:
     """Digests of the concatenated chunks, each algorithm on its own thread."""
-    hashers = [hashlib.new(name) for name in names]
+    hashers = list(new_hashers(names).values())
     with ThreadPoolExecutor(len(hashers), thread_name_prefix="hash") as pool:
         pending: list = []
         for chunk in chunks:
@@ -146,20 +177,14 @@ def file_metadata(source: str | Path | bytes | IO[bytes]) -> FileMeta:
         data = bytes(source)
         return _meta(len(data), hash_chunks([data]), sniff_mime(data[:SNIFF_BYTES]))
     if isinstance(source, str | Path):
-        try:
-            with open(source, "rb", buffering=0) as f:
-                return file_metadata(f)
-        except IsADirectoryError:
-            raise RecordError(f"{source} is a directory", status="not-a-file") from None
-        except OSError as e:
-            raise RecordError(f"cannot read {source}: {e.strerror}", status="unreadable") from None
-    stream = source
+        with open_file(source) as f:
+            return file_metadata(f)
     size = 0
     head = b""
 
     def chunks() -> Iterable[bytes]:
         nonlocal size, head
-        while chunk := stream.read(CHUNK):
+        for chunk in read_chunks(source):
             if len(head) < SNIFF_BYTES:
                 head += chunk[: SNIFF_BYTES - len(head)]
             size += len(chunk)

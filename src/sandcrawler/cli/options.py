@@ -37,6 +37,25 @@ parser_option = click.option(
 )
 
 
+def processing_options(f: F) -> F:
+    """``--force``, ``--timeout``, ``--memory-limit``: how files are processed
+    (``process`` and ``worker process-pdf``)."""
+    decorators = [
+        click.option("--force", is_flag=True,
+                     help="Process files already recorded in the PDF table."),
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0,
+                     show_default=True,
+                     help="Seconds one file may take; then its process is killed "
+                          "(status timeout)."),
+        click.option("--memory-limit", type=click.IntRange(min=64), default=2048,
+                     show_default=True, metavar="MIB",
+                     help="Address space of the extracting process, in MiB."),
+    ]
+    for dec in reversed(decorators):
+        f = dec(f)
+    return f
+
+
 def pipeline_options(f: F) -> F:
     """``-j``, ``--batch-size``, ``--limit``, ``--silent``/``--progress``, ``--fail-fast``."""
     decorators = [

@@ -7,7 +7,7 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli.options import pipeline_options, run_pipeline
+from sandcrawler.cli.options import pipeline_options, processing_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
@@ -19,11 +19,7 @@ from sandcrawler.storage import open_pdftable
 @click.option("--zip", "archives", multiple=True, metavar="FILE",
               type=click.Path(exists=True, dir_okay=False),
               help="Process each file inside this zip archive (repeatable).")
-@click.option("--force", is_flag=True, help="Process files already recorded in the PDF table.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-              help="Seconds one file may take; then its process is killed (status timeout).")
-@click.option("--memory-limit", type=click.IntRange(min=64), default=2048, show_default=True,
-              metavar="MIB", help="Address space of the extracting process, in MiB.")
+@processing_options
 @pipeline_options
 def process(paths: tuple[str, ...], archives: tuple[str, ...], force: bool, timeout: float,
             memory_limit: int, jobs: int, batch_size: int | None, limit: int | None,

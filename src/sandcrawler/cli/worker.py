@@ -8,7 +8,7 @@ from functools import partial
 import click
 
 from sandcrawler import jobs as factories
-from sandcrawler.cli.options import parser_option, run_pipeline
+from sandcrawler.cli.options import parser_option, processing_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.kafka import consumer_config, crossref_topic, producer_config
@@ -72,11 +72,7 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
               help="Topic for results [default: sandcrawler-<env>.pdf-results].")
 @click.option("--group", "group_id",
               help="Consumer group [default: sandcrawler-<env>-process-pdf].")
-@click.option("--force", is_flag=True, help="Process files already recorded in the PDF table.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
-              help="Seconds one file may take; then its process is killed (status timeout).")
-@click.option("--memory-limit", type=click.IntRange(min=64), default=2048, show_default=True,
-              metavar="MIB", help="Address space of the extracting process, in MiB.")
+@processing_options
 @click.option("--batch-size", type=click.IntRange(1, 10_000), default=8, show_default=True,
               help="Records per batch (one offset commit).")
 @click.option("--limit", type=click.IntRange(1), default=None,

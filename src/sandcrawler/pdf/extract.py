@@ -56,7 +56,7 @@ class PdfExtract:
     update_id: str | None = None
     text: str | None = None
     word_count: int | None = None
-    #: resource kind (thumb-small, ...) -> PNG bytes; "listing" -> JPEG bytes
+    #: resource kind -> image: thumb-small/-medium/-large PNGs, thumb-listing JPEG
     thumbnails: dict[str, bytes] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -187,7 +187,7 @@ def _thumbnails(page: Any, sizes: dict[str, int],
     for name, width in sizes.items():
         out[name] = _encode(image, width, "PNG")
     if listing_width:
-        out["listing"] = _encode(image, listing_width, "JPEG")
+        out["thumb-listing"] = _encode(image, listing_width, "JPEG")
     return out, blank
 
 

@@ -111,15 +111,13 @@ class ProcessPdfWorker(RecordWorker):
         if out.status in _STORED:
             grobid0, tei = self._fulltext(path, meta)
             cells["grobid0"] = grobid0
-            entry = self.catalogue.add_file(
-                path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out, grobid0)
-            )
-            for kind, image in out.thumbnails.items():
-                name = "thumb-listing" if kind == "listing" else kind
-                self.catalogue.resources.put(entry.uuid, name, image)
+            secondary = dict(out.thumbnails)
             if tei is not None:
-                self.catalogue.resources.put(entry.uuid, "grobid-tei", tei.encode("utf-8"))
-            entry = self.catalogue.refresh(entry.uuid)
+                secondary["grobid-tei"] = tei.encode("utf-8")
+            entry = self.catalogue.add_file(
+                path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out, grobid0),
+                resources=secondary,
+            )
             summary.update(uuid=entry.uuid, resources=list(entry.resources),
                            grobid_status=grobid0["status"]["status"],
                            grobid_quality=grobid0.get("quality"))

@@ -179,17 +179,47 @@ class KafkaSource:
         self._consumer.close()
 
 
-class PathsSource:
+class _FileItemsSource:
+    """What the sources that yield one item per file share: counting, ``--limit``,
+    batching. Subclasses yield items from ``_items``, calling ``_take`` first."""
+
+    progress_unit = "rec"
+    progress_total: int | None = None
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self._count = 0
+
+    def _take(self) -> bool:
+        """Count one more item, unless the limit is reached (then False)."""
+        if self.limit is not None and self._count >= self.limit:
+            return False
+        self._count += 1
+        return True
+
+    def _items(self) -> Iterator[Item]:
+        raise NotImplementedError
+
+    def progress_position(self) -> int:
+        return self._count
+
+    def batches(self, size: int) -> Iterator[list[Item]]:
+        return in_batches(self._items(), size)
+
+    def ack(self, items: list[Item]) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class PathsSource(_FileItemsSource):
     """Files named on the command line; directories are walked (sorted, hidden
     entries skipped), so a run over the same tree always meets files in one order."""
 
-    progress_unit = "rec"
-
     def __init__(self, paths: list[str], *, limit: int | None = None) -> None:
+        super().__init__(limit)
         self.paths = paths
-        self.limit = limit
-        self.progress_total: int | None = None
-        self._count = 0
 
     def _files(self) -> Iterator[str]:
         for path in self.paths:
@@ -202,42 +232,22 @@ class PathsSource:
             else:
                 yield path
 
-    def progress_position(self) -> int:
-        return self._count
-
     def _items(self) -> Iterator[Item]:
         for path in self._files():
-            if self.limit is not None and self._count >= self.limit:
-                break
-            self._count += 1
+            if not self._take():
+                return
             yield Item(path, os.fsencode(path))
 
-    def batches(self, size: int) -> Iterator[list[Item]]:
-        return in_batches(self._items(), size)
 
-    def ack(self, items: list[Item]) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class ZipSource:
+class ZipSource(_FileItemsSource):
     """The files inside zip archives, each streamed to a temporary file (memory stays
     flat; disk holds only the batches in flight) and removed once its batch is done.
     Items are ``{"path": <temporary file>, "name": "<archive>!<member>"}``."""
 
-    progress_unit = "rec"
-
     def __init__(self, archives: list[str], *, limit: int | None = None) -> None:
+        super().__init__(limit)
         self.archives = archives
-        self.limit = limit
-        self.progress_total: int | None = None
-        self._count = 0
         self._tmp = tempfile.mkdtemp(prefix="sandcrawler-zip-")
-
-    def progress_position(self) -> int:
-        return self._count
 
     def _items(self) -> Iterator[Item]:
         for archive in self.archives:
@@ -249,9 +259,8 @@ class ZipSource:
                 for info in zf.infolist():
                     if info.is_dir():
                         continue
-                    if self.limit is not None and self._count >= self.limit:
+                    if not self._take():
                         return
-                    self._count += 1
                     name = f"{archive}!{info.filename}"
                     target = os.path.join(self._tmp, f"{self._count}.member")
                     payload = {"path": target, "name": name}
@@ -262,9 +271,6 @@ class ZipSource:
                         # A damaged member is that record's error; the run goes on.
                         payload["error"] = f"damaged in the archive: {e}"
                     yield Item(name, orjson.dumps(payload))
-
-    def batches(self, size: int) -> Iterator[list[Item]]:
-        return in_batches(self._items(), size)
 
     def ack(self, items: list[Item]) -> None:
         for item in items:

@@ -20,7 +20,7 @@ class BackfillCdxWorker(RecordWorker):
         self.mimetypes = mimetypes
 
     def process(self, item: Item) -> Outcome:
-        if is_cdx_header(item.data.decode("utf-8", "replace")):
+        if is_cdx_header(item.data):
             return Outcome(item.where, "skip-header", kind="skip")
         cdx = parse_cdx_line(item.data)
         if cdx.is_revisit:

@@ -12,7 +12,6 @@ backends give the same guarantees:
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shutil
 from abc import ABC, abstractmethod
@@ -20,9 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
-from sandcrawler.errors import ConfigError, InvalidName, NotFound
+from sandcrawler.errors import ConfigError, InvalidName
+from sandcrawler.filemeta import new_hashers
 
 if TYPE_CHECKING:
     from sandcrawler.config import Settings
@@ -80,13 +80,6 @@ def check_prefix(prefix: str) -> str:
         return prefix
     check_key(prefix + "x" if prefix.endswith("/") else prefix)
     return prefix
-
-
-def new_hashers(names: Iterable[str]) -> dict[str, Any]:
-    try:
-        return {name: hashlib.new(name) for name in names}
-    except ValueError as e:
-        raise ConfigError(f"unknown hash algorithm: {e}") from e
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,12 +213,6 @@ class BlobStore(ABC):
 
     def exists(self, key: str) -> bool:
         return self.stat(key) is not None
-
-    def require(self, key: str) -> BlobInfo:
-        info = self.stat(key)
-        if info is None:
-            raise NotFound(f"no blob {key!r} in {self.url}")
-        return info
 
     def close(self) -> None:  # noqa: B027 (optional hook)
         pass

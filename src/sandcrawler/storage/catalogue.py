@@ -11,12 +11,11 @@ with ``id`` = the UUID at its root and, when the document has a primary file,
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from sqlalchemy import Engine, delete, func, select
@@ -26,8 +25,8 @@ from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import catalogue
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
+from sandcrawler.filemeta import hash_stream, open_file
 from sandcrawler.identifiers import sha1_hex
-from sandcrawler.storage.blobs import CHUNK, BlobInfo
 from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
 from sandcrawler.storage.resources import (
     KINDS,
@@ -187,26 +186,27 @@ class Catalogue:
         kind: str | ResourceKind = "pdf",
         metadata: Mapping[str, Any] | None = None,
         sha1: str | None = None,
+        resources: Mapping[str, bytes] | None = None,
     ) -> CatalogueEntry:
-        """Store a primary file under its document's UUID, with metadata; idempotent.
+        """Store a primary file under its document's UUID, with metadata and any
+        secondary ``resources`` (kind -> content), then index it once; idempotent.
         ``sha1``: the file's, when the caller has hashed it already."""
         k = resource_kind(kind)
         if not k.primary:
             raise InvalidName(f"{k.name} is not a primary resource kind", status="bad-kind")
-        sha1 = sha1_hex(sha1) if sha1 else _file_sha1(path)
+        if sha1:
+            sha1 = sha1_hex(sha1)
+        else:
+            with open_file(path) as f:
+                sha1 = hash_stream(f, ["sha1"])["sha1"]
         ids = identifiers_from_metadata(metadata or {})
         ids["sha1"] = sha1
         doc = self.assign_uuid(**ids)
         with open(path, "rb") as f:
             self.resources.put(doc, k, f)
+        for name, content in (resources or {}).items():
+            self.resources.put(doc, name, content)
         return self.put_metadata(doc, {**(metadata or {}), "sha1": sha1})
-
-    def put_resource(
-        self, doc_uuid: str, kind: str | ResourceKind, data: bytes | IO[bytes]
-    ) -> BlobInfo:
-        info = self.resources.put(doc_uuid, kind, data)
-        self.refresh(doc_uuid)
-        return info
 
     def put_metadata(self, doc_uuid: str, metadata: Mapping[str, Any]) -> CatalogueEntry:
         """Write ``<uuid>.metadata.json`` (``id`` set to the UUID) and index it.
@@ -252,7 +252,8 @@ class Catalogue:
         if "sha1" not in ids:
             primary = next((k for k in kinds if k.primary), None)
             if primary is not None:
-                ids["sha1"] = _stream_sha1(self.resources.open(doc, primary))
+                with self.resources.open(doc, primary) as f:
+                    ids["sha1"] = hash_stream(f, ["sha1"])["sha1"]
         return CatalogueEntry(doc, resources=tuple(sorted(names)), **ids)
 
     def _write(self, entries: list[CatalogueEntry]) -> None:
@@ -330,18 +331,3 @@ def _entry(row: Mapping[str, Any]) -> CatalogueEntry:
         resources=tuple(row["resources"] or ()),
         updated=row["updated"],
     )
-
-
-def _stream_sha1(stream: IO[bytes]) -> str:
-    h = hashlib.sha1()
-    with stream:
-        while chunk := stream.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _file_sha1(path: str | Path) -> str:
-    try:
-        return _stream_sha1(open(path, "rb"))
-    except OSError as e:
-        raise RecordError(f"cannot read {path}: {e.strerror}", status="unreadable") from None

@@ -21,6 +21,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
+from sandcrawler.filemeta import new_hashers
 from sandcrawler.storage.blobs import (
     CHUNK,
     DEFAULT_HASHES,
@@ -30,7 +31,6 @@ from sandcrawler.storage.blobs import (
     BlobWriter,
     check_key,
     check_prefix,
-    new_hashers,
 )
 
 if TYPE_CHECKING:
@@ -66,21 +66,6 @@ def _mapped_errors(store: S3BlobStore, what: str) -> Iterator[None]:
 
 
 MAX_SINGLE_PUT = 5 * 1024**3  # S3's limit for one PutObject
-
-
-class _InlineExecutor:
-    """An executor that runs the task at once: not worth a thread for small data."""
-
-    def __enter__(self) -> _InlineExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-    def submit(self, fn: Any) -> Future:
-        future: Future = Future()
-        future.set_result(fn())
-        return future
 
 
 class _S3Writer(BlobWriter):
@@ -283,11 +268,19 @@ class S3BlobStore(BlobStore):
                 h.update(data)
             return {name: h.hexdigest() for name, h in hashers.items()}
 
-        with ThreadPoolExecutor(1) if len(data) >= CHUNK else _InlineExecutor() as pool:
-            digests = pool.submit(digest)
+        def send() -> None:
             with _mapped_errors(self, key):
                 self.client.put_object(Bucket=self.bucket, Key=object_key, Body=data)
-            return BlobInfo(key, len(data), datetime.now(UTC), digests.result())
+
+        if len(data) < CHUNK:  # not worth a thread
+            digests = digest()
+            send()
+        else:
+            with ThreadPoolExecutor(1) as pool:
+                hashing = pool.submit(digest)
+                send()
+                digests = hashing.result()
+        return BlobInfo(key, len(data), datetime.now(UTC), digests)
 
     def open_read(self, key: str) -> IO[bytes]:
         with _mapped_errors(self, key):

@@ -38,8 +38,10 @@ class CdxLine:
         return self.mime == REVISIT_MIME
 
 
-def is_cdx_header(line: str) -> bool:
-    return line.startswith(" CDX ") or line.startswith("CDX ")
+def is_cdx_header(line: bytes | str) -> bool:
+    if isinstance(line, bytes):
+        return line.startswith((b" CDX ", b"CDX "))
+    return line.startswith((" CDX ", "CDX "))
 
 
 def parse_cdx_line(raw: bytes | str) -> CdxLine:
