@@ -68,18 +68,22 @@ for spec in sys.argv[2:]:
     builder.get_ring().save(f"{sys.argv[1]}/{kind}.ring.gz")
 """
 
-_BACKEND_CONF = """\
+#: what every server's [DEFAULT] section says: loopback, one process, our swift_dir
+_DEFAULT_SECTION = """\
 [DEFAULT]
 bind_ip = 127.0.0.1
 bind_port = {port}
 workers = 0
 user = {user}
 swift_dir = {swift_dir}
+log_name = {name}
+log_level = INFO
+"""
+
+_BACKEND_CONF = _DEFAULT_SECTION + """\
 devices = {devices}
 mount_check = false
 disable_fallocate = true
-log_name = {kind}-server
-log_level = INFO
 
 [pipeline:main]
 pipeline = {kind}-server
@@ -92,15 +96,7 @@ use = egg:swift#{kind}
 [{kind}-auditor]
 """
 
-_PROXY_CONF = """\
-[DEFAULT]
-bind_ip = 127.0.0.1
-bind_port = {port}
-workers = 0
-user = {user}
-swift_dir = {swift_dir}
-log_name = proxy-server
-log_level = INFO
+_PROXY_CONF = _DEFAULT_SECTION + """\
 
 [pipeline:main]
 pipeline = {pipeline}
@@ -253,12 +249,14 @@ class S3Server:
         for kind in ("account", "container", "object"):
             (etc / f"{kind}-server.conf").write_text(
                 _BACKEND_CONF.format(
-                    kind=kind, port=self.ports[kind], user=user, swift_dir=etc, devices=devices
+                    kind=kind, name=f"{kind}-server", port=self.ports[kind], user=user,
+                    swift_dir=etc, devices=devices,
                 )
             )
         account, user_name = self.access_key.split(":")
         (etc / "proxy-server.conf").write_text(
             _PROXY_CONF.format(
+                name="proxy-server",
                 port=self.ports["proxy"],
                 user=user,
                 swift_dir=etc,
