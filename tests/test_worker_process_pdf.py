@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -14,14 +15,47 @@ import pytest
 
 from sandcrawler.config import load_settings
 from sandcrawler.storage import open_pdftable
+from sandcrawler.testing.http_files import FileServer
 from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
 from sandcrawler.testing.pdfs import make_pdf
+from sandcrawler.testing.warcs import Capture, write_warc
+from sandcrawler.web.cdx import parse_cdx_line
+from tests.conftest import invoke
 from tests.test_worker_kafka import committed, wait_until
 
 pytestmark = pytest.mark.kafka
 
 FILES = "sandcrawler-test.pdf-files"
 RESULTS = "sandcrawler-test.pdf-results"
+
+
+def run_worker(kafka: MockKafka, db_url: str, tmp_path: Path, *, rows: int, results: int,
+               args: tuple[str, ...] = ()) -> tuple[list[bytes], str]:
+    """Run the worker until the PDF table has ``rows`` rows, read ``results`` results,
+    stop it with SIGTERM (exit 0 expected); (results, stderr)."""
+    env = {**os.environ, "SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
+           "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url}
+    err = (tmp_path / "worker.stderr").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "worker", "process-pdf",
+                             "--batch-size", "2", *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=err, env=env)
+    table = open_pdftable(load_settings())
+    try:
+        wait_until(lambda: proc.poll() is not None or table.count_rows() == rows, 90,
+                   "all files processed")
+        assert proc.poll() is None, (tmp_path / "worker.stderr").read_text()
+        # the results topic exists now (it is created by the worker's first write)
+        got = consume(kafka.bootstrap, RESULTS, results, timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        err.close()
+    stderr = (tmp_path / "worker.stderr").read_text()
+    assert "Traceback" not in stderr
+    return got, stderr
 
 
 @pytest.fixture
@@ -46,28 +80,9 @@ def test_worker_processes_records_and_publishes_results(
                                                                 "name": "crawl/page.pdf"})]
     produce(kafka.bootstrap, FILES, records)
 
-    env = {**os.environ, "SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
-           "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url}
-    err = (tmp_path / "worker.stderr").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "worker", "process-pdf",
-                             "--batch-size", "2"], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=err, env=env)
+    results, stderr = run_worker(kafka, db_url, tmp_path, rows=len(records),
+                                 results=len(records))
     table = open_pdftable(load_settings())
-    try:
-        wait_until(lambda: proc.poll() is not None or table.count_rows() == len(records), 90,
-                   "all files processed")
-        assert proc.poll() is None, (tmp_path / "worker.stderr").read_text()
-        # the results topic exists now (it is created by the worker's first write)
-        results = consume(kafka.bootstrap, RESULTS, len(records), timeout=60)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        err.close()
-    stderr = (tmp_path / "worker.stderr").read_text()
-    assert "Traceback" not in stderr
     got = {r["path"]: r for r in map(orjson.loads, results)}
     assert set(got) == {str(p) for p in paths} | {"crawl/page.pdf"}
     assert {r["status"] for p, r in got.items() if p != "crawl/page.pdf"} == {"success"}
@@ -75,5 +90,40 @@ def test_worker_processes_records_and_publishes_results(
     assert table.count_rows() == len(records)
     assert "process-pdf: 6 records" in stderr
     # every record's offset was committed, once its result was with the broker
+    offsets = committed(kafka.bootstrap, group="sandcrawler-test-process-pdf", topic=FILES)
+    assert sum(offsets.values()) == len(records)
+
+
+def test_worker_fetches_urls_warc_captures_and_stored_files(
+    kafka: MockKafka, engine, db_url: str, tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SANDCRAWLER_ENV", "test")
+    web = tmp_path / "web"
+    web.mkdir()
+    by_url, in_warc, stored = (make_pdf([f"{what} paper"]) for what in ("fetched", "archived",
+                                                                          "stored"))
+    (web / "paper.pdf").write_bytes(by_url)
+    line = write_warc(web / "c.warc.gz", [Capture("http://example.org/a.pdf", in_warc)])[0]
+    cdx = parse_cdx_line(line)
+    (tmp_path / "stored.pdf").write_bytes(stored)
+    assert invoke(["process", str(tmp_path / "stored.pdf")]).exit_code == 0
+
+    with FileServer(web) as server:
+        records = [
+            {"url": f"{server.url}/paper.pdf"},
+            {"warc_path": "c.warc.gz", "warc_offset": cdx.warc_offset,
+             "warc_csize": cdx.warc_csize, "sha1": cdx.sha1hex, "name": "archived"},
+            {"sha1": hashlib.sha1(stored).hexdigest(), "name": "stored"},
+            {"url": f"{server.url}/missing.pdf"},
+        ]
+        produce(kafka.bootstrap, FILES, [orjson.dumps(r) for r in records])
+        results, stderr = run_worker(kafka, db_url, tmp_path, rows=3, results=3,
+                                     args=("--source", server.url, "--force"))
+    got = {r["path"]: r for r in map(orjson.loads, results)}
+    assert {p: r["status"] for p, r in got.items()} == {
+        f"{server.url}/paper.pdf": "success", "archived": "success", "stored": "success"}
+    assert got["archived"]["sha1hex"] == hashlib.sha1(in_warc).hexdigest()
+    assert "http-error" in stderr and "missing.pdf" in stderr
     offsets = committed(kafka.bootstrap, group="sandcrawler-test-process-pdf", topic=FILES)
     assert sum(offsets.values()) == len(records)

@@ -146,6 +146,18 @@ class Settings(BaseSettings):
         6, ge=0, description="retries when GROBID is busy (503) or unreachable, with back-off"
     )
 
+    fetch_timeout: float = Field(
+        60.0, gt=0, description="seconds to connect and between bytes when fetching files by URL"
+    )
+    fetch_max_mb: int = Field(
+        1024, ge=1, description="files fetched by URL or from WARCs larger than this: too-large"
+    )
+    warc_source: str | None = Field(
+        None,
+        description="where WARC files named in CDX lines are: a directory, or an http(s) URL "
+        "prefix answering Range requests",
+    )
+
     kafka_brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
 
     store_url: str = Field(

@@ -48,15 +48,23 @@ def backfill_cdx(settings: Settings, mimetypes: frozenset[str] = frozenset()) ->
 
 def process_pdf(
     settings: Settings, force: bool = False, timeout: float = 120.0,
-    memory_limit: int | None = 2 * 1024**3,
+    memory_limit: int | None = 2 * 1024**3, cdx_input: bool = False,
 ) -> ProcessPdfWorker:
+    from sandcrawler.fileinput import FileLocator
     from sandcrawler.grobid import GrobidClient
     from sandcrawler.pdf.fulltext import fulltext_options
     from sandcrawler.pdf.worker import ProcessPdfWorker
     from sandcrawler.storage import open_catalogue, open_pdftable
+    from sandcrawler.web.fetch import HttpFetcher
 
+    catalogue = open_catalogue(settings)
+    fetcher = HttpFetcher(timeout=settings.fetch_timeout,
+                          max_bytes=settings.fetch_max_mb * 2**20)
+    locator = FileLocator(catalogue=catalogue, warc_source=settings.warc_source,
+                          fetcher=fetcher)
     grobid = GrobidClient.from_settings(settings) if settings.grobid_url else None
-    return ProcessPdfWorker(open_catalogue(settings), open_pdftable(settings), force=force,
+    return ProcessPdfWorker(catalogue, open_pdftable(settings), force=force,
                             timeout=timeout, memory_limit=memory_limit, grobid=grobid,
                             grobid_options=fulltext_options(settings),
-                            grobid_max_bytes=settings.grobid_max_pdf_mb * 2**20)
+                            grobid_max_bytes=settings.grobid_max_pdf_mb * 2**20,
+                            locator=locator, cdx_input=cdx_input)

@@ -38,9 +38,12 @@ parser_option = click.option(
 
 
 def processing_options(f: F) -> F:
-    """``--force``, ``--timeout``, ``--memory-limit``: how files are processed
-    (``process`` and ``worker process-pdf``)."""
+    """``--source``, ``--force``, ``--timeout``, ``--memory-limit``: how files are
+    found and processed (``process`` and ``worker process-pdf``)."""
     decorators = [
+        click.option("--source", metavar="DIR|URL",
+                     help="Where the WARC files of captures are: a directory, or an http(s) "
+                          "URL prefix answering Range requests [default: setting warc_source]."),
         click.option("--force", is_flag=True,
                      help="Process files already recorded in the PDF table."),
         click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0,

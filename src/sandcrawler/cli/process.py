@@ -9,6 +9,7 @@ import click
 from sandcrawler import jobs as factories
 from sandcrawler.cli.options import pipeline_options, processing_options, run_pipeline
 from sandcrawler.config import load_settings
+from sandcrawler.fileinput import check_warc_source
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
 from sandcrawler.storage import open_pdftable
@@ -19,16 +20,25 @@ from sandcrawler.storage import open_pdftable
 @click.option("--zip", "archives", multiple=True, metavar="FILE",
               type=click.Path(exists=True, dir_okay=False),
               help="Process each file inside this zip archive (repeatable).")
+@click.option("--cdx", "cdx_file", metavar="FILE|-",
+              help="Process the captures listed in this CDX file (- for stdin), reading "
+                   "their bytes from the WARC source (--source).")
 @processing_options
 @pipeline_options
-def process(paths: tuple[str, ...], archives: tuple[str, ...], force: bool, timeout: float,
-            memory_limit: int, jobs: int, batch_size: int | None, limit: int | None,
-            progress: bool | None, silent: bool, fail_fast: bool) -> None:
+def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | None,
+            source: str | None, force: bool, timeout: float, memory_limit: int, jobs: int,
+            batch_size: int | None, limit: int | None, progress: bool | None, silent: bool,
+            fail_fast: bool) -> None:
     """Process files: metadata, and for PDFs text and thumbnails.
 
-    PATH is a file or a directory (walked recursively); `-` reads paths (or
-    {"path": ...} JSON lines) from stdin; --zip processes the files inside zip
-    archives (reported as ARCHIVE!MEMBER). For each file: size, sha1, sha256,
+    PATH is a file or a directory (walked recursively); `-` reads file records
+    from stdin: paths, or JSON lines with "path", "url" (fetched), "sha1" (a
+    file already in the store) or "warc_path"/"warc_offset"/"warc_csize" (a
+    capture in the WARC source). --zip processes the files inside zip archives
+    (reported as ARCHIVE!MEMBER). --cdx processes the 200 captures of a CDX
+    file, read from the WARCs in --source (a directory, where a file named by
+    its sha1 also serves, or an http(s) URL prefix answering Range requests);
+    the capture is also recorded in file:cdx. For each file: size, sha1, sha256,
     md5 and the MIME type from its bytes; for a PDF, its own metadata, text and
     page-0 thumbnails, extracted in a child process with a time and memory
     limit. Results go to the resource store (the PDF and its thumbnails under
@@ -36,21 +46,28 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], force: bool, time
     catalogue; one JSON line per file on stdout. Files already processed are
     skipped (status exists) unless --force.
     """
-    if bool(paths) == bool(archives):
-        raise click.UsageError("give PATH... (or -) or --zip FILE, not both, not neither")
-    settings = load_settings()
+    if sum(map(bool, (paths, archives, cdx_file))) != 1:
+        raise click.UsageError("give one of PATH... (or -), --zip FILE or --cdx FILE")
+    settings = load_settings(warc_source=source)
+    check_warc_source(settings.warc_source)
+    if cdx_file and not settings.warc_source:
+        raise click.UsageError("--cdx needs --source DIR|URL (or SANDCRAWLER_WARC_SOURCE): "
+                               "where the WARC files are")
     _ = open_pdftable(settings).table_id  # checks the database before reading input
-    source: Source
+    items: Source
     if archives:
-        source = ZipSource(list(archives), limit=limit)
+        items = ZipSource(list(archives), limit=limit)
+    elif cdx_file:
+        items = JsonLinesSource(cdx_file, limit=limit)
     elif paths == ("-",):
-        source = JsonLinesSource("-", limit=limit)
+        items = JsonLinesSource("-", limit=limit)
     else:
-        source = PathsSource(list(paths), limit=limit)
+        items = PathsSource(list(paths), limit=limit)
     run_pipeline(
         "process",
-        source,
-        partial(factories.process_pdf, settings, force, timeout, memory_limit * 2**20),
+        items,
+        partial(factories.process_pdf, settings, force, timeout, memory_limit * 2**20,
+                bool(cdx_file)),
         StdoutSink(),
         settings,
         jobs=jobs, batch_size=batch_size or 8,

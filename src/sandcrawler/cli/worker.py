@@ -11,6 +11,7 @@ from sandcrawler import jobs as factories
 from sandcrawler.cli.options import parser_option, processing_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink
+from sandcrawler.fileinput import check_warc_source
 from sandcrawler.kafka import consumer_config, crossref_topic, producer_config
 from sandcrawler.pipeline.sinks import KafkaSink
 from sandcrawler.pipeline.sources import KafkaSource
@@ -79,17 +80,23 @@ def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
               help="Exit after this many records (for testing).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
 def process_pdf(topic: str | None, results_topic: str | None, group_id: str | None,
-                force: bool, timeout: float, memory_limit: int, batch_size: int,
+                source: str | None, force: bool, timeout: float, memory_limit: int,
+                batch_size: int,
                 limit: int | None, progress: bool | None) -> None:
     """Consume file records and process them like `sandcrawler process`.
 
-    A record is a path, or {"path": ..., "name": ...} JSON. Results (one JSON
+    A record is a path, or a JSON object with "path", "url" (fetched over
+    HTTP), "sha1" (a file already in the store) or "warc_path", "warc_offset"
+    and "warc_csize" (a capture in the WARC source, --source); "name" is what
+    results report, and "sha1" next to another field is the digest the bytes
+    must have (sha1-mismatch otherwise). Results (one JSON
     object per file, keyed by sha1) are published to the results topic; offsets
     are committed only once the broker has the results, and every write to the
     store, the PDF table and the catalogue is keyed by the sha1, so a re-read
     record does no harm.
     """
-    settings = load_settings()
+    settings = load_settings(warc_source=source)
+    check_warc_source(settings.warc_source)
     stop = threading.Event()
     topic = topic or settings.topic("pdf-files")
     results_topic = results_topic or settings.topic("pdf-results")

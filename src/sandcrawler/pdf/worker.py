@@ -1,26 +1,30 @@
-"""``sandcrawler process``: a file path in, its processing result out.
+"""``sandcrawler process``: a file record in, its processing result out.
 
-For each file: metadata in one pass (size, hashes, sniffed MIME type); for a PDF,
-extraction in the sandbox (time and memory limits); then the primary file and
-its thumbnails into the resource store under the document's UUID, the ``file``
-and ``pdf0`` families into the PDF table, and the catalogue row refreshed. A
-file whose ``pdf0`` status is already recorded is skipped (``exists``) unless
+A record is a path, a URL, a capture in a WARC (from a CDX line), or the sha1
+of a file already stored (see ``sandcrawler.fileinput``). For each file:
+metadata in one pass (size, hashes, sniffed MIME type); for a PDF, extraction
+in the sandbox (time and memory limits); then the primary file and its
+thumbnails into the resource store under the document's UUID, the ``file`` and
+``pdf0`` (and ``grobid0``) families into the PDF table, and the catalogue row
+refreshed. A file whose ``pdf0`` status is already recorded is skipped
+(``exists``; before fetching it, when the record gives its sha1) unless
 ``force``: re-processing is idempotent either way, as every write is keyed by
 the sha1.
 
 Statuses: the extraction's (success, not-pdf, bad-pdf, encrypted, empty-pdf,
 empty-page0, text-too-large, parse-error), the sandbox's (timeout,
-memory-limit, crashed), ``exists``, and ``unreadable`` / ``not-a-file``.
+memory-limit, crashed), ``exists``; for the record itself: not-found,
+fetch-error, http-error, too-large, bad-warc, sha1-mismatch, bad-record,
+bad-zip-member, unreadable / not-a-file; for CDX lines: skip-header,
+skip-revisit, skip-status, bad-cdx.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-import orjson
-
 from sandcrawler.errors import RecordError
+from sandcrawler.fileinput import FileLocator, FileRecord, parse_file_record, record_from_cdx
 from sandcrawler.filemeta import FileMeta, file_metadata
 from sandcrawler.grobid import GrobidClient
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
@@ -29,30 +33,10 @@ from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
+from sandcrawler.web.cdx import is_cdx_header, parse_cdx_line
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 _STORED = {"success", "empty-page0", "text-too-large"}
-
-
-def read_path(item: Item) -> tuple[str, str]:
-    """(path to read, name to report): a line is a path, or a JSON object with
-    ``path`` and optionally ``name`` (e.g. ``archive.zip!paper.pdf``)."""
-    raw = item.data.strip()
-    if raw.startswith(b"{"):
-        try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise RecordError(f"not JSON: {e}", status="bad-json") from None
-        path = obj.get("path") if isinstance(obj, dict) else None
-        if not isinstance(path, str) or not path:
-            raise RecordError("record has no 'path'", status="missing-path")
-        name = obj.get("name")
-        name = name if isinstance(name, str) and name else path
-        if obj.get("error"):
-            raise RecordError(f"{name}: {obj['error']}", status="bad-zip-member")
-        return path, name
-    path = os.fsdecode(raw)
-    return path, path
 
 
 class ProcessPdfWorker(RecordWorker):
@@ -67,8 +51,13 @@ class ProcessPdfWorker(RecordWorker):
         grobid: GrobidClient | None = None,
         grobid_options: list[tuple[str, str]] | None = None,
         grobid_max_bytes: int = 256 * 2**20,
+        locator: FileLocator | None = None,
+        cdx_input: bool = False,
     ) -> None:
         self.catalogue = catalogue
+        self.locator = locator or FileLocator(catalogue=catalogue)
+        #: items are CDX lines (``process --cdx``) rather than file records
+        self.cdx_input = cdx_input
         self.table = table
         self.grobid = grobid
         self.grobid_options = grobid_options or []
@@ -78,34 +67,69 @@ class ProcessPdfWorker(RecordWorker):
         self.sandbox = Sandbox(memory_limit=memory_limit)
 
     def process(self, item: Item) -> Outcome:
-        path, name = read_path(item)
-        meta = file_metadata(path)
-        result: dict[str, Any] = {"path": name, **meta.to_json()}
-        if not self.force:
-            done = self.table.get(meta.sha1hex, ["pdf0:pdf_status"])
+        record = self._record(item)
+        if isinstance(record, Outcome):
+            return record
+        result: dict[str, Any] = record.describe()
+        if record.sha1 and not self.force:
+            # Known digest: a file already done is not even fetched.
+            done = self._done(record.sha1, result, item)
             if done is not None:
-                result.update(status="exists", pdf_status=done.cells["pdf0"]["pdf_status"])
-                return Outcome(item.where, "exists", kind="skip", output=result)
-        try:
-            extracted = (
-                self.sandbox.call(extract_pdf, path, timeout=self.timeout)
-                if meta.mimetype == "application/pdf"
-                else PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
-            )
-        except SandboxError as e:
-            extracted = PdfExtract(e.status, error=str(e))
-        result.update(self._store(path, meta, extracted))
+                return done
+        with self.locator.local_file(record) as path:
+            meta = file_metadata(path)
+            if record.sha1 and meta.sha1hex != record.sha1:
+                raise RecordError(f"{record.name}: the bytes have sha1 {meta.sha1hex}, "
+                                  f"the record says {record.sha1}", status="sha1-mismatch")
+            result.update(meta.to_json())
+            if not self.force and not record.sha1:
+                done = self._done(meta.sha1hex, result, item)
+                if done is not None:
+                    return done
+            try:
+                extracted = (
+                    self.sandbox.call(extract_pdf, path, timeout=self.timeout)
+                    if meta.mimetype == "application/pdf"
+                    else PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
+                )
+            except SandboxError as e:
+                extracted = PdfExtract(e.status, error=str(e))
+            result.update(self._store(path, meta, extracted, record))
         kind = "ok" if extracted.status in _STORED else (
             "skip" if extracted.status == "not-pdf" else "error")
         return Outcome(item.where, extracted.status, kind=kind, output=result,
                        error=extracted.error if kind == "error" else None)
 
-    def _store(self, path: str, meta: FileMeta, out: PdfExtract) -> dict[str, Any]:
+    def _record(self, item: Item) -> FileRecord | Outcome:
+        if not self.cdx_input:
+            return parse_file_record(item.data)
+        if is_cdx_header(item.data):
+            return Outcome(item.where, "skip-header", kind="skip")
+        cdx = parse_cdx_line(item.data)
+        skip = cdx.skip_reason()
+        if skip is not None:
+            return Outcome(item.where, skip[0], kind="skip", error=skip[1],
+                           output={"path": cdx.url, "status": skip[0], "sha1hex": cdx.sha1hex})
+        return record_from_cdx(cdx)
+
+    def _done(self, sha1: str, result: dict[str, Any], item: Item) -> Outcome | None:
+        """The ``exists`` outcome when this sha1's pdf0 status is recorded already."""
+        row = self.table.get(sha1, ["pdf0:pdf_status"])
+        if row is None:
+            return None
+        result.setdefault("sha1hex", sha1)
+        result.update(status="exists", pdf_status=row.cells["pdf0"]["pdf_status"])
+        return Outcome(item.where, "exists", kind="skip", output=result)
+
+    def _store(self, path: str, meta: FileMeta, out: PdfExtract,
+               record: FileRecord) -> dict[str, Any]:
         summary: dict[str, Any] = {"status": out.status, "error": out.error}
         cells: dict[str, dict[str, Any]] = {
             "file": {"size": meta.size, "mime": meta.mimetype},
             "pdf0": {"pdf_status": out.status, "pdf_meta": out.to_json()},
         }
+        if record.cdx is not None:
+            cells["file"]["cdx"] = record.cdx.cell()
         if out.text is not None:
             cells["pdf0"]["text"] = out.text
         if out.status in _STORED:
@@ -140,6 +164,7 @@ class ProcessPdfWorker(RecordWorker):
 
     def close(self) -> None:
         self.sandbox.close()
+        self.locator.close()
         if self.grobid is not None:
             self.grobid.close()
 

@@ -23,25 +23,11 @@ class BackfillCdxWorker(RecordWorker):
         if is_cdx_header(item.data):
             return Outcome(item.where, "skip-header", kind="skip")
         cdx = parse_cdx_line(item.data)
-        if cdx.is_revisit:
-            return Outcome(item.where, "skip-revisit", kind="skip")
-        if cdx.status_code != 200:
-            return Outcome(item.where, "skip-status", kind="skip",
-                           error=f"HTTP status {cdx.status_code or '-'}")
+        skip = cdx.skip_reason()
+        if skip is not None:
+            return Outcome(item.where, skip[0], kind="skip", error=skip[1])
         mime = normalize_mime(cdx.mime)
         if self.mimetypes and mime not in self.mimetypes:
             return Outcome(item.where, "skip-mime", kind="skip")
-        cells = {
-            "file": {
-                "mime": mime,
-                "cdx": {
-                    "surt": cdx.surt,
-                    "url": cdx.url,
-                    "dt": cdx.datetime,
-                    "warc": cdx.warc_path,
-                    "offset": str(cdx.warc_offset),
-                    "c_size": str(cdx.warc_csize),
-                },
-            }
-        }
-        return Outcome(item.where, "success", output=(cdx.sha1hex, cells))
+        return Outcome(item.where, "success",
+                       output=(cdx.sha1hex, {"file": {"mime": mime, "cdx": cdx.cell()}}))

@@ -37,6 +37,26 @@ class CdxLine:
     def is_revisit(self) -> bool:
         return self.mime == REVISIT_MIME
 
+    def skip_reason(self) -> tuple[str, str | None] | None:
+        """(status, detail) when this capture holds no usable file: a revisit
+        (no payload of its own) or an answer other than 200; else None."""
+        if self.is_revisit:
+            return "skip-revisit", None
+        if self.status_code != 200:
+            return "skip-status", f"HTTP status {self.status_code or '-'}"
+        return None
+
+    def cell(self) -> dict[str, str]:
+        """The ``file:cdx`` cell of the PDF table (all values strings, as the seed has it)."""
+        return {
+            "surt": self.surt,
+            "url": self.url,
+            "dt": self.datetime,
+            "warc": self.warc_path,
+            "offset": str(self.warc_offset),
+            "c_size": str(self.warc_csize),
+        }
+
 
 def is_cdx_header(line: bytes | str) -> bool:
     if isinstance(line, bytes):

@@ -1,0 +1,127 @@
+"""A loopback HTTP server of files, with byte ranges, for fetch and WARC tests.
+
+Serves the files under ``root`` (GET and HEAD, ``Range: bytes=A-B`` answered
+with 206), plus behaviours a test asks for by path:
+
+* ``busy[path] = N``: the next N requests for ``path`` answer 503;
+* ``redirects[path] = target``: 302 to ``target``;
+* ``no_ranges = True``: ignore Range headers (answer 200 with the whole file);
+* ``lie_length[path] = N``: announce Content-Length N and send fewer bytes,
+  then close (a connection lost mid-body).
+
+Every request path is recorded in ``requests``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
+
+
+class FileServer:
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self.busy: dict[str, int] = {}
+        self.redirects: dict[str, str] = {}
+        self.lie_length: dict[str, int] = {}
+        self.no_ranges = False
+        self.requests: list[str] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FileServer:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FileServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _take_busy(self, path: str) -> bool:
+        with self._lock:
+            self.requests.append(path)
+            left = self.busy.get(path, 0)
+            if left:
+                self.busy[path] = left - 1
+            return left > 0
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _empty(self, status: int, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_HEAD(self) -> None:
+                self.do_GET(body=False)
+
+            def do_GET(self, body: bool = True) -> None:
+                path = unquote(urlsplit(self.path).path)
+                if server._take_busy(path):
+                    self._empty(503, {"Retry-After": "0"})
+                    return
+                if path in server.redirects:
+                    self._empty(302, {"Location": server.redirects[path]})
+                    return
+                target = (server.root / path.lstrip("/")).resolve()
+                if server.root.resolve() not in target.parents or not target.is_file():
+                    self._empty(404)
+                    return
+                size = target.stat().st_size
+                start, end, status = 0, size - 1, 200
+                match = _RANGE.match(self.headers.get("Range", ""))
+                if match and not server.no_ranges:
+                    start = int(match[1])
+                    end = min(int(match[2]) if match[2] else size - 1, size - 1)
+                    if start >= size:
+                        self._empty(416, {"Content-Range": f"bytes */{size}"})
+                        return
+                    status = 206
+                length = end - start + 1
+                self.send_response(status)
+                self.send_header("Content-Type", "application/octet-stream")
+                announced = server.lie_length.get(path, length)
+                self.send_header("Content-Length", str(announced))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+                self.end_headers()
+                if not body:
+                    return
+                with open(target, "rb") as f:
+                    f.seek(start)
+                    self.wfile.write(f.read(min(length, announced)))
+                if announced != length:
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+
+        return Handler

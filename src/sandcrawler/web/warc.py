@@ -1,0 +1,71 @@
+"""One capture out of a WARC file: the record at a CDX line's offset, its payload.
+
+warcio parses the record (gzip member or plain, WARC or ARC), and its
+``content_stream`` undoes the HTTP transfer and content encodings, so what is
+copied out is the file as the server meant it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import IO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.limitreader import LimitReader
+from warcio.statusandheaders import StatusAndHeadersParserException
+
+from sandcrawler.errors import RecordError
+from sandcrawler.web.fetch import CHUNK, TooLarge
+
+
+class BadWarc(RecordError):
+    status = "bad-warc"
+
+
+@dataclass(frozen=True, slots=True)
+class WarcPayload:
+    url: str | None
+    http_status: int | None
+    content_type: str | None
+    size: int
+
+
+def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int | None = None,
+                 max_bytes: int = 1024 * 2**20) -> WarcPayload:
+    """Copy the payload of the first record in ``stream`` (positioned at the record,
+    at most ``length`` bytes of it) into ``dest``. BadWarc when there is no
+    response or resource record there, or it does not decode."""
+    if length:
+        stream = LimitReader(stream, length)
+    try:
+        records = ArchiveIterator(stream, arc2warc=True)
+        record = next(records, None)
+        if record is None:
+            raise BadWarc(f"{where}: no WARC record at this offset")
+        if record.rec_type not in ("response", "resource"):
+            raise BadWarc(f"{where}: a {record.rec_type} record, not a response")
+        status = None
+        content_type = None
+        if record.http_headers is not None:
+            code = record.http_headers.get_statuscode()
+            status = int(code) if code and code.isdigit() else None
+            content_type = record.http_headers.get_header("Content-Type")
+            if status != 200:
+                raise BadWarc(f"{where}: the captured response is HTTP {code}")
+        else:
+            content_type = record.rec_headers.get_header("Content-Type")
+        size = 0
+        payload = record.content_stream()
+        while chunk := payload.read(CHUNK):
+            size += len(chunk)
+            if size > max_bytes:
+                raise TooLarge(f"{where}: payload larger than the {max_bytes / 2**20:g} MB "
+                               "limit (fetch_max_mb)")
+            dest.write(chunk)
+        url = record.rec_headers.get_header("WARC-Target-URI")
+        return WarcPayload(url, status, content_type, size)
+    except (ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error, EOFError,
+            ValueError) as e:
+        raise BadWarc(f"{where}: {type(e).__name__}: {str(e).strip() or 'unreadable'}") from None

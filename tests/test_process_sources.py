@@ -1,0 +1,265 @@
+"""Where `process` finds a file's bytes: CDX lines over WARCs (a directory or an
+HTTP server answering Range requests), files named by sha1, URLs, and the store."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from sandcrawler.config import load_settings
+from sandcrawler.storage import open_catalogue, open_pdftable
+from sandcrawler.testing.http_files import FileServer
+from sandcrawler.testing.pdfs import make_pdf
+from sandcrawler.testing.warcs import Capture, write_warc
+from tests.conftest import invoke
+
+ONE = make_pdf(["The first captured paper"], title="First")
+TWO = make_pdf(["The second captured paper, sent in chunks"])
+THREE = make_pdf(["The third captured paper, gzip content encoding"])
+HTML = b"<!DOCTYPE html><html><body>landing page</body></html>"
+
+
+def sha1(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def lines_of(stdout: str) -> list[dict]:
+    return [orjson.loads(line) for line in stdout.splitlines()]
+
+
+@pytest.fixture
+def crawl(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A directory with one gzipped WARC of varied captures, and its CDX lines."""
+    root = tmp_path / "warcs"
+    (root / "crawl-1").mkdir(parents=True)
+    cdx = write_warc(root / "crawl-1" / "A.warc.gz", [
+        Capture("http://example.org/one.pdf", ONE),
+        Capture("http://example.org/two.pdf", TWO, chunked=True),
+        Capture("http://example.org/three.pdf", THREE, gzip_encoded=True),
+        Capture("http://example.org/landing", HTML, content_type="text/html"),
+        Capture("http://example.org/one-again.pdf", ONE, revisit=True),
+        Capture("http://example.org/gone.pdf", b"not here", status=404,
+                content_type="text/html"),
+        Capture("http://example.org/liar.pdf", ONE + b"tampered", digest=None),
+    ], warc_name="crawl-1/A.warc.gz")
+    # the last capture's CDX line claims another file's digest
+    fields = cdx[-1].split(" ")
+    fields[5] = _b32(sha1(b"something else"))
+    cdx[-1] = " ".join(fields)
+    return root, cdx
+
+
+def _b32(hexdigest: str) -> str:
+    from sandcrawler.identifiers import sha1_base32
+
+    return sha1_base32(hexdigest)
+
+
+def _edit(line: str, **fields: str) -> str:
+    names = ["surt", "dt", "url", "mime", "status", "digest", "redirect", "meta", "c_size",
+             "offset", "warc"]
+    parts = line.split(" ")
+    for name, value in fields.items():
+        parts[names.index(name)] = value
+    return " ".join(parts)
+
+
+def _cdx_file(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "captures.cdx"
+    path.write_text(" CDX N b a m s k r M S V g\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def _check_captures(result, cdx: list[str]) -> None:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.stderr
+    got = {r["path"]: r for r in lines_of(result.stdout)}
+    assert {u: r["status"] for u, r in got.items()} == {
+        "http://example.org/one.pdf": "success",
+        "http://example.org/two.pdf": "success",
+        "http://example.org/three.pdf": "success",
+        "http://example.org/landing": "not-pdf",
+        "http://example.org/one-again.pdf": "skip-revisit",
+        "http://example.org/gone.pdf": "skip-status",
+    }
+    assert "sha1-mismatch" in result.stderr and "liar.pdf" in result.stderr
+    settings = load_settings()
+    table, cat = open_pdftable(settings), open_catalogue(settings)
+    for data, line in ((ONE, cdx[0]), (TWO, cdx[1]), (THREE, cdx[2])):
+        r = got[line.split(" ")[2]]
+        assert r["sha1hex"] == sha1(data) and r["dt"] == "20200102030405"
+        assert cat.resources.get(r["uuid"], "pdf") == data  # the payload, decoded
+        row = table.get(sha1(data))
+        assert row is not None
+        fields = line.split(" ")
+        assert row.cells["file"]["cdx"] == {
+            "surt": fields[0], "url": fields[2], "dt": fields[1], "warc": "crawl-1/A.warc.gz",
+            "offset": fields[9], "c_size": fields[8]}
+    # nothing was written for the tampered capture, under either digest
+    assert table.get(sha1(ONE + b"tampered")) is None
+    assert table.get(sha1(b"something else")) is None
+    assert table.count_rows() == 4  # three PDFs and the landing page
+
+
+def test_cdx_from_a_warc_directory(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    root, cdx = crawl
+    result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx)), "--source", str(root)])
+    _check_captures(result, cdx)
+    assert "process: 8 records" in result.stderr  # the header line is counted as a skip
+
+    # again: every capture with a known digest is recognised before it is read
+    (root / "crawl-1" / "A.warc.gz").unlink()
+    again = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx[:3])), "--source",
+                    str(root)])
+    assert [r["status"] for r in lines_of(again.stdout)] == ["exists"] * 3
+
+
+def test_cdx_from_an_http_warc_source(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    root, cdx = crawl
+    with FileServer(root) as server:
+        server.busy["/crawl-1/A.warc.gz"] = 1  # one 503, then answers: retried
+        result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx)), "--source",
+                         server.url + "/"])
+        _check_captures(result, cdx)
+        # one request per capture read (revisit and 404 lines are never fetched), + the 503
+        assert server.requests.count("/crawl-1/A.warc.gz") == 6
+
+
+def test_warc_source_down_stops_the_run(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    _, cdx = crawl
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens here once closed
+    result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx[:1])), "--source",
+                     f"http://127.0.0.1:{port}"])
+    assert result.exit_code == 3, result.stderr
+    assert "WARC source not reachable" in result.stderr
+    assert open_pdftable(load_settings()).count_rows() == 0  # nothing marked done
+
+
+def test_bad_cdx_lines_and_warc_records(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    root, cdx = crawl
+    first = cdx[0].split(" ")
+    bad = [
+        "not a cdx line",
+        _edit(cdx[0], offset=str(int(first[9]) + 7)),  # into the middle of the record
+        _edit(cdx[0], warc="crawl-1/missing.warc.gz"),
+        _edit(cdx[0], warc="../outside.warc.gz"),
+        _edit(cdx[0], c_size="40"),  # record cut short
+        cdx[1],
+    ]
+    result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, bad)), "--source", str(root)])
+    assert result.exit_code == 0, result.stderr
+    assert [r["status"] for r in lines_of(result.stdout)] == ["success"]
+    err = result.stderr
+    for status in ("bad-cdx", "bad-warc", "not-found", "bad-name"):
+        assert status in err, status
+    assert err.count("bad-warc") >= 2
+    assert open_pdftable(load_settings()).count_rows() == 1
+
+
+def test_directory_of_files_named_by_sha1(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    _, cdx = crawl
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / sha1(ONE)).write_bytes(ONE)
+    (dump / f"{sha1(TWO)}.pdf").write_bytes(TWO)
+    result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx[:3])), "--source",
+                     str(dump)])
+    assert result.exit_code == 0, result.stderr
+    assert [r["status"] for r in lines_of(result.stdout)] == ["success", "success"]
+    assert "not-found" in result.stderr and "three.pdf" in result.stderr
+
+
+def test_cdx_usage_errors(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    _, cdx = crawl
+    cdx_path = str(_cdx_file(tmp_path, cdx))
+    no_source = invoke(["process", "--cdx", cdx_path])
+    assert no_source.exit_code == 2 and "--source" in no_source.stderr
+    nowhere = invoke(["process", "--cdx", cdx_path, "--source", str(tmp_path / "nope")])
+    assert nowhere.exit_code == 1 and "neither a directory nor" in nowhere.stderr
+    both = invoke(["process", "--cdx", cdx_path, "--source", str(tmp_path), "x.pdf"])
+    assert both.exit_code == 2
+
+
+@pytest.fixture
+def web(tmp_path: Path) -> Iterator[FileServer]:
+    root = tmp_path / "web"
+    root.mkdir()
+    (root / "one.pdf").write_bytes(ONE)
+    (root / "big.bin").write_bytes(b"\0" * (2 * 2**20 + 1))
+    with FileServer(root) as server:
+        yield server
+
+
+def test_file_records_by_url(engine, web: FileServer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SANDCRAWLER_FETCH_MAX_MB", "2")
+    monkeypatch.setenv("SANDCRAWLER_FETCH_TIMEOUT", "5")
+    web.redirects["/moved.pdf"] = "/one.pdf"
+    web.busy["/one.pdf"] = 2
+    web.lie_length["/short.pdf"] = 10_000
+    (web.root / "short.pdf").write_bytes(TWO)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/x.pdf"
+    records = [
+        {"url": f"{web.url}/one.pdf"},
+        {"url": f"{web.url}/moved.pdf", "name": "moved"},
+        {"url": f"{web.url}/missing.pdf"},
+        {"url": f"{web.url}/big.bin"},
+        {"url": f"{web.url}/short.pdf"},
+        {"url": dead},
+        {"url": "ftp://example.org/x.pdf"},
+        {"url": f"{web.url}/one.pdf", "sha1": sha1(TWO), "name": "wrong digest"},
+    ]
+    stdin = "\n".join(orjson.dumps(r).decode() for r in records) + "\n"
+    result = invoke(["process", "--force", "-"], input=stdin)
+    assert result.exit_code == 0, result.stderr
+    got = {r["path"]: r for r in lines_of(result.stdout)}
+    assert got[f"{web.url}/one.pdf"]["status"] == "success"
+    assert got[f"{web.url}/one.pdf"]["url"] == f"{web.url}/one.pdf"
+    assert got["moved"]["sha1hex"] == sha1(ONE)
+    assert len(got) == 2
+    err = result.stderr
+    for status, where in (("http-error", "missing.pdf"), ("too-large", "big.bin"),
+                          ("fetch-error", "short.pdf"), ("fetch-error", dead),
+                          ("bad-url", "ftp://"), ("sha1-mismatch", "wrong digest")):
+        assert any(status in line and where in line for line in err.splitlines()), (status, err)
+    assert open_pdftable(load_settings()).count_rows() == 1
+
+
+def test_file_records_by_sha1_from_the_store(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pdf = tmp_path / "one.pdf"
+    pdf.write_bytes(ONE)
+    assert invoke(["process", str(pdf)]).exit_code == 0
+    pdf.unlink()  # from now on only the store has it
+    stdin = (f'{{"sha1": "{sha1(ONE)}"}}\n{{"sha1": "{_b32(sha1(ONE))}"}}\n'
+             f'{{"sha1": "{sha1(b"unknown")}"}}\n{{"sha1": "xyz"}}\n')
+    result = invoke(["process", "--force", "-"], input=stdin)
+    assert result.exit_code == 0, result.stderr
+    assert [(r["path"], r["status"]) for r in lines_of(result.stdout)] == [
+        (sha1(ONE), "success"), (sha1(ONE), "success")]  # named by the normalised sha1
+    assert "not-found" in result.stderr and sha1(b"unknown") in result.stderr
+    assert "bad-sha1" in result.stderr
+    assert open_catalogue(load_settings()).count() == 1
+
+
+@pytest.mark.parametrize("record,status", [
+    ('{"warc_path": "a.warc.gz", "warc_offset": "12", "warc_csize": 5}', "bad-record"),
+    ('{"warc_path": "a.warc.gz", "warc_offset": 0, "warc_csize": 5}', "no-warc-source"),
+    ('{"path": 5}', "bad-record"),
+    ('{"sha1": 5}', "bad-sha1"),
+    ('{"url": ["http://example.org/"]}', "bad-record"),
+    ("{}", "missing-path"),
+    ('{"name": "only a name"}', "missing-path"),
+    ("{not json", "bad-json"),
+])
+def test_bad_file_records(engine, record: str, status: str) -> None:  # type: ignore[no-untyped-def]
+    result = invoke(["process", "-"], input=record + "\n")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    assert status in result.stderr
