@@ -154,3 +154,18 @@ def test_statuses_do_not_depend_on_the_previous_file() -> None:
         assert extract_pdf(empty).status == "empty-pdf"
         assert extract_pdf(locked).status == "encrypted"
         assert extract_pdf(noise).status == "bad-pdf"
+
+
+def test_decompression_bomb_image_renders_in_bounded_memory() -> None:
+    """A 20000 x 20000 image (400 MB of pixels from ~400 kB of Flate) on page 0:
+    PDFium streams and downsamples it while rendering the thumbnails, so it passes
+    under a 256 MiB address-space cap instead of being a memory-limit casualty."""
+    from sandcrawler.sandbox import Sandbox
+
+    bomb = make_pdf(["text on a black page"], page0_image=(20_000, 20_000))
+    assert len(bomb) < 1_000_000
+    with Sandbox(memory_limit=256 * 2**20) as sandbox:
+        out = sandbox.call(extract_pdf, bomb, timeout=60)
+    assert out.status == "empty-page0"  # black text on a black image: one flat colour
+    assert image(out.thumbnails["thumb-small"]).convert("L").getextrema() == (0, 0)
+    assert out.page_count == 1 and "black page" in (out.text or "")

@@ -171,3 +171,19 @@ def test_zip_usage_errors(engine, tmp_path: Path, files: dict[str, Path]) -> Non
     assert result.exit_code == 1 and "cannot read zip archive" in result.stderr
     assert invoke(["process"]).exit_code == 2
     assert invoke(["process", "--zip", str(not_zip), str(files["good.pdf"])]).exit_code == 2
+
+
+def test_a_slow_file_times_out_and_the_run_goes_on(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    heavy = tmp_path / "heavy.pdf"  # 50,000 pages: well over a second to extract
+    heavy.write_bytes(make_pdf([f"page {i}" for i in range(50_000)]))
+    small = tmp_path / "small.pdf"
+    small.write_bytes(make_pdf(["a small paper after a slow one"]))
+    result = invoke(["process", "--timeout", "0.3", str(heavy), str(small)])
+    assert result.exit_code == 0, result.stderr
+    got = results(result.stdout)
+    assert got[str(heavy)]["status"] == "timeout"
+    assert "0.3" in got[str(heavy)]["error"]
+    assert got[str(small)]["status"] == "success"  # a fresh child took over
+    table = open_pdftable(load_settings())
+    row = table.get(got[str(heavy)]["sha1hex"])
+    assert row is not None and row.cells["pdf0"]["pdf_status"] == "timeout"

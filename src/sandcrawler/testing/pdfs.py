@@ -11,6 +11,7 @@ to 3.4.
 from __future__ import annotations
 
 import hashlib
+import zlib
 
 _PAD = bytes.fromhex(
     "28bf4e5e4e758a4164004e56fffa01082e2e00b6d0683e802f0ca9fe6453697a"
@@ -58,11 +59,15 @@ def make_pdf(
     title: str | None = None,
     user_password: str | None = None,
     tree_depth: int = 0,
+    page0_image: tuple[int, int] | None = None,
 ) -> bytes:
     """A PDF with one page per entry of ``pages``: its text, or None for a blank page.
 
     ``tree_depth`` nests the page tree that many /Pages levels deep (each level a
-    node with one kid), to try readers on a deep object graph."""
+    node with one kid), to try readers on a deep object graph. ``page0_image``
+    (width, height) draws a black grey-scale image of that many pixels over page
+    0, Flate-compressed: 20000 x 20000 is 400 MB decoded from ~400 kB, a
+    decompression bomb for memory limits."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -74,11 +79,22 @@ def make_pdf(
     root_pages = len(objects) + 1
     add(b"")  # the root /Pages, filled in below
     page_ids = []
-    for text in pages:
+    image = None
+    if page0_image is not None:
+        width, height = page0_image
+        packer = zlib.compressobj(9)
+        row = bytes(width)
+        pixels = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+        image = add(b"<< /Type /XObject /Subtype /Image /Width %d /Height %d "
+                    b"/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode "
+                    b"/Length %d >>\nstream\n" % (width, height, len(pixels))
+                    + pixels + b"\nendstream")
+    for number, text in enumerate(pages):
+        draw = b"q 612 0 0 792 0 0 cm /Im0 Do Q\n" if image and number == 0 else b""
         if text is None:
-            content = b""
+            content = draw
         else:
-            lines = [b"BT /F1 11 Tf 72 720 Td 14 TL"]
+            lines = [draw + b"BT /F1 11 Tf 72 720 Td 14 TL"]
             for line in text.split("\n"):
                 lines.append(b"(" + _escape(line) + b") Tj T*")
             lines.append(b"ET")
@@ -88,7 +104,9 @@ def make_pdf(
         page_ids.append(add(b""))
         objects[page_ids[-1] - 1] = (
             b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
-            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (0, stream, font)
+            b"/Resources << /Font << /F1 %d 0 R >>%s >> >>"
+            % (0, stream, font, b" /XObject << /Im0 %d 0 R >>" % image
+               if image and number == 0 else b"")
         )
     parent = root_pages
     chain = [root_pages]
