@@ -130,18 +130,38 @@ def test_deep_page_tree_does_not_take_the_process_down(tmp_path: Path) -> None:
     assert proc.stdout.strip() in STATUSES
 
 
+def packet(title: str) -> bytes:
+    return (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
+            b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+            b'<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/" '
+            b'xmlns:pdf="http://ns.adobe.com/pdf/1.3/" pdf:Producer="P">'
+            b"<dc:title><rdf:Alt><rdf:li>" + title.encode() + b"</rdf:li></rdf:Alt></dc:title>"
+            b"</rdf:Description></rdf:RDF></x:xmpmeta>")
+
+
 def test_read_xmp_takes_the_last_packet() -> None:
-    def packet(title: str) -> bytes:
-        return (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF '
-                b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
-                b'<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/" '
-                b'xmlns:pdf="http://ns.adobe.com/pdf/1.3/" pdf:Producer="P">'
-                b"<dc:title><rdf:Alt><rdf:li>" + title.encode() + b"</rdf:li></rdf:Alt></dc:title>"
-                b"</rdf:Description></rdf:RDF></x:xmpmeta>")
     data = b"%PDF-1.4 ... " + packet("old") + b" ... incremental update ... " + packet("new")
     assert read_xmp(data) == {"title": "new", "producer": "P"}
     assert read_xmp(b"%PDF-1.4 <x:xmpmeta>not xml</x:xmpmeta>") == {}
     assert read_xmp(b"%PDF-1.4 nothing") == {}
+
+
+@pytest.mark.parametrize("chunk", [37, 64, 500, 1 << 20])
+def test_read_xmp_scans_a_file_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          chunk: int) -> None:
+    """The file is read in overlapping windows (flat memory): packets that straddle a
+    window edge are found, and a packet cut short at the end falls back to the one
+    before."""
+    import sandcrawler.pdf.extract as extract
+
+    monkeypatch.setattr(extract, "SCAN_CHUNK", chunk)
+    monkeypatch.setattr(extract, "SCAN_OVERLAP", 16)
+    path = tmp_path / "x.pdf"
+    path.write_bytes(b"%PDF-1.4 " + b"." * 301 + packet("old") + b"." * 77 + packet("new")
+                     + b"." * 5 + packet("cut")[:60])
+    assert read_xmp(path) == {"title": "new", "producer": "P"}
+    path.write_bytes(b"%PDF-1.4 " + b"." * 1000)
+    assert read_xmp(path) == {}
 
 
 def test_statuses_do_not_depend_on_the_previous_file() -> None:

@@ -15,9 +15,9 @@ dropped); ``parse-error`` (PDFium failed part-way).
 from __future__ import annotations
 
 import io
-import mmap
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,17 @@ _EMPTY_PAGE_TREE = re.compile(
     rb"/Type\s*/Pages\b[^>]*?/Count\s+0\b|/Count\s+0\b[^>]*?/Type\s*/Pages\b"
 )
 _PAGE_OBJECT = re.compile(rb"/Type\s*/Page\b(?!s)")
+
+# Scans of the file's bytes (XMP, and the checks after a failed open) read it in
+# windows that overlap by more than any pattern they look for, so memory stays
+# flat whatever the file size; a packet is then read on its own, up to MAX_XMP.
+SCAN_CHUNK = 8 * 2**20
+SCAN_OVERLAP = 64 * 1024
+MAX_XMP = 4 * 2**20
+_XMP_START = b"<x:xmpmeta"
+#: PDFium keeps what each loaded page drew (images) until its document closes; the
+#: text loop opens the document afresh once this much more memory is in use.
+REOPEN_GROWTH = 128 * 2**20
 
 
 @dataclass
@@ -77,62 +88,52 @@ def extract_pdf(
     listing_width: int | None = LISTING_WIDTH,
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
 ) -> PdfExtract:
-    """Extract everything from a PDF in memory or in a file (read by PDFium as it
-    needs it, and scanned through a memory map: a large file is never copied into
-    memory); never raises for a bad file."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return _extract_from(bytes(source), bytes(source), thumbnails, listing_width,
-                             max_text_chars)
+    """Extract everything from a PDF in memory or in a file; never raises for a bad
+    file. A file is read by PDFium as it needs it and scanned in windows, never
+    loaded or mapped whole: memory does not grow with the file."""
+    src = bytes(source) if isinstance(source, bytes | bytearray | memoryview) else str(source)
     try:
-        with open(source, "rb") as f:
-            if os.fstat(f.fileno()).st_size == 0:
-                return PdfExtract("not-pdf", error="the file is empty")
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _extract_from(str(source), data, thumbnails, listing_width,
-                                     max_text_chars)
+        head = _read_at(src, 0, 8192)
+        if not head:
+            return PdfExtract("not-pdf", error="the file is empty")
+        if sniff_mime(head) != "application/pdf":
+            return PdfExtract("not-pdf", error=f"the bytes are {sniff_mime(head)}")
+        try:
+            doc = pdfium.PdfDocument(src)
+        except pdfium.PdfiumError as e:
+            return _open_failure(src, e)
+        try:
+            return _extract(doc, src, thumbnails if thumbnails is not None
+                            else DEFAULT_THUMBNAILS, listing_width, max_text_chars)
+        except pdfium.PdfiumError as e:
+            return PdfExtract("parse-error", error=str(e))
+        finally:
+            doc.close()
     except OSError as e:
         return PdfExtract("bad-pdf", error=f"cannot read {source}: {e.strerror}")
 
 
-def _extract_from(
-    source: bytes | str,
-    data: Any,
-    thumbnails: dict[str, int] | None,
-    listing_width: int | None,
-    max_text_chars: int,
-) -> PdfExtract:
-    if sniff_mime(data[:8192]) != "application/pdf":
-        return PdfExtract("not-pdf", error=f"the bytes are {sniff_mime(data[:8192])}")
-    try:
-        doc = pdfium.PdfDocument(source)
-    except pdfium.PdfiumError as e:
-        # PDFium's error code is its thread's "last error": a failure that sets none
-        # (a document without pages) reports whatever failed before. So the file
-        # itself confirms each reading: an /Encrypt entry, or a page tree that
-        # declares no pages and has no page objects.
-        password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
-        if password and data.find(b"/Encrypt") >= 0:
-            return PdfExtract("encrypted", error="the PDF needs a password")
-        if _EMPTY_PAGE_TREE.search(data) and not _PAGE_OBJECT.search(data):
-            return PdfExtract("empty-pdf", page_count=0, error="no pages (empty page tree)")
-        return PdfExtract("bad-pdf", error=str(e))
-    try:
-        return _extract(doc, data, thumbnails if thumbnails is not None else DEFAULT_THUMBNAILS,
-                        listing_width, max_text_chars)
-    except pdfium.PdfiumError as e:
-        return PdfExtract("parse-error", error=str(e))
-    finally:
-        doc.close()
+def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
+    # PDFium's error code is its thread's "last error": a failure that sets none
+    # (a document without pages) reports whatever failed before. So the file
+    # itself confirms each reading: an /Encrypt entry, or a page tree that
+    # declares no pages and has no page objects.
+    password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
+    if password and _scan(src, re.compile(rb"/Encrypt\b")):
+        return PdfExtract("encrypted", error="the PDF needs a password")
+    if _scan(src, _EMPTY_PAGE_TREE) and not _scan(src, _PAGE_OBJECT):
+        return PdfExtract("empty-pdf", page_count=0, error="no pages (empty page tree)")
+    return PdfExtract("bad-pdf", error=str(e))
 
 
-def _extract(doc: pdfium.PdfDocument, data: Any, sizes: dict[str, int],
+def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
              listing_width: int | None, max_text_chars: int) -> PdfExtract:
     out = PdfExtract("success", page_count=len(doc))
     version = doc.get_version()
     out.pdf_version = f"{version // 10}.{version % 10}" if version else None
     out.info = {_INFO_KEYS[k]: v.strip() for k, v in doc.get_metadata_dict().items()
                 if k in _INFO_KEYS and v and v.strip()}
-    out.xmp = read_xmp(data)
+    out.xmp = read_xmp(src)
     out.permanent_id = _identifier(doc, 0)
     out.update_id = _identifier(doc, 1)
     if out.page_count == 0:
@@ -144,17 +145,13 @@ def _extract(doc: pdfium.PdfDocument, data: Any, sizes: dict[str, int],
         out.status, out.error = "empty-page0", "page 0 has no area"
         return out
     thumbs, blank = _thumbnails(page0, sizes, listing_width)
+    page0.close()
     out.thumbnails = thumbs
     if blank:
         out.status, out.error = "empty-page0", "page 0 renders as one flat colour"
     texts: list[str] = []
     total = 0
-    for i in range(out.page_count):
-        page = doc[i]
-        textpage = page.get_textpage()
-        text = textpage.get_text_bounded()
-        textpage.close()
-        page.close()
+    for text in _page_texts(doc, src, out.page_count):
         total += len(text)
         if total > max_text_chars:
             out.status = "text-too-large"
@@ -164,6 +161,69 @@ def _extract(doc: pdfium.PdfDocument, data: Any, sizes: dict[str, int],
     out.text = "\f".join(texts)  # form feed between pages, as pdftotext does
     out.word_count = len(_WORD.findall(out.text))
     return out
+
+
+def _page_texts(doc: pdfium.PdfDocument, src: bytes | str, count: int) -> Iterator[str]:
+    """Each page's text, in order. PDFium keeps what a loaded page drew (its images)
+    until the document closes; once the pages read so far hold more than
+    REOPEN_GROWTH, the document is closed (``doc`` too: closing twice is a no-op
+    in pypdfium2) and opened afresh. Memory is then bounded by the images of a few
+    pages, not by the file: a 500-page scan costs what a few of its pages cost."""
+    current = doc
+    base = _anon_rss()
+    try:
+        for i in range(count):
+            if _anon_rss() - base > REOPEN_GROWTH:
+                current.close()
+                current = pdfium.PdfDocument(src)
+                base = _anon_rss()
+            page = current[i]
+            textpage = page.get_textpage()
+            text = textpage.get_text_bounded()
+            textpage.close()
+            page.close()
+            yield text
+    finally:
+        if current is not doc:
+            current.close()
+
+
+def _anon_rss() -> int:
+    """Bytes of this process's resident memory that are not file-backed (Linux;
+    0 elsewhere, where the text loop then never reopens)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _read_at(src: bytes | str, offset: int, size: int) -> bytes:
+    if isinstance(src, bytes):
+        return src[offset:offset + size]
+    with open(src, "rb") as f:
+        f.seek(offset)
+        return f.read(size)
+
+
+def _windows(src: bytes | str) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) windows over the source; each overlaps the one before by
+    SCAN_OVERLAP bytes, so a match shorter than that is never cut in two."""
+    if isinstance(src, bytes):
+        yield 0, src
+        return
+    with open(src, "rb") as f:
+        offset, tail = 0, b""
+        while block := f.read(SCAN_CHUNK):
+            window = tail + block
+            yield offset - len(tail), window
+            tail = window[-SCAN_OVERLAP:]
+            offset += len(block)
+
+
+def _scan(src: bytes | str, pattern: re.Pattern[bytes]) -> bool:
+    return any(pattern.search(window) for _, window in _windows(src))
 
 
 def _identifier(doc: pdfium.PdfDocument, which: int) -> str | None:
@@ -198,7 +258,9 @@ def _encode(image: Any, width: int, fmt: str) -> bytes:
     scaled = image if image.width == width else image.resize((width, height),
                                                              Image.Resampling.LANCZOS)
     buf = io.BytesIO()
-    options = {"optimize": True} if fmt == "PNG" else {"quality": 85}
+    # No PNG optimize: it tripled the encoding time for files no smaller (measured
+    # on the real papers, bench/process_pdf.py).
+    options = {} if fmt == "PNG" else {"quality": 85}
     scaled.save(buf, format=fmt, **options)
     return buf.getvalue()
 
@@ -215,17 +277,30 @@ _XMP_FIELDS = {
 }
 
 
-def read_xmp(data: Any) -> dict[str, str]:
+def read_xmp(src: bytes | str | Path) -> dict[str, str]:
     """Fields of the document's XMP packet. XMP packets are written uncompressed so
     that tools can find them by scanning (the XMP specification's packet wrapper);
-    the last packet in the file is the document's (incremental updates append)."""
-    packets = _XMP_PACKET.findall(data)
-    if not packets:
+    the last complete packet in the file is the document's (incremental updates
+    append)."""
+    src = src if isinstance(src, bytes) else str(src)
+    starts: list[int] = []
+    for offset, window in _windows(src):
+        at = window.find(_XMP_START)
+        while at >= 0:
+            if not starts or offset + at > starts[-1]:  # windows overlap
+                starts.append(offset + at)
+                del starts[:-8]  # the last few are enough
+            at = window.find(_XMP_START, at + 1)
+    for start in reversed(starts):
+        packet = _XMP_PACKET.match(_read_at(src, start, MAX_XMP))
+        if packet:
+            break
+    else:
         return {}
     from xml.etree import ElementTree
 
     try:
-        root = ElementTree.fromstring(packets[-1])
+        root = ElementTree.fromstring(packet.group(0))
     except ElementTree.ParseError:
         return {}
     ns = {
