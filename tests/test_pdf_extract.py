@@ -189,3 +189,29 @@ def test_decompression_bomb_image_renders_in_bounded_memory() -> None:
     assert out.status == "empty-page0"  # black text on a black image: one flat colour
     assert image(out.thumbnails["thumb-small"]).convert("L").getextrema() == (0, 0)
     assert out.page_count == 1 and "black page" in (out.text or "")
+
+
+def test_text_is_the_same_when_the_document_is_reopened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past REOPEN_GROWTH of retained page memory the text loop reopens the document;
+    with a limit of -1 byte it reopens before every page, and nothing changes."""
+    import sandcrawler.pdf.extract as extract
+
+    path = tmp_path / "many.pdf"
+    path.write_bytes(make_pdf([f"page {i} of the reopened document" for i in range(40)],
+                              title="Reopen"))
+    normal = extract_pdf(path)
+    opened: list[object] = []
+    real = extract.pdfium.PdfDocument
+
+    def counting(*args: object, **kwargs: object) -> object:
+        opened.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(extract, "REOPEN_GROWTH", -1)
+    monkeypatch.setattr(extract.pdfium, "PdfDocument", counting)
+    again = extract_pdf(path)
+    assert len(opened) == 41  # the first open, then once before each of the 40 pages
+    assert again.text == normal.text and again.word_count == normal.word_count == 240
+    assert again.to_json() == normal.to_json()
