@@ -263,3 +263,16 @@ def test_bad_file_records(engine, record: str, status: str) -> None:  # type: ig
     assert result.exit_code == 0, result.stderr
     assert result.stdout == ""
     assert status in result.stderr
+
+
+def test_backfilled_captures_are_still_processed(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
+    """A row that backfill-cdx wrote (file:cdx only) is not 'done': process --cdx
+    fetches and processes it, and keeps the cdx cell."""
+    root, cdx = crawl
+    cdx_path = str(_cdx_file(tmp_path, cdx[:1]))
+    assert invoke(["pdftable", "backfill-cdx", cdx_path]).exit_code == 0
+    result = invoke(["process", "--cdx", cdx_path, "--source", str(root)])
+    assert [r["status"] for r in lines_of(result.stdout)] == ["success"]
+    row = open_pdftable(load_settings()).get(sha1(ONE))
+    assert row is not None and row.cells["pdf0"]["pdf_status"] == "success"
+    assert row.cells["file"]["cdx"]["url"] == "http://example.org/one.pdf"
