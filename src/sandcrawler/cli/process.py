@@ -42,7 +42,7 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
     md5 and the MIME type from its bytes; for a PDF, its own metadata, text and
     page-0 thumbnails, extracted in a child process with a time and memory
     limit. Results go to the resource store (the PDF and its thumbnails under
-    the document's UUID), the PDF table (file and pdf0 families) and the
+    the document's UUID), the PDF table (file, pdf0 and grobid0) and the
     catalogue; one JSON line per file on stdout. Files already processed are
     skipped (status exists) unless --force.
     """
