@@ -1,0 +1,151 @@
+"""Dataset (fileset) ingest records, as the fileset-ingest seed defines them.
+
+The seed's Python types (``FilesetManifestFile``, ``FilesetPlatformItem``,
+``ArchiveStrategyResult``, the ``IngestStrategy`` names), the ingest request,
+and the fileset ingest result with every field of its "Ingest Result Schema".
+``to_json()`` gives the seed's JSON: fields that are None are left out, as in
+the original system's results, so a consumer tests for presence.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class IngestStrategy(StrEnum):
+    """``{storage_backend}-{fatcat_entity}``, ``-bundled`` when one enclosing file
+    (a platform's "download all" zip) is stored for many."""
+
+    WEB_FILE = "web-file"
+    WEB_FILESET = "web-fileset"
+    WEB_FILESET_BUNDLED = "web-fileset-bundled"
+    ARCHIVEORG_FILE = "archiveorg-file"
+    ARCHIVEORG_FILESET = "archiveorg-fileset"
+    ARCHIVEORG_FILESET_BUNDLED = "archiveorg-fileset-bundled"
+
+    @property
+    def backend(self) -> str:
+        """``web`` (our web archive: WARC + CDX) or ``archiveorg`` (an item store)."""
+        return self.value.split("-", 1)[0]
+
+    @property
+    def entity(self) -> str:
+        """``file`` or ``fileset``: what the result describes."""
+        return self.value.split("-")[1]
+
+    @property
+    def bundled(self) -> bool:
+        return self.value.endswith("-bundled")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=True)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class FilesetManifestFile(_Record):
+    path: str = Field(min_length=1)
+    size: int | None = Field(None, ge=0)
+    md5: str | None = None
+    sha1: str | None = None
+    sha256: str | None = None
+    mimetype: str | None = None
+    extra: dict[str, Any] | None = None
+    status: str | None = None
+    platform_url: str | None = None
+    terminal_url: str | None = None
+    terminal_dt: str | None = None
+
+
+class FilesetPlatformItem(_Record):
+    platform_name: str
+    platform_status: str
+    platform_domain: str | None = None
+    platform_id: str | None = None
+    manifest: list[FilesetManifestFile] | None = None
+    archiveorg_item_name: str | None = None
+    archiveorg_item_meta: dict[str, Any] | None = None
+    web_base_url: str | None = None
+    web_bundle_url: str | None = None
+
+
+class ArchiveStrategyResult(_Record):
+    ingest_strategy: IngestStrategy
+    status: str
+    manifest: list[FilesetManifestFile] = Field(default_factory=list)
+    file_file_meta: dict[str, Any] | None = None
+    file_terminal: dict[str, Any] | None = None
+    file_cdx: dict[str, Any] | None = None
+    bundle_file_meta: dict[str, Any] | None = None
+    bundle_terminal: dict[str, Any] | None = None
+    bundle_cdx: dict[str, Any] | None = None
+    bundle_archiveorg_path: str | None = None
+
+
+class IngestRequest(BaseModel):
+    """An ingest request as the request topic carries it. Unknown fields are kept
+    (requests come from many producers) and echoed back in the result."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ingest_type: str = Field(min_length=1)
+    base_url: str = Field(min_length=1)
+    link_source: str | None = None
+    link_source_id: str | None = None
+    ingest_request_source: str | None = None
+    release_stage: str | None = None
+    fatcat: dict[str, Any] | None = None
+    ext_ids: dict[str, Any] | None = None
+    edit_extra: dict[str, Any] | None = None
+    force_recrawl: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class FilesetBundle(_Record):
+    """``fileset_bundle``: the one enclosing file of a ``*-fileset-bundled`` strategy."""
+
+    file_meta: dict[str, Any] | None = None
+    cdx: dict[str, Any] | None = None
+    revisit_cdx: dict[str, Any] | None = None
+    terminal: dict[str, Any] | None = None
+    archiveorg_bundle_path: str | None = None
+
+
+class FilesetFile(_Record):
+    """``fileset_file``: the single file of a ``*-file`` strategy."""
+
+    file_meta: dict[str, Any] | None = None
+    terminal: dict[str, Any] | None = None
+    cdx: dict[str, Any] | None = None
+    revisit_cdx: dict[str, Any] | None = None
+
+
+class FilesetIngestResult(_Record):
+    # common with file ingest results (mostly about the landing page)
+    hit: bool
+    status: str
+    request: dict[str, Any]
+    terminal: dict[str, Any] | None = None
+    file_meta: dict[str, Any] | None = None
+    cdx: dict[str, Any] | None = None
+    revisit_cdx: dict[str, Any] | None = None
+    html_biblio: dict[str, Any] | None = None
+    # fileset-specific
+    manifest: list[FilesetManifestFile] | None = None
+    platform_name: str | None = None
+    platform_domain: str | None = None
+    platform_id: str | None = None
+    platform_base_url: str | None = None
+    ingest_strategy: IngestStrategy | None = None
+    archiveorg_item_name: str | None = None
+    file_count: int | None = Field(None, ge=0)
+    total_size: int | None = Field(None, ge=0)
+    fileset_bundle: FilesetBundle | None = None
+    fileset_file: FilesetFile | None = None
