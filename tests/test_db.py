@@ -33,8 +33,17 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
     assert {i["name"] for i in insp.get_indexes("catalogue")} == {
         f"catalogue_{n}_idx" for n in ("sha1", "doi", "pmid", "pmcid", "arxiv")}
     st = migrate.status(engine)
+    assert insp.get_pk_constraint("ingest_fileset_platform")["constrained_columns"] == [
+        "ingest_type", "base_url"]
+    assert [(i["name"], i["column_names"]) for i in insp.get_indexes("ingest_fileset_platform")
+            ] == [("ingest_fileset_platform_name_domain_id_idx",
+                   ["platform_name", "platform_domain", "platform_id"])]
+    assert {i["name"] for i in insp.get_indexes("ingest_file_result")} == {
+        "ingest_file_result_terminal_url_idx", "ingest_file_result_terminal_sha1hex_idx"}
+    st = migrate.status(engine)
     assert st.up_to_date and st.row_counts == {
-        "crossref": 0, "grobid_refs": 0, "catalogue": 0, "pdftables": 0, "pdftable_cells": 0}
+        "crossref": 0, "grobid_refs": 0, "catalogue": 0, "pdftables": 0, "pdftable_cells": 0,
+        "ingest_file_result": 0, "ingest_fileset_platform": 0}
 
 
 def test_postgres_types(pg_url: str) -> None:
@@ -60,6 +69,20 @@ def test_postgres_types(pg_url: str) -> None:
                      "updated": "timestamp with time zone", "refs_json": "jsonb"}
 
 
+FILESET_ROW = {"ingest_type": "dataset", "base_url": "https://zenodo.org/record/1", "hit": True,
+               "platform_name": "zenodo", "platform_domain": "zenodo.org", "platform_id": "1"}
+
+
+def test_fileset_platform_row_round_trip(engine) -> None:  # type: ignore[no-untyped-def]
+    table = metadata.tables["ingest_fileset_platform"]
+    manifest = [{"path": "a.csv", "size": 3, "sha1": "a" * 40}]
+    with engine.begin() as conn:
+        conn.execute(table.insert(), {**FILESET_ROW, "web_bundle_dt": "20211231235959",
+                                      "total_size": 2**40, "manifest": manifest})
+        row = conn.execute(table.select()).mappings().one()
+    assert row["manifest"] == manifest and row["total_size"] == 2**40 and row["hit"] is True
+
+
 @pytest.mark.parametrize(
     ("table", "row"),
     [
@@ -67,6 +90,11 @@ def test_postgres_types(pg_url: str) -> None:
         ("crossref", {"doi": "10.", "indexed": "2021-01-01T00:00:00Z", "record": {}}),
         ("grobid_refs", {"source": "", "source_id": "x", "refs_json": []}),
         ("grobid_refs", {"source": "crossref", "source_id": "", "refs_json": []}),
+        ("ingest_file_result", {"ingest_type": "", "base_url": "https://x", "hit": False}),
+        ("ingest_fileset_platform", {**FILESET_ROW, "platform_name": ""}),
+        ("ingest_fileset_platform", {**FILESET_ROW, "web_bundle_dt": "2021"}),
+        ("ingest_fileset_platform", {**FILESET_ROW, "archiveorg_item_name": ""}),
+        ("ingest_fileset_platform", {**FILESET_ROW, "platform_id": None}),
     ],
 )
 def test_check_constraints(engine, table: str, row: dict) -> None:  # type: ignore[no-untyped-def]

@@ -7,6 +7,8 @@ compares the two on both SQLite and PostgreSQL.
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     Index,
@@ -102,6 +104,63 @@ pdftable_cells = Table(
     PrimaryKeyConstraint("table_id", "row_key", "family", "qualifier", name="pdftable_cells_pkey"),
     CheckConstraint(octet_length(col("row_key")) == 20, name="pdftable_cells_row_key_check"),
 )
+
+# Ingest results, as the original system's schema has them: one row per
+# (ingest_type, base_url), the latest attempt.
+ingest_file_result = Table(
+    "ingest_file_result",
+    metadata,
+    Column("ingest_type", Text, nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
+    Column("hit", Boolean, nullable=False),
+    Column("status", Text, nullable=True),
+    Column("terminal_url", Text, nullable=True),
+    Column("terminal_dt", Text, nullable=True),
+    Column("terminal_status_code", Integer, nullable=True),
+    Column("terminal_sha1hex", Text, nullable=True),
+    PrimaryKeyConstraint("ingest_type", "base_url", name="ingest_file_result_pkey"),
+    CheckConstraint(octet_length(col("ingest_type")) >= 1,
+                    name="ingest_file_result_ingest_type_check"),
+    CheckConstraint(octet_length(col("base_url")) >= 1, name="ingest_file_result_base_url_check"),
+)
+Index("ingest_file_result_terminal_url_idx", ingest_file_result.c.terminal_url)
+Index("ingest_file_result_terminal_sha1hex_idx", ingest_file_result.c.terminal_sha1hex)
+
+# The fileset-ingest seed's table. Its CHECKs name columns that do not exist
+# (platform, item_name, item_path_bundle, terminal_url, terminal_dt); here each
+# checks the column it sits on.
+ingest_fileset_platform = Table(
+    "ingest_fileset_platform",
+    metadata,
+    Column("ingest_type", Text, nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
+    Column("hit", Boolean, nullable=False),
+    Column("status", Text, nullable=True),
+    Column("platform_name", Text, nullable=False),
+    Column("platform_domain", Text, nullable=False),
+    Column("platform_id", Text, nullable=False),
+    Column("ingest_strategy", Text, nullable=True),
+    Column("total_size", BigInteger, nullable=True),
+    Column("file_count", Integer, nullable=True),
+    Column("archiveorg_item_name", Text, nullable=True),
+    Column("archiveorg_item_bundle_path", Text, nullable=True),
+    Column("web_bundle_url", Text, nullable=True),
+    Column("web_bundle_dt", Text, nullable=True),
+    Column("manifest", JsonDoc, nullable=True),
+    PrimaryKeyConstraint("ingest_type", "base_url", name="ingest_fileset_platform_pkey"),
+    *(
+        CheckConstraint(octet_length(col(name)) >= 1, name=f"ingest_fileset_platform_{name}_check")
+        for name in ("ingest_type", "base_url", "status", "platform_name", "platform_domain",
+                     "platform_id", "ingest_strategy", "archiveorg_item_name",
+                     "archiveorg_item_bundle_path", "web_bundle_url")
+    ),
+    CheckConstraint(octet_length(col("web_bundle_dt")) == 14,
+                    name="ingest_fileset_platform_web_bundle_dt_check"),
+)
+Index("ingest_fileset_platform_name_domain_id_idx", ingest_fileset_platform.c.platform_name,
+      ingest_fileset_platform.c.platform_domain, ingest_fileset_platform.c.platform_id)
 
 # The view is not a Table: created by migration, queried by name.
 CROSSREF_WITH_REFS_SELECT = """
