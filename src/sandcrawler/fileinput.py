@@ -96,8 +96,10 @@ def parse_file_record(data: bytes) -> FileRecord:
         raise RecordError("record has none of path, url, sha1, warc_path", status="missing-path")
     name = _str_field(obj, "name") or path or url or (warc and warc.path) or sha1 or ""
     if obj.get("error"):
-        # Set by a source that could not produce the file (a damaged zip member).
-        raise RecordError(f"{name}: {obj['error']}", status="bad-zip-member")
+        # Set by a source that could not produce the file (a damaged zip member),
+        # with the status to report.
+        raise RecordError(f"{name}: {obj['error']}",
+                          status=_str_field(obj, "error_status") or "source-error")
     return FileRecord(name, path=path, url=url, sha1=sha1, warc=warc)
 
 

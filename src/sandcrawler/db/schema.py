@@ -107,14 +107,21 @@ pdftable_cells = Table(
 
 # Ingest results, as the original system's schema has them: one row per
 # (ingest_type, base_url), the latest attempt.
+def _ingest_result_columns() -> list[Column]:  # type: ignore[type-arg]
+    """The columns every ingest result table begins with (one row per request)."""
+    return [
+        Column("ingest_type", Text, nullable=False),
+        Column("base_url", Text, nullable=False),
+        Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
+        Column("hit", Boolean, nullable=False),
+        Column("status", Text, nullable=True),
+    ]
+
+
 ingest_file_result = Table(
     "ingest_file_result",
     metadata,
-    Column("ingest_type", Text, nullable=False),
-    Column("base_url", Text, nullable=False),
-    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
-    Column("hit", Boolean, nullable=False),
-    Column("status", Text, nullable=True),
+    *_ingest_result_columns(),
     Column("terminal_url", Text, nullable=True),
     Column("terminal_dt", Text, nullable=True),
     Column("terminal_status_code", Integer, nullable=True),
@@ -133,11 +140,7 @@ Index("ingest_file_result_terminal_sha1hex_idx", ingest_file_result.c.terminal_s
 ingest_fileset_platform = Table(
     "ingest_fileset_platform",
     metadata,
-    Column("ingest_type", Text, nullable=False),
-    Column("base_url", Text, nullable=False),
-    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
-    Column("hit", Boolean, nullable=False),
-    Column("status", Text, nullable=True),
+    *_ingest_result_columns(),
     Column("platform_name", Text, nullable=False),
     Column("platform_domain", Text, nullable=False),
     Column("platform_id", Text, nullable=False),

@@ -108,16 +108,6 @@ class IngestRequest(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
-class FilesetBundle(_Record):
-    """``fileset_bundle``: the one enclosing file of a ``*-fileset-bundled`` strategy."""
-
-    file_meta: dict[str, Any] | None = None
-    cdx: dict[str, Any] | None = None
-    revisit_cdx: dict[str, Any] | None = None
-    terminal: dict[str, Any] | None = None
-    archiveorg_bundle_path: str | None = None
-
-
 class FilesetFile(_Record):
     """``fileset_file``: the single file of a ``*-file`` strategy."""
 
@@ -125,6 +115,13 @@ class FilesetFile(_Record):
     terminal: dict[str, Any] | None = None
     cdx: dict[str, Any] | None = None
     revisit_cdx: dict[str, Any] | None = None
+
+
+class FilesetBundle(FilesetFile):
+    """``fileset_bundle``: the one enclosing file of a ``*-fileset-bundled`` strategy;
+    the same fields as a single file, and where an item store keeps it."""
+
+    archiveorg_bundle_path: str | None = None
 
 
 class FilesetIngestResult(_Record):

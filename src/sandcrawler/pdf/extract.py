@@ -40,6 +40,7 @@ _EMPTY_PAGE_TREE = re.compile(
     rb"/Type\s*/Pages\b[^>]*?/Count\s+0\b|/Count\s+0\b[^>]*?/Type\s*/Pages\b"
 )
 _PAGE_OBJECT = re.compile(rb"/Type\s*/Page\b(?!s)")
+_ENCRYPT = re.compile(rb"/Encrypt\b")
 
 # Scans of the file's bytes (XMP, and the checks after a failed open) read it in
 # windows that overlap by more than any pattern they look for, so memory stays
@@ -119,7 +120,7 @@ def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
     # itself confirms each reading: an /Encrypt entry, or a page tree that
     # declares no pages and has no page objects.
     password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
-    if password and _scan(src, re.compile(rb"/Encrypt\b")):
+    if password and _scan(src, _ENCRYPT):
         return PdfExtract("encrypted", error="the PDF needs a password")
     if _scan(src, _EMPTY_PAGE_TREE) and not _scan(src, _PAGE_OBJECT):
         return PdfExtract("empty-pdf", page_count=0, error="no pages (empty page tree)")

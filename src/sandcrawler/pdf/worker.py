@@ -33,7 +33,7 @@ from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
-from sandcrawler.web.cdx import is_cdx_header, parse_cdx_line
+from sandcrawler.web.cdx import CaptureSkip, read_capture
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 _STORED = {"success", "empty-page0", "text-too-large"}
@@ -71,29 +71,18 @@ class ProcessPdfWorker(RecordWorker):
         if isinstance(record, Outcome):
             return record
         result: dict[str, Any] = record.describe()
-        if record.sha1 and not self.force:
-            # Known digest: a file already done is not even fetched.
-            done = self._done(record.sha1, result, item)
-            if done is not None:
-                return done
+        # A record that names its digest is recognised as done before it is fetched.
+        if record.sha1 and (done := self._done(record.sha1, result, item)):
+            return done
         with self.locator.local_file(record) as path:
             meta = file_metadata(path)
             if record.sha1 and meta.sha1hex != record.sha1:
                 raise RecordError(f"{record.name}: the bytes have sha1 {meta.sha1hex}, "
                                   f"the record says {record.sha1}", status="sha1-mismatch")
             result.update(meta.to_json())
-            if not self.force and not record.sha1:
-                done = self._done(meta.sha1hex, result, item)
-                if done is not None:
-                    return done
-            try:
-                extracted = (
-                    self.sandbox.call(extract_pdf, path, timeout=self.timeout)
-                    if meta.mimetype == "application/pdf"
-                    else PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
-                )
-            except SandboxError as e:
-                extracted = PdfExtract(e.status, error=str(e))
+            if not record.sha1 and (done := self._done(meta.sha1hex, result, item)):
+                return done
+            extracted = self._extract(path, meta)
             result.update(self._store(path, meta, extracted, record))
         kind = "ok" if extracted.status in _STORED else (
             "skip" if extracted.status == "not-pdf" else "error")
@@ -103,23 +92,31 @@ class ProcessPdfWorker(RecordWorker):
     def _record(self, item: Item) -> FileRecord | Outcome:
         if not self.cdx_input:
             return parse_file_record(item.data)
-        if is_cdx_header(item.data):
-            return Outcome(item.where, "skip-header", kind="skip")
-        cdx = parse_cdx_line(item.data)
-        skip = cdx.skip_reason()
-        if skip is not None:
-            return Outcome(item.where, skip[0], kind="skip", error=skip[1],
-                           output={"path": cdx.url, "status": skip[0], "sha1hex": cdx.sha1hex})
+        cdx = read_capture(item.data)
+        if isinstance(cdx, CaptureSkip):
+            output = ({"path": cdx.cdx.url, "status": cdx.status, "sha1hex": cdx.cdx.sha1hex}
+                      if cdx.cdx else None)
+            return Outcome(item.where, cdx.status, kind="skip", error=cdx.detail, output=output)
         return record_from_cdx(cdx)
 
     def _done(self, sha1: str, result: dict[str, Any], item: Item) -> Outcome | None:
-        """The ``exists`` outcome when this sha1's pdf0 status is recorded already."""
-        row = self.table.get(sha1, ["pdf0:pdf_status"])
+        """The ``exists`` outcome when this sha1's pdf0 status is recorded already
+        (never with ``force``)."""
+        row = None if self.force else self.table.get(sha1, ["pdf0:pdf_status"])
         if row is None:
             return None
         result.setdefault("sha1hex", sha1)
         result.update(status="exists", pdf_status=row.cells["pdf0"]["pdf_status"])
         return Outcome(item.where, "exists", kind="skip", output=result)
+
+    def _extract(self, path: str, meta: FileMeta) -> PdfExtract:
+        """PDFs in the sandbox (a timeout or crash is a status); other files not-pdf."""
+        if meta.mimetype != "application/pdf":
+            return PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
+        try:
+            return self.sandbox.call(extract_pdf, path, timeout=self.timeout)
+        except SandboxError as e:
+            return PdfExtract(e.status, error=str(e))
 
     def _store(self, path: str, meta: FileMeta, out: PdfExtract,
                record: FileRecord) -> dict[str, Any]:

@@ -270,6 +270,7 @@ class ZipSource(_FileItemsSource):
                     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
                         # A damaged member is that record's error; the run goes on.
                         payload["error"] = f"damaged in the archive: {e}"
+                        payload["error_status"] = "bad-zip-member"
                     yield Item(name, orjson.dumps(payload))
 
     def ack(self, items: list[Item]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sandcrawler.mime import normalize_mime
 from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
-from sandcrawler.web.cdx import is_cdx_header, parse_cdx_line
+from sandcrawler.web.cdx import CaptureSkip, read_capture
 
 
 class BackfillCdxWorker(RecordWorker):
@@ -20,12 +20,9 @@ class BackfillCdxWorker(RecordWorker):
         self.mimetypes = mimetypes
 
     def process(self, item: Item) -> Outcome:
-        if is_cdx_header(item.data):
-            return Outcome(item.where, "skip-header", kind="skip")
-        cdx = parse_cdx_line(item.data)
-        skip = cdx.skip_reason()
-        if skip is not None:
-            return Outcome(item.where, skip[0], kind="skip", error=skip[1])
+        cdx = read_capture(item.data)
+        if isinstance(cdx, CaptureSkip):
+            return Outcome(item.where, cdx.status, kind="skip", error=cdx.detail)
         mime = normalize_mime(cdx.mime)
         if self.mimetypes and mime not in self.mimetypes:
             return Outcome(item.where, "skip-mime", kind="skip")

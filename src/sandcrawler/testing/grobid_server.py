@@ -22,8 +22,10 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+
+from sandcrawler.testing.loopback import LoopbackHTTPServer
 
 _BIBL = re.compile(r"<biblStruct\b[^>]*>.*?</biblStruct>", re.S)
 _RAW = re.compile(r'<note type="raw_reference">(.*?)</note>', re.S)
@@ -69,7 +71,7 @@ def parse_multipart(content_type: str, body: bytes) -> tuple[dict[str, list[str]
     return fields, pdf
 
 
-class FakeGrobid:
+class FakeGrobid(LoopbackHTTPServer):
     """Start with ``start()`` (or as a context manager); ``url`` is the base URL."""
 
     version = "0.7.3-fake"
@@ -78,7 +80,7 @@ class FakeGrobid:
         self, tei_files: Iterable[Path | str] = (), slow_seconds: float = 5.0, port: int = 0,
         fulltext_tei: Path | str | None = None,
     ) -> None:
-        self.port = port
+        super().__init__(port)
         self.known: dict[str, str] = {}
         for path in tei_files:
             self.known.update(index_tei(Path(path).read_text(encoding="utf-8")))
@@ -89,15 +91,8 @@ class FakeGrobid:
         self.busy = 0
         self.requests: list[dict[str, list[str]]] = []
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeGrobid:
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -154,10 +149,7 @@ class FakeGrobid:
                 code, body = fake.answer(form.get("citations", []))
                 self._send(code, body, "application/xml")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
+        return Handler
 
     def answer_fulltext(self, pdf: bytes) -> tuple[int, str]:
         """The fulltext TEI given at start-up; markers in the PDF's bytes pick errors:
@@ -195,18 +187,6 @@ class FakeGrobid:
         if "#drop" in joined:
             blocks = blocks[:-1]
         return 200, TEI_HEAD + "".join(blocks) + TEI_TAIL
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeGrobid:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 def main() -> None:  # pragma: no cover - used by benchmarks as a separate process

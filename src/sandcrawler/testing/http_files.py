@@ -17,15 +17,18 @@ from __future__ import annotations
 import re
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
+
+from sandcrawler.testing.loopback import LoopbackHTTPServer
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
 
 
-class FileServer:
+class FileServer(LoopbackHTTPServer):
     def __init__(self, root: Path | str) -> None:
+        super().__init__()
         self.root = Path(root)
         self.busy: dict[str, int] = {}
         self.redirects: dict[str, str] = {}
@@ -33,29 +36,6 @@ class FileServer:
         self.no_ranges = False
         self.requests: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FileServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> FileServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _take_busy(self, path: str) -> bool:
         with self._lock:

@@ -58,6 +58,25 @@ class CdxLine:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class CaptureSkip:
+    """Why a line names no usable file: skip-header, skip-revisit or skip-status."""
+
+    status: str
+    detail: str | None = None
+    cdx: CdxLine | None = None  # None for a header line
+
+
+def read_capture(raw: bytes | str) -> CdxLine | CaptureSkip:
+    """One line of a CDX file as a capture holding a file, or why it holds none;
+    CdxError (``bad-cdx``) for a malformed line. What every CDX consumer does first."""
+    if is_cdx_header(raw):
+        return CaptureSkip("skip-header")
+    cdx = parse_cdx_line(raw)
+    skip = cdx.skip_reason()
+    return cdx if skip is None else CaptureSkip(*skip, cdx=cdx)
+
+
 def is_cdx_header(line: bytes | str) -> bool:
     if isinstance(line, bytes):
         return line.startswith((b" CDX ", b"CDX "))

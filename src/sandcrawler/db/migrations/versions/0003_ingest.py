@@ -20,15 +20,21 @@ FILESET_TEXT_CHECKS = ("ingest_type", "base_url", "status", "platform_name", "pl
                        "archiveorg_item_bundle_path", "web_bundle_url")
 
 
-def upgrade() -> None:
-    col = sa.literal_column
-    op.create_table(
-        "ingest_file_result",
+def _result_columns() -> list[sa.Column]:  # type: ignore[type-arg]
+    return [
         sa.Column("ingest_type", sa.Text, nullable=False),
         sa.Column("base_url", sa.Text, nullable=False),
         sa.Column("updated", UTCDateTime, nullable=False, server_default=sa.func.now()),
         sa.Column("hit", sa.Boolean, nullable=False),
         sa.Column("status", sa.Text, nullable=True),
+    ]
+
+
+def upgrade() -> None:
+    col = sa.literal_column
+    op.create_table(
+        "ingest_file_result",
+        *_result_columns(),
         sa.Column("terminal_url", sa.Text, nullable=True),
         sa.Column("terminal_dt", sa.Text, nullable=True),
         sa.Column("terminal_status_code", sa.Integer, nullable=True),
@@ -45,11 +51,7 @@ def upgrade() -> None:
                     ["terminal_sha1hex"])
     op.create_table(
         "ingest_fileset_platform",
-        sa.Column("ingest_type", sa.Text, nullable=False),
-        sa.Column("base_url", sa.Text, nullable=False),
-        sa.Column("updated", UTCDateTime, nullable=False, server_default=sa.func.now()),
-        sa.Column("hit", sa.Boolean, nullable=False),
-        sa.Column("status", sa.Text, nullable=True),
+        *_result_columns(),
         sa.Column("platform_name", sa.Text, nullable=False),
         sa.Column("platform_domain", sa.Text, nullable=False),
         sa.Column("platform_id", sa.Text, nullable=False),
