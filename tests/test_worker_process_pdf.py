@@ -110,6 +110,7 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
     assert invoke(["process", str(tmp_path / "stored.pdf")]).exit_code == 0
 
     with FileServer(web) as server:
+        base = server.url
         records = [
             {"url": f"{server.url}/paper.pdf"},
             {"warc_path": "c.warc.gz", "warc_offset": cdx.warc_offset,
@@ -122,7 +123,7 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
                                      args=("--source", server.url, "--force"))
     got = {r["path"]: r for r in map(orjson.loads, results)}
     assert {p: r["status"] for p, r in got.items()} == {
-        f"{server.url}/paper.pdf": "success", "archived": "success", "stored": "success"}
+        f"{base}/paper.pdf": "success", "archived": "success", "stored": "success"}
     assert got["archived"]["sha1hex"] == hashlib.sha1(in_warc).hexdigest()
     assert "http-error" in stderr and "missing.pdf" in stderr
     offsets = committed(kafka.bootstrap, group="sandcrawler-test-process-pdf", topic=FILES)
