@@ -158,6 +158,78 @@ class Settings(BaseSettings):
         "prefix answering Range requests",
     )
 
+    http_routes: dict[str, str] = Field(
+        default_factory=dict,
+        description="send requests for an origin to another, keeping the Host header, e.g. "
+        '{"https://zenodo.org": "http://127.0.0.1:8080"} (a mirror, a proxy, or tests); '
+        "in the environment as JSON",
+    )
+
+    zenodo_api_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base")
+    zenodo_hosts: list[str] = Field(
+        ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
+    )
+    figshare_api_url: str = Field(
+        "https://api.figshare.com/v2", description="figshare public API base"
+    )
+    figshare_download_url: str = Field(
+        "https://ndownloader.figshare.com",
+        description="figshare download host (its 'download all' zip of an article version)",
+    )
+    figshare_hosts: list[str] = Field(
+        ["figshare.com"],
+        description="hosts (and their subdomains) whose /articles/ pages are figshare items",
+    )
+    dataverse_hosts: list[str] = Field(
+        ["dataverse.harvard.edu", "dataverse.rsu.lv", "data.qdr.syr.edu",
+         "dataverse.nl", "borealisdata.ca", "dataverse.no", "demo.dataverse.org"],
+        description="Dataverse installations; any host's /dataset.xhtml or /file.xhtml page "
+        "with a persistentId also matches",
+    )
+    archiveorg_hosts: list[str] = Field(["archive.org"], description="archive.org hosts")
+    archiveorg_metadata_url: str = Field(
+        "https://archive.org/metadata", description="archive.org item metadata API base"
+    )
+    archiveorg_download_url: str = Field(
+        "https://archive.org/download", description="archive.org file download base"
+    )
+
+    fileset_max_total_size: int = Field(
+        64 * 10**9, ge=1, description="datasets larger in total (bytes) are too-large-size"
+    )
+    fileset_max_file_count: int = Field(
+        200, ge=1, description="datasets with more files are too-many-files"
+    )
+    fileset_web_max_files: int = Field(
+        20, ge=1, description="strategy choice: more files than this go to the item store"
+    )
+    fileset_web_max_file_size: int = Field(
+        128 * 2**20, ge=1,
+        description="strategy choice: a file larger than this (bytes) sends the dataset "
+        "to the item store",
+    )
+    fileset_web_max_total_size: int = Field(
+        2**30, ge=1,
+        description="strategy choice: datasets larger in total (bytes) go to the item store",
+    )
+    fileset_bundle_min_files: int = Field(
+        10, ge=2,
+        description="strategy choice: with at least this many files and a platform "
+        "'download all' zip, archive the zip (a *-fileset-bundled strategy)",
+    )
+    fileset_bundle_max_ratio: float = Field(
+        200.0, gt=1,
+        description="a bundle member expanding more than this many times is a zip-bomb",
+    )
+    fileset_tmp_dir: Path | None = Field(
+        None, description="where downloads are spooled before they are archived; "
+        "default: the system temporary directory"
+    )
+    warc_gzip_level: int = Field(
+        1, ge=0, le=9,
+        description="our web archive: gzip level of each WARC record (0 = plain .warc files)",
+    )
+
     kafka_brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
 
     store_url: str = Field(
@@ -191,10 +263,20 @@ class Settings(BaseSettings):
 
     batch_size: int = Field(100, ge=1, description="records per batch in the runner")
 
-    @field_validator("grobid_url")
+    @field_validator("grobid_url", "zenodo_api_url", "figshare_api_url", "figshare_download_url",
+                     "archiveorg_metadata_url", "archiveorg_download_url")
     @classmethod
     def _strip_slash(cls, v: str | None) -> str | None:
         return v.rstrip("/") if v else None
+
+    @field_validator("http_routes")
+    @classmethod
+    def _check_routes(cls, routes: dict[str, str]) -> dict[str, str]:
+        for origin, target in routes.items():
+            for url in (origin, target):
+                if not url.startswith(("http://", "https://")) or url.rstrip("/").count("/") > 2:
+                    raise ValueError(f"{url!r} is not an origin like https://host[:port]")
+        return {o.rstrip("/").lower(): t.rstrip("/") for o, t in routes.items()}
 
     @model_validator(mode="after")
     def _defaults_in_data_dir(self) -> Settings:

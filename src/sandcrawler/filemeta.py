@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -153,21 +153,64 @@ def hash_stream(stream: IO[bytes], names: Iterable[str] = HASHES) -> dict[str, s
 
 def hash_chunks(chunks: Iterable[bytes], names: Iterable[str] = HASHES) -> dict[str, str]:
     """Digests of the concatenated chunks, each algorithm on its own thread."""
-    hashers = list(new_hashers(names).values())
-    with ThreadPoolExecutor(len(hashers), thread_name_prefix="hash") as pool:
-        pending: list = []
-        for chunk in chunks:
-            for job in pending:  # the previous chunk is done before its buffer goes
-                job.result()
-            if len(chunk) < 65536:  # not worth a thread hop
-                for h in hashers:
-                    h.update(chunk)
-                pending = []
-            else:
-                pending = [pool.submit(h.update, chunk) for h in hashers]
-        for job in pending:
+    hasher = MultiHasher(new_hashers(names))
+    for chunk in chunks:
+        hasher.update(chunk)
+    return hasher.hexdigests()
+
+
+class MultiHasher:
+    """Feeds every chunk to several hash objects, each on its own thread for big
+    chunks (hashlib releases the GIL), so sha1 + sha256 + md5 cost about one."""
+
+    def __init__(self, hashers: dict[str, Any]) -> None:
+        self.hashers = hashers
+        self._pool = ThreadPoolExecutor(len(hashers), thread_name_prefix="hash")
+        self._pending: list = []
+
+    def _wait(self) -> None:
+        for job in self._pending:  # the previous chunk is done before its buffer goes
             job.result()
-    return {h.name: h.hexdigest() for h in hashers}
+        self._pending = []
+
+    def update(self, chunk: bytes) -> None:
+        self._wait()
+        if len(chunk) < 65536:  # not worth a thread hop
+            for h in self.hashers.values():
+                h.update(chunk)
+        else:
+            self._pending = [self._pool.submit(h.update, chunk) for h in self.hashers.values()]
+
+    def hexdigests(self) -> dict[str, str]:
+        self._wait()
+        self._pool.shutdown()
+        return {name: h.hexdigest() for name, h in self.hashers.items()}
+
+
+class MetaWriter:
+    """Passes chunks on to ``write`` and works out the FileMeta of what went by:
+    one pass for copying, hashing and sniffing. ``extra`` hash objects (e.g. a
+    WARC block digest already fed the HTTP headers) are updated alongside."""
+
+    def __init__(self, write: Callable[[bytes], Any], extra: dict[str, Any] | None = None) -> None:
+        self._write = write
+        self.size = 0
+        self._head = b""
+        self._hasher = MultiHasher({**new_hashers(HASHES), **(extra or {})})
+
+    def write(self, chunk: bytes) -> int:
+        if len(self._head) < SNIFF_BYTES:
+            self._head += chunk[: SNIFF_BYTES - len(self._head)]
+        self.size += len(chunk)
+        self._hasher.update(chunk)
+        self._write(chunk)
+        return len(chunk)
+
+    def finish(self) -> tuple[FileMeta, dict[str, str]]:
+        """The file's metadata, and the hex digests of the ``extra`` hashers."""
+        digests = self._hasher.hexdigests()
+        meta = _meta(self.size, digests, sniff_mime(self._head))
+        return meta, {k: v for k, v in digests.items() if k not in HASHES}
 
 
 def file_metadata(source: str | Path | bytes | IO[bytes]) -> FileMeta:

@@ -165,6 +165,32 @@ ingest_fileset_platform = Table(
 Index("ingest_fileset_platform_name_domain_id_idx", ingest_fileset_platform.c.platform_name,
       ingest_fileset_platform.c.platform_domain, ingest_fileset_platform.c.platform_id)
 
+# Our own web archive's index: one row per WARC record of a capture (responses,
+# redirects, revisits), found by URL (check an existing capture, follow a
+# redirect chain) or by payload sha1 (write a revisit instead of the bytes again).
+web_cdx = Table(
+    "web_cdx",
+    metadata,
+    Column("url", Text, nullable=False),
+    Column("datetime", Text, nullable=False),
+    Column("surt", Text, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("mimetype", Text, nullable=True),  # warc/revisit for revisit records
+    Column("location", Text, nullable=True),  # where a redirect pointed
+    Column("sha1hex", Text, nullable=True),
+    Column("sha256hex", Text, nullable=True),
+    Column("md5hex", Text, nullable=True),
+    Column("size", BigInteger, nullable=True),
+    Column("warc_path", Text, nullable=False),
+    Column("warc_offset", BigInteger, nullable=False),
+    Column("warc_csize", BigInteger, nullable=False),
+    Column("row_created", UTCDateTime, nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("warc_path", "warc_offset", name="web_cdx_pkey"),
+    CheckConstraint(octet_length(col("datetime")) == 14, name="web_cdx_datetime_check"),
+)
+Index("web_cdx_url_datetime_idx", web_cdx.c.url, web_cdx.c.datetime)
+Index("web_cdx_sha1hex_idx", web_cdx.c.sha1hex)
+
 # The view is not a Table: created by migration, queried by name.
 CROSSREF_WITH_REFS_SELECT = """
     SELECT

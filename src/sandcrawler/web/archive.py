@@ -1,0 +1,428 @@
+"""Our own web archive: captures written as WARC files into the blob store and
+indexed in SQL (``web_cdx``), so a capture can be found by URL or by payload.
+
+A capture fetches a URL hop by hop and writes, for every hop, a WARC ``request``
+record and a ``response`` record (redirects included, so the chain can be
+replayed); a final body whose sha1 the archive already holds is written as a
+``revisit`` record (identical-payload-digest profile) that refers to the first
+capture instead of storing the bytes again.
+
+The body is spooled to disk while its sha1, sha256, md5, the WARC block digest
+and MIME type are worked out in the same pass, so memory stays flat for any size
+and the record can be written with its digests and length known; it is then
+copied into the WARC once.
+
+A ``WarcSession`` is one WARC file in the making. Nothing it holds is visible
+(neither the file in the store nor its index rows) until ``commit()``; ``abort()``
+leaves nothing behind. That is what lets a dataset be archived all or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import tempfile
+import uuid
+import zlib
+from base64 import b32encode
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Self
+from urllib.parse import urlsplit
+
+from sqlalchemy import Engine, insert, select
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from sandcrawler import __version__
+from sandcrawler.db.engine import begin
+from sandcrawler.db.schema import web_cdx
+from sandcrawler.errors import NotFound
+from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.mime import normalize_mime
+from sandcrawler.storage.blobs import BlobStore, BlobWriter
+from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, stream_body
+from sandcrawler.web.warc import WarcPayload, copy_payload
+
+WARC_PREFIX = "warcs"
+REVISIT_MIME = "warc/revisit"
+REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+# Hop-by-hop framing that no longer describes the body as recorded: urllib3
+# de-chunks, and an encoded body is recorded decoded (what was hashed).
+_FRAMING = {"transfer-encoding"}
+_ENCODING = {"content-encoding", "content-length"}
+
+
+def surt(url: str) -> str:
+    """Sort-friendly URI Reordering Transform, as CDX files key captures:
+    ``https://www.Example.org/a?b=1&a=2`` → ``org,example)/a?a=2&b=1``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host.startswith("www."):
+        host = host[4:]
+    key = ",".join(reversed(host.split(".")))
+    if parts.port and parts.port not in (80, 443):
+        key += f":{parts.port}"
+    path = (parts.path or "/").lower()
+    query = "&".join(sorted(parts.query.lower().split("&"))) if parts.query else ""
+    return f"{key}){path}" + (f"?{query}" if query else "")
+
+
+def now14() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+
+
+def _warc_date(dt14: str) -> str:
+    return f"{dt14[0:4]}-{dt14[4:6]}-{dt14[6:8]}T{dt14[8:10]}:{dt14[10:12]}:{dt14[12:14]}Z"
+
+
+def _digest(hexdigest: str) -> str:
+    return "sha1:" + b32encode(bytes.fromhex(hexdigest)).decode()
+
+
+@dataclass(slots=True)
+class CdxRow:
+    """One indexed WARC record (a ``web_cdx`` row)."""
+
+    url: str
+    datetime: str
+    surt: str
+    status_code: int | None
+    mimetype: str | None
+    warc_path: str
+    warc_offset: int
+    warc_csize: int
+    location: str | None = None
+    sha1hex: str | None = None
+    sha256hex: str | None = None
+    md5hex: str | None = None
+    size: int | None = None
+
+    @property
+    def is_revisit(self) -> bool:
+        return self.mimetype == REVISIT_MIME
+
+    def to_cdx(self) -> dict[str, Any]:
+        """The ``cdx`` object of ingest results."""
+        return {"surt": self.surt, "url": self.url, "datetime": self.datetime,
+                "mimetype": self.mimetype, "status_code": self.status_code,
+                "sha1hex": self.sha1hex, "warc_path": self.warc_path,
+                "warc_offset": self.warc_offset, "warc_csize": self.warc_csize}
+
+    def to_row(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+_ROW_FIELDS = tuple(f.name for f in fields(CdxRow))
+
+
+@dataclass(slots=True)
+class WebCapture:
+    """What one capture recorded: every hop's row (redirects first), the body's
+    metadata for a 200, and the earlier capture a revisit refers to."""
+
+    url: str
+    rows: list[CdxRow]
+    file_meta: FileMeta | None = None
+    revisit_of: CdxRow | None = None
+    spool: Path | None = None  # the body on disk until close()
+
+    @property
+    def terminal(self) -> CdxRow:
+        return self.rows[-1]
+
+    @property
+    def status_code(self) -> int | None:
+        return self.terminal.status_code
+
+    def terminal_json(self) -> dict[str, Any]:
+        t = self.terminal
+        return {"terminal_url": t.url, "terminal_dt": t.datetime,
+                "terminal_status_code": t.status_code, "terminal_sha1hex": t.sha1hex}
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.unlink(missing_ok=True)
+            self.spool = None
+
+
+class _GzipMember:
+    """Write side of one gzip member: each WARC record is its own member, so a
+    reader can start at any record's offset."""
+
+    def __init__(self, out: IO[bytes] | BlobWriter, level: int) -> None:
+        self._out = out
+        self._z = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+
+    def write(self, data: bytes) -> int:
+        if out := self._z.compress(data):
+            self._out.write(out)
+        return len(data)
+
+    def flush(self) -> None:
+        pass  # the member is finished by close(); flushing mid-record only costs ratio
+
+    def close(self) -> None:
+        self._out.write(self._z.flush())
+
+
+class WarcSession:
+    """One WARC file being written, and the index rows for its records."""
+
+    def __init__(self, archive: WebArchive, key: str, writer: BlobWriter) -> None:
+        self.archive = archive
+        self.key = key
+        self._writer = writer
+        self._rows: list[CdxRow] = []
+        self._by_sha1: dict[str, CdxRow] = {}
+        self._warcio = WARCWriter(None, gzip=False, warc_version="WARC/1.1")
+        self.closed = False
+        self._write(self._warcio.create_warcinfo_record(
+            key.rsplit("/", 1)[-1],
+            {"software": f"sandcrawler/{__version__}", "format": "WARC File Format 1.1"}))
+
+    def _write(self, record: Any) -> tuple[int, int]:
+        """Append one record; its offset and compressed size."""
+        offset = self._writer.size
+        level = self.archive.gzip_level
+        out = _GzipMember(self._writer, level) if level else self._writer
+        WARCWriter(out, gzip=False, warc_version="WARC/1.1").write_record(record)
+        if isinstance(out, _GzipMember):
+            out.close()
+        return offset, self._writer.size - offset
+
+    def capture(self, url: str, *, max_bytes: int) -> WebCapture:
+        """Fetch ``url`` and record it. RecordError (nothing recorded) when no
+        answer could be had: ``fetch-error``, ``redirect-loop``, ``too-large``."""
+        opened = self.archive.fetcher.open(url)
+        try:
+            rows = [self._record_hop(hop, b"") for hop in opened.hops[:-1]]
+            capture = self._record_final(url, opened, max_bytes)
+        finally:
+            opened.close()
+        capture.rows[:0] = rows
+        return capture
+
+    def _record_hop(self, hop: Hop, body: bytes) -> CdxRow:
+        dt = now14()
+        http = self._http_headers(hop)
+        block = hashlib.sha1(http.headers_buff or b"")
+        block.update(body)
+        payload_sha1 = hashlib.sha1(body).hexdigest()
+        return self._write_pair(hop, dt, http, io.BytesIO(body), len(body), block.hexdigest(),
+                                payload_sha1, None, None)
+
+    def _record_final(self, url: str, opened: Opened, max_bytes: int) -> WebCapture:
+        hop = opened.final
+        dt = now14()
+        http = self._http_headers(hop)
+        block = hashlib.sha1(http.headers_buff or b"")
+        fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".body",
+                                    dir=self.archive.spool_dir)
+        spool = Path(name)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                writer = MetaWriter(f.write, extra={"block": block})
+                try:
+                    stream_body(opened, writer.write, max_bytes)
+                finally:
+                    meta, extra = writer.finish()
+            capture = WebCapture(url, [], meta if hop.status_code == 200 else None, spool=spool)
+            earlier = self.find_sha1(meta.sha1hex) if hop.status_code == 200 else None
+            if earlier is not None:
+                row = self._write_revisit(hop, dt, http, meta, earlier)
+                capture.revisit_of = earlier
+            else:
+                with spool.open("rb") as body:
+                    row = self._write_pair(hop, dt, http, body, meta.size, extra["block"],
+                                           meta.sha1hex, meta, self._mimetype(hop, meta))
+            capture.rows.append(row)
+            return capture
+        except BaseException:
+            spool.unlink(missing_ok=True)
+            raise
+
+    @staticmethod
+    def _mimetype(hop: Hop, meta: FileMeta | None) -> str | None:
+        declared = normalize_mime(hop.header("Content-Type"))
+        if declared and declared != "application/octet-stream":
+            return declared
+        return meta.mimetype if meta is not None else declared or None
+
+    @staticmethod
+    def _http_headers(hop: Hop) -> StatusAndHeaders:
+        encoded = (hop.header("Content-Encoding") or "identity").lower() != "identity"
+        drop = _FRAMING | (_ENCODING if encoded else set())
+        headers = [(k, v) for k, v in hop.headers if k.lower() not in drop]
+        http = StatusAndHeaders(f"{hop.status_code} {hop.reason}".strip(), headers,
+                                protocol="HTTP/1.1")
+        http.compute_headers_buffer()
+        return http
+
+    def _write_pair(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
+                    length: int, block_sha1: str, payload_sha1: str, meta: FileMeta | None,
+                    mimetype: str | None) -> CdxRow:
+        record_id = f"<urn:uuid:{uuid.uuid4()}>"
+        response = self._warcio.create_warc_record(
+            hop.url, "response", payload=body, length=length, http_headers=http,
+            warc_headers_dict={"WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt),
+                               "WARC-Block-Digest": _digest(block_sha1),
+                               "WARC-Payload-Digest": _digest(payload_sha1)})
+        offset, csize = self._write(response)
+        self._write_request(hop, dt, record_id)
+        row = CdxRow(
+            url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
+            mimetype=mimetype or normalize_mime(hop.header("Content-Type")) or None,
+            warc_path=self.key, warc_offset=offset, warc_csize=csize, location=hop.location,
+            sha1hex=payload_sha1, size=length,
+            sha256hex=meta.sha256hex if meta else None, md5hex=meta.md5hex if meta else None)
+        self._add(row)
+        return row
+
+    def _write_revisit(self, hop: Hop, dt: str, http: StatusAndHeaders, meta: FileMeta,
+                       earlier: CdxRow) -> CdxRow:
+        record_id = f"<urn:uuid:{uuid.uuid4()}>"
+        block = hashlib.sha1(http.headers_buff or b"").hexdigest()
+        revisit = self._warcio.create_warc_record(
+            hop.url, "revisit", payload=io.BytesIO(), length=0, http_headers=http,
+            warc_headers_dict={
+                "WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt),
+                "WARC-Profile": REVISIT_PROFILE,
+                "WARC-Refers-To-Target-URI": earlier.url,
+                "WARC-Refers-To-Date": _warc_date(earlier.datetime),
+                "WARC-Block-Digest": _digest(block),
+                "WARC-Payload-Digest": _digest(meta.sha1hex)})
+        offset, csize = self._write(revisit)
+        self._write_request(hop, dt, record_id)
+        row = CdxRow(url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
+                     mimetype=REVISIT_MIME, warc_path=self.key, warc_offset=offset,
+                     warc_csize=csize, sha1hex=meta.sha1hex, sha256hex=meta.sha256hex,
+                     md5hex=meta.md5hex, size=meta.size)
+        self._add(row)
+        return row
+
+    def _write_request(self, hop: Hop, dt: str, concurrent_to: str) -> None:
+        parts = urlsplit(hop.url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        http = StatusAndHeaders(f"GET {target} HTTP/1.1", hop.request_headers,
+                                is_http_request=True)
+        request = self._warcio.create_warc_record(
+            hop.url, "request", payload=io.BytesIO(), length=0, http_headers=http,
+            warc_headers_dict={"WARC-Date": _warc_date(dt),
+                               "WARC-Concurrent-To": concurrent_to})
+        self._write(request)
+
+    def _add(self, row: CdxRow) -> None:
+        self._rows.append(row)
+        if row.status_code == 200 and not row.is_revisit and row.sha1hex:
+            self._by_sha1.setdefault(row.sha1hex, row)
+
+    def find_sha1(self, sha1hex: str) -> CdxRow | None:
+        """A capture of this payload: one written in this session, or committed."""
+        return self._by_sha1.get(sha1hex) or self.archive.find_sha1(sha1hex)
+
+    @property
+    def rows(self) -> list[CdxRow]:
+        return list(self._rows)
+
+    def commit(self) -> list[CdxRow]:
+        """Make the WARC file visible in the store, then index its records."""
+        if self.closed:
+            raise ValueError(f"WARC session {self.key} already closed")
+        self.closed = True
+        self._writer.commit()
+        if self._rows:
+            with begin(self.archive.engine) as conn:
+                conn.execute(insert(web_cdx), [r.to_row() for r in self._rows])
+        return self.rows
+
+    def abort(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self._writer.abort()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is not None or not self.closed:
+            self.abort()
+
+
+class WebArchive:
+    def __init__(self, store: BlobStore, engine: Engine, fetcher: HttpFetcher, *,
+                 gzip_level: int = 1, spool_dir: str | Path | None = None) -> None:
+        self.store = store
+        self.engine = engine
+        self.fetcher = fetcher
+        self.gzip_level = gzip_level
+        self.spool_dir = spool_dir
+
+    def session(self) -> WarcSession:
+        dt = now14()
+        suffix = ".warc.gz" if self.gzip_level else ".warc"
+        key = (f"{WARC_PREFIX}/{dt[0:4]}/{dt[4:6]}/{dt[6:8]}/"
+               f"SANDCRAWLER-{dt}-{uuid.uuid4().hex[:12]}{suffix}")
+        return WarcSession(self, key, self.store.open_write(key, hashes=()))
+
+    def _rows(self, query: Any) -> list[CdxRow]:
+        with begin(self.engine) as conn:
+            return [CdxRow(**{k: r._mapping[k] for k in _ROW_FIELDS})
+                    for r in conn.execute(query)]
+
+    def latest(self, url: str) -> CdxRow | None:
+        rows = self._rows(select(web_cdx).where(web_cdx.c.url == url)
+                          .order_by(web_cdx.c.datetime.desc(), web_cdx.c.row_created.desc(),
+                                    web_cdx.c.warc_offset.desc()).limit(1))
+        return rows[0] if rows else None
+
+    def lookup(self, url: str, *, max_hops: int = 10) -> list[CdxRow] | None:
+        """The latest capture of ``url`` through its recorded redirects, ending in a
+        200 (a response or a revisit); None when there is no such capture."""
+        chain: list[CdxRow] = []
+        while len(chain) <= max_hops:
+            row = self.latest(url)
+            if row is None:
+                return None
+            chain.append(row)
+            if row.status_code in REDIRECT_CODES and row.location:
+                url = row.location
+                continue
+            return chain if row.status_code == 200 else None
+        return None
+
+    def find_sha1(self, sha1hex: str) -> CdxRow | None:
+        """The first 200 capture holding this payload (not a revisit)."""
+        rows = self._rows(select(web_cdx).where(web_cdx.c.sha1hex == sha1hex,
+                                                web_cdx.c.status_code == 200,
+                                                web_cdx.c.mimetype != REVISIT_MIME)
+                          .order_by(web_cdx.c.datetime).limit(1))
+        return rows[0] if rows else None
+
+    def read_payload(self, row: CdxRow, dest: IO[bytes], *,
+                     max_bytes: int = 2**62) -> WarcPayload:
+        """Copy the payload of a captured response into ``dest``; a revisit is
+        resolved to the capture it refers to."""
+        if row.is_revisit:
+            earlier = self.find_sha1(row.sha1hex or "")
+            if earlier is None:
+                raise NotFound(f"revisit of {row.url}: no capture of sha1 {row.sha1hex}")
+            row = earlier
+        with self.store.open_read(row.warc_path) as f:
+            _skip(f, row.warc_offset)
+            return copy_payload(f, dest, where=f"{row.warc_path}:{row.warc_offset}",
+                                length=row.warc_csize, max_bytes=max_bytes)
+
+
+def _skip(f: IO[bytes], offset: int) -> None:
+    try:
+        f.seek(offset)
+    except (OSError, io.UnsupportedOperation, AttributeError):
+        while offset > 0:  # a stream that cannot seek (an S3 body)
+            chunk = f.read(min(offset, 1 << 20))
+            if not chunk:
+                break
+            offset -= len(chunk)
