@@ -81,9 +81,12 @@ class ArchiveStrategyResult(_Record):
     file_file_meta: dict[str, Any] | None = None
     file_terminal: dict[str, Any] | None = None
     file_cdx: dict[str, Any] | None = None
+    # beyond the seed: the result schema has revisit_cdx for both, so they are carried here
+    file_revisit_cdx: dict[str, Any] | None = None
     bundle_file_meta: dict[str, Any] | None = None
     bundle_terminal: dict[str, Any] | None = None
     bundle_cdx: dict[str, Any] | None = None
+    bundle_revisit_cdx: dict[str, Any] | None = None
     bundle_archiveorg_path: str | None = None
 
 

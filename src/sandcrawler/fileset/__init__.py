@@ -1,0 +1,1 @@
+"""Dataset (fileset) ingest: platforms, archive strategies, the ingester and its workers."""

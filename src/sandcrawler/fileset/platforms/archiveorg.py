@@ -1,0 +1,97 @@
+"""archive.org items, through the metadata API (``GET /metadata/{identifier}``).
+
+* ``/details/{identifier}``: the item; ``/download/{identifier}/{path}``: one
+  file of it (a file-level link).
+* The manifest is the item's original files, without the files archive.org adds
+  itself (``_meta.xml``, ``_files.xml``, torrents, thumbnails, derivatives).
+* An unknown identifier answers ``{}``: ``platform-404``. Dark items and
+  ``access-restricted-item`` are ``platform-restricted``.
+* Checksums: size, md5 and sha1 for every file. The item name is the identifier,
+  and the item store backend is always used (it is an item already).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote, unquote
+
+from sandcrawler.fileset.platforms.base import (
+    LandingPage,
+    PlatformHelper,
+    PlatformNotFoundError,
+    PlatformRestrictedError,
+    choose_strategy,
+)
+from sandcrawler.models.fileset import (
+    FilesetManifestFile,
+    FilesetPlatformItem,
+    IngestRequest,
+    IngestStrategy,
+)
+
+_PAGE = re.compile(r"^/(details|download)/([A-Za-z0-9._-]+)(?:/(.+?))?/?$")
+_SYSTEM_FORMATS = {"Metadata", "Archive BitTorrent", "Item Tile", "Thumbnail", "JSON"}
+_SYSTEM_SUFFIXES = ("_meta.xml", "_files.xml", "_meta.sqlite", "_reviews.xml", "_archive.torrent")
+
+
+class ArchiveOrgHelper(PlatformHelper):
+    name = "archiveorg"
+
+    def _parse(self, request: IngestRequest,
+               resource: LandingPage) -> tuple[str, str, str | None] | None:
+        found = self.find_page(request, resource, self.settings.archiveorg_hosts, _PAGE)
+        if found is None:
+            return None
+        url, m = found
+        path = unquote(m.group(3)) if m.group(1) == "download" and m.group(3) else None
+        return url, m.group(2), path
+
+    def match_request(self, request: IngestRequest, resource: LandingPage,
+                      html_biblio: dict[str, Any] | None) -> bool:
+        return self._parse(request, resource) is not None
+
+    def process_request(self, request: IngestRequest, resource: LandingPage,
+                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+        parsed = self._parse(request, resource)
+        assert parsed is not None, "process_request called without a match"
+        page, identifier, file_path = parsed
+        obj = self.get_json(f"{self.settings.archiveorg_metadata_url}/{identifier}")
+        if not isinstance(obj, dict) or not obj:
+            raise PlatformNotFoundError(f"archive.org: no item {identifier!r}")
+        metadata = obj.get("metadata") or {}
+        if obj.get("is_dark"):
+            raise PlatformRestrictedError(f"archive.org: item {identifier} is dark")
+        if str(metadata.get("access-restricted-item", "")).lower() == "true":
+            raise PlatformRestrictedError(f"archive.org: item {identifier} is access-restricted")
+        download = self.settings.archiveorg_download_url
+        manifest = [
+            FilesetManifestFile(
+                path=f["name"], size=int(f["size"]) if str(f.get("size", "")).isdigit() else None,
+                md5=f.get("md5") or None, sha1=f.get("sha1") or None,
+                platform_url=f"{download}/{identifier}/{quote(f['name'])}",
+                extra={k: f[k] for k in ("format", "mtime") if f.get(k)} or None)
+            for f in obj.get("files") or [] if _is_original(identifier, f)
+        ]
+        if file_path is not None:
+            manifest = [f for f in manifest if f.path == file_path]
+            if not manifest:
+                raise PlatformNotFoundError(f"archive.org: item {identifier} has no file "
+                                            f"{file_path!r}")
+        meta = {k: metadata[k] for k in ("title", "creator", "date", "mediatype", "collection",
+                                         "licenseurl") if metadata.get(k)}
+        return FilesetPlatformItem(
+            platform_name=self.name, platform_status="success", platform_domain="archive.org",
+            platform_id=identifier, manifest=manifest, archiveorg_item_name=identifier,
+            archiveorg_item_meta=meta | {"source": page}, web_base_url=page)
+
+    def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:
+        return choose_strategy(item, self.settings, backend="archiveorg")
+
+
+def _is_original(identifier: str, f: dict[str, Any]) -> bool:
+    name = f.get("name") or ""
+    return (bool(name) and f.get("source") == "original"
+            and f.get("format") not in _SYSTEM_FORMATS
+            and not name.startswith("__ia_")
+            and not (name.startswith(identifier) and name.endswith(_SYSTEM_SUFFIXES)))

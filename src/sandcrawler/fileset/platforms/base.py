@@ -1,0 +1,166 @@
+"""What every platform helper shares: the seed's interface, its errors, the
+landing page it looks at, the strategy rule, and item names.
+
+A helper turns a request (and the landing page we captured for it) into a
+``FilesetPlatformItem``: the platform's own record of the dataset, read from its
+public API, with a manifest of files, their sizes and whatever checksums the
+platform gives, and where each file is downloaded from.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sandcrawler.config import Settings
+from sandcrawler.errors import RecordError
+from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
+from sandcrawler.web.fetch import HttpFetcher
+
+
+class PlatformScopeError(RecordError):
+    """A real platform record, but not one version of one dataset (e.g. a DOI
+    naming all versions)."""
+
+    status = "platform-scope"
+
+
+class PlatformRestrictedError(RecordError):
+    """Embargoed, restricted or dark: the files are not public."""
+
+    status = "platform-restricted"
+
+
+class PlatformNotFoundError(RecordError):
+    """The URL looks like the platform's, but the platform has no such record."""
+
+    status = "platform-404"
+
+
+class PlatformApiError(RecordError):
+    """The platform's API did not answer usably (5xx, 429 after retries, not JSON)."""
+
+    status = "error-platform-api"
+
+
+@dataclass(slots=True)
+class LandingPage:
+    """The seed's ``resource``: the captured landing page of a request, and
+    every URL its redirects went through."""
+
+    url: str
+    terminal_url: str
+    status_code: int | None = None
+    mimetype: str | None = None
+    html: bytes | None = None
+    hops: list[str] = field(default_factory=list)
+
+    @property
+    def urls(self) -> list[str]:
+        """The request's URL, then each redirect's target: the earliest URL a
+        platform recognises names what was asked for (a Zenodo concept record
+        that redirects to its latest version is still the concept)."""
+        seen = [self.url]
+        for url in [*self.hops, self.terminal_url]:
+            if url not in seen:
+                seen.append(url)
+        return seen
+
+
+class PlatformHelper(ABC):
+    """One platform: ``match_request``, ``process_request``, ``choose_strategy``."""
+
+    name: str
+
+    def __init__(self, settings: Settings, fetcher: HttpFetcher) -> None:
+        self.settings = settings
+        self.fetcher = fetcher
+
+    @abstractmethod
+    def match_request(self, request: IngestRequest, resource: LandingPage,
+                      html_biblio: dict[str, Any] | None) -> bool:
+        """Do the request and its landing page belong to this platform?"""
+
+    @abstractmethod
+    def process_request(self, request: IngestRequest, resource: LandingPage,
+                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+        """Ask the platform's API for the dataset: its item and manifest.
+        PlatformScopeError, PlatformRestrictedError, PlatformNotFoundError or
+        PlatformApiError when that cannot be had."""
+
+    def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:
+        return choose_strategy(item, self.settings)
+
+    @staticmethod
+    def find_page(request: IngestRequest, resource: LandingPage, hosts: list[str],
+                  path: re.Pattern[str]) -> tuple[str, re.Match[str]] | None:
+        """The first of the landing page's URLs (terminal, then requested) on one
+        of ``hosts`` whose path matches ``path``."""
+        for url in resource.urls:
+            if host_matches(url_host(url), hosts):
+                m = path.match(urlsplit(url).path)
+                if m:
+                    return url, m
+        return None
+
+    def get_json(self, url: str) -> Any:
+        """The platform API's JSON answer; the platform errors for the rest."""
+        try:
+            status, value = self.fetcher.get_json(url)
+        except RecordError as e:
+            raise PlatformApiError(f"{self.name} API: {e}") from None
+        if status in (404, 410):
+            raise PlatformNotFoundError(f"{self.name} API: HTTP {status} for {url}")
+        if status in (401, 403):
+            raise PlatformRestrictedError(f"{self.name} API: HTTP {status} for {url}")
+        if status != 200 or value is None:
+            what = f"HTTP {status}" if status != 200 else "an answer that is not JSON"
+            raise PlatformApiError(f"{self.name} API: {what} for {url}")
+        return value
+
+
+def choose_strategy(item: FilesetPlatformItem, settings: Settings,
+                    backend: str | None = None) -> IngestStrategy:
+    """The documented rule (docs/fileset.md): the web archive for a few small
+    files, the item store beyond ``fileset_web_max_*``; one file is a ``*-file``;
+    many files with a platform "download all" zip, at least
+    ``fileset_bundle_min_files`` of them, are ``*-fileset-bundled``."""
+    manifest = item.manifest or []
+    sizes = [f.size or 0 for f in manifest]
+    if backend is None:
+        small = (len(manifest) <= settings.fileset_web_max_files
+                 and sum(sizes) <= settings.fileset_web_max_total_size
+                 and max(sizes, default=0) <= settings.fileset_web_max_file_size)
+        backend = "web" if small else "archiveorg"
+    if len(manifest) == 1:
+        return IngestStrategy(f"{backend}-file")
+    if item.web_bundle_url and len(manifest) >= settings.fileset_bundle_min_files:
+        return IngestStrategy(f"{backend}-fileset-bundled")
+    return IngestStrategy(f"{backend}-fileset")
+
+
+_ITEM_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def item_name(domain: str, platform_id: str, version: str | None) -> str:
+    """An item store name like the original's ``{domain}-{id}-v{version}``,
+    reduced to the characters archive.org identifiers allow."""
+    raw = f"{domain}-{platform_id}" + (f"-v{version}" if version else "")
+    return _ITEM_UNSAFE.sub("_", raw).strip("._-")[:100]
+
+
+def url_host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def host_matches(host: str, hosts: list[str]) -> bool:
+    """``host`` is one of ``hosts`` or a subdomain of one (``www.`` included)."""
+    return any(host == h or host.endswith("." + h) for h in hosts)
+
+
+def query_param(url: str, name: str) -> str | None:
+    values = parse_qs(urlsplit(url).query).get(name)
+    return values[0].strip() if values and values[0].strip() else None

@@ -1,0 +1,136 @@
+"""Dataverse installations (dataverse.harvard.edu and many more), through the
+native API of the installation the landing page is on.
+
+* ``/dataset.xhtml?persistentId=doi:…[&version=1.1]``: one version of a dataset
+  (``GET /api/datasets/:persistentId/versions/{version}``); without a version,
+  the latest published one, which the item name then records.
+* ``/file.xhtml?persistentId=doi:…/FILEID``: a file-level identifier, one file
+  (``GET /api/files/:persistentId/``).
+* Files download from ``/api/access/datafile/{id}``; the whole version as a
+  zip from ``/api/access/dataset/:persistentId/versions/{version}``.
+* A restricted or embargoed file makes the dataset ``platform-restricted``: it
+  could only be archived in part. Drafts are ``platform-scope``.
+* Checksums: ``dataFile.checksum`` (MD5, SHA-1 or SHA-256, by installation),
+  and the older ``dataFile.md5``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from sandcrawler.fileset.platforms.base import (
+    LandingPage,
+    PlatformApiError,
+    PlatformHelper,
+    PlatformRestrictedError,
+    PlatformScopeError,
+    host_matches,
+    item_name,
+    query_param,
+    url_host,
+)
+from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+
+_PAGES = ("/dataset.xhtml", "/file.xhtml")
+_CHECKSUM_FIELDS = {"md5": "md5", "sha-1": "sha1", "sha1": "sha1", "sha-256": "sha256",
+                    "sha256": "sha256"}
+
+
+class DataverseHelper(PlatformHelper):
+    name = "dataverse"
+
+    def _page(self, request: IngestRequest, resource: LandingPage) -> str | None:
+        for url in resource.urls:
+            path = urlsplit(url).path
+            if path in _PAGES and query_param(url, "persistentId"):
+                return url
+            if host_matches(url_host(url), self.settings.dataverse_hosts) and path in _PAGES:
+                return url
+        return None
+
+    def match_request(self, request: IngestRequest, resource: LandingPage,
+                      html_biblio: dict[str, Any] | None) -> bool:
+        return self._page(request, resource) is not None
+
+    def process_request(self, request: IngestRequest, resource: LandingPage,
+                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+        page = self._page(request, resource)
+        assert page is not None, "process_request called without a match"
+        parts = urlsplit(page)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        host = url_host(page)
+        pid = query_param(page, "persistentId")
+        if not pid:
+            raise PlatformScopeError(f"dataverse: no persistentId in {page}")
+        if parts.path == "/file.xhtml":
+            data = self._data(f"{origin}/api/files/:persistentId/?persistentId={quote(pid)}")
+            version = str(data.get("version") or "") or None
+            files = [data]
+            bundle = None
+            meta: dict[str, Any] = {"source": page}
+        else:
+            wanted = query_param(page, "version")
+            if wanted and wanted.upper() == "DRAFT":
+                raise PlatformScopeError(f"dataverse: {pid} draft versions are not public")
+            ref = wanted or ":latest-published"
+            data = self._data(f"{origin}/api/datasets/:persistentId/versions/{quote(ref)}"
+                              f"?persistentId={quote(pid)}")
+            if data.get("versionState") not in (None, "RELEASED"):
+                raise PlatformScopeError(
+                    f"dataverse: {pid} version {ref} is {data.get('versionState')}")
+            version = f"{data.get('versionNumber')}.{data.get('versionMinorNumber', 0)}"
+            files = data.get("files") or []
+            bundle = (f"{origin}/api/access/dataset/:persistentId/versions/{version}"
+                      f"?persistentId={quote(pid)}")
+            meta = _citation(data) | {"source": page, "version": version}
+        manifest = [self._manifest_file(origin, pid, f) for f in files]
+        return FilesetPlatformItem(
+            platform_name=self.name, platform_status="success", platform_domain=host,
+            platform_id=pid, manifest=manifest,
+            archiveorg_item_name=item_name(host, pid, version), archiveorg_item_meta=meta,
+            web_base_url=page, web_bundle_url=bundle)
+
+    def _data(self, url: str) -> dict[str, Any]:
+        answer = self.get_json(url)
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if answer.get("status") != "OK" or not isinstance(data, dict):
+            raise PlatformApiError(f"dataverse API: unexpected answer for {url}")
+        return data
+
+    def _manifest_file(self, origin: str, pid: str, entry: dict[str, Any]) -> FilesetManifestFile:
+        df = entry.get("dataFile") or {}
+        name = df.get("filename") or entry.get("label") or ""
+        if entry.get("restricted") or df.get("restricted") or df.get("embargo"):
+            why = "embargoed" if df.get("embargo") else "restricted"
+            raise PlatformRestrictedError(f"dataverse: {pid}: file {name!r} is {why}")
+        directory = (entry.get("directoryLabel") or "").strip("/")
+        sums: dict[str, str] = {}
+        checksum = df.get("checksum") or {}
+        field = _CHECKSUM_FIELDS.get(str(checksum.get("type", "")).lower())
+        if field and checksum.get("value"):
+            sums[field] = checksum["value"].lower()
+        if df.get("md5"):
+            sums.setdefault("md5", df["md5"].lower())
+        extra = {k: v for k, v in (("description", df.get("description")),
+                                   ("persistent_id", df.get("persistentId")),
+                                   ("file_id", df.get("id"))) if v}
+        return FilesetManifestFile(
+            path=f"{directory}/{name}" if directory else name, size=df.get("filesize"),
+            mimetype=df.get("contentType"),
+            platform_url=f"{origin}/api/access/datafile/{df.get('id')}",
+            extra=extra or None, **sums)
+
+
+def _citation(version: dict[str, Any]) -> dict[str, Any]:
+    fields = ((version.get("metadataBlocks") or {}).get("citation") or {}).get("fields") or []
+    meta: dict[str, Any] = {}
+    for field in fields:
+        if field.get("typeName") == "title" and isinstance(field.get("value"), str):
+            meta["title"] = field["value"]
+    if version.get("releaseTime"):
+        meta["date"] = version["releaseTime"][:10]
+    license_ = version.get("license")
+    if isinstance(license_, dict) and license_.get("name"):
+        meta["license"] = license_["name"]
+    return meta

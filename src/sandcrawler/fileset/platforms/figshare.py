@@ -1,0 +1,81 @@
+"""figshare (figshare.com and institutional portals on its subdomains), through
+its public API v2.
+
+* Landing pages ``/articles/{type}/{slug}/{id}/{version}``: one version of an
+  article (``GET /v2/articles/{id}/versions/{version}``). Without a version the
+  page (and its DOI) stands for all versions: ``platform-scope``.
+* Embargoed articles are ``platform-restricted``. Link-only files (hosted
+  elsewhere, no checksum) are left out of the manifest.
+* Checksums: ``computed_md5`` (``supplied_md5`` when figshare has not computed one).
+* "Download all": ``ndownloader.figshare.com/articles/{id}/versions/{version}``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sandcrawler.fileset.platforms.base import (
+    LandingPage,
+    PlatformApiError,
+    PlatformHelper,
+    PlatformRestrictedError,
+    PlatformScopeError,
+    item_name,
+)
+from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+
+_ARTICLE = re.compile(r"^/articles/(?:[^/]+/)*?(\d+)(?:/(\d+))?/?$")
+
+
+class FigshareHelper(PlatformHelper):
+    name = "figshare"
+
+    def _parse(self, request: IngestRequest,
+               resource: LandingPage) -> tuple[str, int, int | None] | None:
+        found = self.find_page(request, resource, self.settings.figshare_hosts, _ARTICLE)
+        if found is None:
+            return None
+        url, m = found
+        return url, int(m.group(1)), int(m.group(2)) if m.group(2) else None
+
+    def match_request(self, request: IngestRequest, resource: LandingPage,
+                      html_biblio: dict[str, Any] | None) -> bool:
+        return self._parse(request, resource) is not None
+
+    def process_request(self, request: IngestRequest, resource: LandingPage,
+                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+        parsed = self._parse(request, resource)
+        assert parsed is not None, "process_request called without a match"
+        page, article_id, version = parsed
+        if version is None:
+            raise PlatformScopeError(
+                f"figshare: {page} names all versions of article {article_id}; "
+                "ingest one version (/{id}/{version})")
+        api = self.settings.figshare_api_url
+        obj = self.get_json(f"{api}/articles/{article_id}/versions/{version}")
+        if not isinstance(obj, dict) or obj.get("id") != article_id:
+            raise PlatformApiError(f"figshare API: unexpected answer for article {article_id}")
+        if obj.get("is_embargoed"):
+            raise PlatformRestrictedError(
+                f"figshare: article {article_id} is embargoed until {obj.get('embargo_date')}")
+        manifest = [
+            FilesetManifestFile(
+                path=f["name"], size=f.get("size"),
+                md5=(f.get("computed_md5") or f.get("supplied_md5") or None),
+                mimetype=f.get("mimetype") or None, platform_url=f.get("download_url"),
+                extra={"file_id": f.get("id")})
+            for f in obj.get("files") or [] if not f.get("is_link_only")
+        ]
+        meta = {"title": obj.get("title"), "date": (obj.get("published_date") or "")[:10] or None,
+                "doi": obj.get("doi"), "version": version, "source": page,
+                "license": (obj.get("license") or {}).get("name"),
+                "creator": [a.get("full_name") for a in obj.get("authors") or []]}
+        return FilesetPlatformItem(
+            platform_name=self.name, platform_status="success", platform_domain="figshare.com",
+            platform_id=str(article_id), manifest=manifest,
+            archiveorg_item_name=item_name("figshare.com", str(article_id), str(version)),
+            archiveorg_item_meta={k: v for k, v in meta.items() if v},
+            web_base_url=page,
+            web_bundle_url=(f"{self.settings.figshare_download_url}/articles/{article_id}"
+                            f"/versions/{version}"))

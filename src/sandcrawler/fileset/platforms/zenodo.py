@@ -1,0 +1,108 @@
+"""Zenodo, through its REST API (``GET /api/records/{id}``).
+
+* Landing pages ``/records/{id}`` (or ``/record/{id}``): a record id is one
+  version. A concept id (all versions) redirects to the latest version; the API
+  answer then has another id and ``conceptrecid`` equal to the one asked for:
+  ``platform-scope``.
+* ``/records/{id}/files/{key}``: a file-level link, that one file.
+* ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
+  embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
+* Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote, unquote
+
+from sandcrawler.fileset.platforms.base import (
+    LandingPage,
+    PlatformApiError,
+    PlatformHelper,
+    PlatformNotFoundError,
+    PlatformRestrictedError,
+    PlatformScopeError,
+    item_name,
+)
+from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+
+_RECORD = re.compile(r"^/records?/(\d+)(?:/files/(.+?))?/?$")
+
+
+class ZenodoHelper(PlatformHelper):
+    name = "zenodo"
+
+    def _parse(self, request: IngestRequest,
+               resource: LandingPage) -> tuple[str, str, str | None] | None:
+        found = self.find_page(request, resource, self.settings.zenodo_hosts, _RECORD)
+        if found is None:
+            return None
+        url, m = found
+        return url, m.group(1), unquote(m.group(2)) if m.group(2) else None
+
+    def match_request(self, request: IngestRequest, resource: LandingPage,
+                      html_biblio: dict[str, Any] | None) -> bool:
+        return self._parse(request, resource) is not None
+
+    def process_request(self, request: IngestRequest, resource: LandingPage,
+                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+        parsed = self._parse(request, resource)
+        assert parsed is not None, "process_request called without a match"
+        page, record_id, file_key = parsed
+        api = self.settings.zenodo_api_url
+        obj = self.get_json(f"{api}/records/{record_id}")
+        if not isinstance(obj, dict) or "id" not in obj:
+            raise PlatformApiError(f"zenodo API: unexpected answer for record {record_id}")
+        if str(obj["id"]) != record_id:
+            if str(obj.get("conceptrecid")) == record_id:
+                raise PlatformScopeError(
+                    f"zenodo: {record_id} is a concept (all versions; latest is {obj['id']}); "
+                    "ingest one version")
+            raise PlatformApiError(f"zenodo API: asked for {record_id}, got {obj['id']}")
+        metadata = obj.get("metadata") or {}
+        access = obj.get("access") or {}
+        embargo = access.get("embargo") or {}
+        if (metadata.get("access_right", "open") != "open" or access.get("files") == "restricted"
+                or embargo.get("active")):
+            why = metadata.get("access_right") or access.get("files") or "embargoed"
+            raise PlatformRestrictedError(f"zenodo: record {record_id} is {why}")
+        manifest = [self._manifest_file(api, record_id, f) for f in _files(obj)]
+        if file_key is not None:
+            manifest = [f for f in manifest if f.path == file_key]
+            if not manifest:
+                raise PlatformNotFoundError(f"zenodo: record {record_id} has no file {file_key!r}")
+        version = metadata.get("version")
+        meta = {"title": metadata.get("title"), "date": metadata.get("publication_date"),
+                "doi": obj.get("doi"), "version": version, "source": page,
+                "license": (metadata.get("license") or {}).get("id"),
+                "creator": [c.get("name") for c in metadata.get("creators") or []]}
+        links = obj.get("links") or {}
+        return FilesetPlatformItem(
+            platform_name=self.name, platform_status="success", platform_domain="zenodo.org",
+            platform_id=record_id, manifest=manifest,
+            archiveorg_item_name=item_name("zenodo.org", record_id, version),
+            archiveorg_item_meta={k: v for k, v in meta.items() if v},
+            web_base_url=page,
+            web_bundle_url=None if file_key else (
+                links.get("archive") or f"{api}/records/{record_id}/files-archive"))
+
+    @staticmethod
+    def _manifest_file(api: str, record_id: str, f: dict[str, Any]) -> FilesetManifestFile:
+        key = f.get("key") or f.get("filename") or ""
+        algo, _, digest = str(f.get("checksum") or "").partition(":")
+        sums = {algo.lower(): digest.lower()} if algo.lower() in ("md5", "sha1", "sha256") else {}
+        url = (f.get("links") or {}).get("self") or (f.get("links") or {}).get("content")
+        return FilesetManifestFile(
+            path=key, size=f.get("size"), mimetype=f.get("mimetype") or None,
+            platform_url=url or f"{api}/records/{record_id}/files/{quote(key)}/content",
+            extra={"file_id": f["id"]} if f.get("id") else None, **sums)
+
+
+def _files(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The legacy list, or InvenioRDM's ``{"entries": {key: file}}``."""
+    files = obj.get("files") or []
+    if isinstance(files, dict):
+        entries = files.get("entries") or {}
+        return [{"key": k, **v} for k, v in entries.items()] if isinstance(entries, dict) else []
+    return [f for f in files if isinstance(f, dict)]

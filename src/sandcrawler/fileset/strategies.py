@@ -1,0 +1,482 @@
+"""The six archive strategies: ``{web,archiveorg}-{file,fileset,fileset-bundled}``.
+
+Each has ``check_existing(item)`` (is this dataset already archived, complete
+and as the platform describes it?) and ``process(item)`` (archive it now).
+
+* **web**: every file is captured into our web archive (WARC request/response
+  records, revisits for payloads already held, rows in ``web_cdx``). All files
+  of a dataset go into one WARC session that is committed only when every file
+  has been fetched and verified; otherwise it is aborted and nothing of it is
+  visible.
+* **archiveorg**: every file goes into the item store under the item's name,
+  streamed straight from the network into the store's writer, which commits it
+  only once its size and checksums are verified. The item's metadata file,
+  written last, marks it complete; files a failed attempt created are removed.
+* **-bundled**: the platform's one "download all" zip is archived instead, and
+  the manifest lists the files inside it (``fileset.bundle``), checked against
+  what the platform says it holds.
+
+Every download is checked against every size and checksum the platform gave;
+the first file that does not match (or cannot be fetched) decides the status,
+and its manifest entry says which.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from sandcrawler.config import Settings
+from sandcrawler.errors import RecordError
+from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.fileset.bundle import BundleEntry, list_bundle
+from sandcrawler.models.fileset import (
+    ArchiveStrategyResult,
+    FilesetManifestFile,
+    FilesetPlatformItem,
+    IngestStrategy,
+)
+from sandcrawler.storage.items import ItemStore
+from sandcrawler.web.archive import CdxRow, WarcSession, WebArchive, WebCapture, now14
+from sandcrawler.web.fetch import HttpFetcher, TooLarge, stream_body
+
+DOWNLOAD_ERROR = "error-platform-download"
+#: status of a file, or a fileset, that was archived and verified
+OK = "success"
+
+
+class ArchiveFailure(RecordError):
+    """One file could not be archived as the platform describes it."""
+
+    status = DOWNLOAD_ERROR
+
+
+@dataclass(slots=True)
+class ArchiveContext:
+    """What strategies archive with."""
+
+    settings: Settings
+    fetcher: HttpFetcher
+    web: WebArchive
+    items: ItemStore
+
+
+def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
+    """``mismatch-size`` / ``-md5`` / ``-sha1`` / ``-sha256`` when the bytes are not
+    what the platform said; None when every size and checksum it gave agrees."""
+    if expected.size is not None and expected.size != meta.size:
+        return "mismatch-size"
+    for algo, got in (("md5", meta.md5hex), ("sha1", meta.sha1hex), ("sha256", meta.sha256hex)):
+        want = getattr(expected, algo)
+        if want and want.lower() != got:
+            return f"mismatch-{algo}"
+    return None
+
+
+def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta, status: str) -> str:
+    algo = status.removeprefix("mismatch-")
+    if algo == "size":
+        return f"{expected.path}: the platform says {expected.size:,} bytes, got {meta.size:,}"
+    got = {"md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex}[algo]
+    return f"{expected.path}: the platform's {algo} is {getattr(expected, algo)}, got {got}"
+
+
+def archived(expected: FilesetManifestFile, meta: FileMeta | dict[str, Any],
+             terminal_url: str | None, terminal_dt: str | None) -> FilesetManifestFile:
+    """The manifest entry of a verified file: what the platform said, completed
+    with every checksum we computed."""
+    m = meta if isinstance(meta, dict) else meta.to_json()
+    return expected.model_copy(update={
+        "size": m.get("size"), "md5": m.get("md5hex"), "sha1": m.get("sha1hex"),
+        "sha256": m.get("sha256hex"), "mimetype": expected.mimetype or m.get("mimetype"),
+        "status": OK, "terminal_url": terminal_url, "terminal_dt": terminal_dt})
+
+
+def _budget(expected: FilesetManifestFile, left: int) -> int:
+    """Bytes a download may have: what the platform declared (one more byte is
+    already a mismatch), else what is left of ``max_total_size``."""
+    return expected.size if expected.size is not None else max(left, 0)
+
+
+def _row_meta(row: CdxRow) -> dict[str, Any]:
+    return {"size": row.size, "sha1hex": row.sha1hex, "sha256hex": row.sha256hex,
+            "md5hex": row.md5hex, "mimetype": row.mimetype}
+
+
+def _row_mismatch(expected: FilesetManifestFile, row: CdxRow) -> bool:
+    if row.size is None or row.sha1hex is None:
+        return True
+    meta = FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
+                    row.mimetype or "")
+    return any(
+        [expected.size is not None and expected.size != row.size,
+         bool(expected.sha1) and expected.sha1 != row.sha1hex,
+         bool(expected.md5) and row.md5hex is not None and expected.md5 != row.md5hex,
+         bool(expected.sha256) and row.sha256hex is not None and expected.sha256 != row.sha256hex,
+         ]) or meta.size < 0
+
+
+def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry],
+                 terminal_url: str | None, terminal_dt: str | None) -> list[FilesetManifestFile]:
+    """The manifest of a bundle: its interior files. Every file the platform lists
+    must be inside, with its size and checksums (``bundle-incomplete``,
+    ``mismatch-*``); extra members (a MANIFEST.TXT) are listed too."""
+    by_path = {e.path: e for e in entries}
+    by_name: dict[str, list[BundleEntry]] = {}
+    for e in entries:
+        by_name.setdefault(e.path.rsplit("/", 1)[-1], []).append(e)
+    matched: dict[str, FilesetManifestFile] = {}
+    for want in platform:
+        entry = by_path.get(want.path)
+        if entry is None:
+            candidates = by_name.get(want.path.rsplit("/", 1)[-1], [])
+            entry = candidates[0] if len(candidates) == 1 else None
+        if entry is None:
+            raise ArchiveFailure(f"the bundle has no file {want.path!r}", "bundle-incomplete")
+        meta = FileMeta(entry.size, entry.sha1, entry.sha256, entry.md5, entry.mimetype)
+        if status := mismatch(want, meta):
+            raise ArchiveFailure(f"in the bundle: {_mismatch_message(want, meta, status)}",
+                                 status)
+        matched[entry.path] = want
+    return [
+        FilesetManifestFile(
+            path=e.path, size=e.size, md5=e.md5, sha1=e.sha1, sha256=e.sha256,
+            mimetype=(matched[e.path].mimetype if e.path in matched else None) or e.mimetype,
+            platform_url=matched[e.path].platform_url if e.path in matched else None,
+            extra=matched[e.path].extra if e.path in matched else None,
+            status=OK, terminal_url=terminal_url, terminal_dt=terminal_dt)
+        for e in entries
+    ]
+
+
+class FilesetStrategy(ABC):
+    """``check_existing`` and ``process`` for one strategy."""
+
+    def __init__(self, strategy: IngestStrategy, ctx: ArchiveContext) -> None:
+        self.strategy = strategy
+        self.ctx = ctx
+
+    @abstractmethod
+    def check_existing(self, item: FilesetPlatformItem) -> ArchiveStrategyResult | None: ...
+
+    @abstractmethod
+    def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult: ...
+
+    @property
+    def success(self) -> str:
+        return "success-file" if self.strategy.entity == "file" else OK
+
+    def _result(self, status: str, manifest: list[FilesetManifestFile],
+                **fields: Any) -> ArchiveStrategyResult:
+        return ArchiveStrategyResult(ingest_strategy=self.strategy, status=status,
+                                     manifest=manifest, **fields)
+
+    def _failed(self, item: FilesetPlatformItem, done: list[FilesetManifestFile],
+                failure: RecordError, failed: FilesetManifestFile | None = None,
+                ) -> ArchiveStrategyResult:
+        """A failure: the files verified so far, the one that failed with its
+        status, and the rest as the platform described them."""
+        manifest = list(done)
+        rest = list(item.manifest or [])[len(done):]
+        if failed is not None and rest:
+            manifest.append(rest.pop(0).model_copy(update={"status": failure.status}))
+        manifest += rest
+        result = self._result(failure.status, manifest)
+        result.__dict__["error"] = str(failure)  # carried to the ingest result's error
+        return result
+
+    def _bundle_limits(self) -> dict[str, Any]:
+        s = self.ctx.settings
+        return {"max_files": s.fileset_max_file_count, "max_total_size": s.fileset_max_total_size,
+                "max_ratio": s.fileset_bundle_max_ratio}
+
+
+class WebStrategy(FilesetStrategy):
+    """``web-file``, ``web-fileset``, ``web-fileset-bundled``: our web archive."""
+
+    def check_existing(self, item: FilesetPlatformItem) -> ArchiveStrategyResult | None:
+        web = self.ctx.web
+        if self.strategy.bundled:
+            chain = web.lookup(item.web_bundle_url or "")
+            if chain is None:
+                return None
+            terminal = chain[-1]
+            with _Spool(self.ctx.settings) as spool:
+                with spool.path.open("wb") as f:
+                    web.read_payload(terminal, f)
+                try:
+                    entries = list_bundle(spool.path, **self._bundle_limits())
+                    manifest = check_bundle(item.manifest or [], entries, terminal.url,
+                                            terminal.datetime)
+                except RecordError:
+                    return None  # the capture we hold is not this dataset: archive again
+            return self._result("success-existing", manifest,
+                                bundle_file_meta=_row_meta(_original(web, terminal)),
+                                bundle_terminal=_terminal(terminal),
+                                bundle_cdx=terminal.to_cdx(),
+                                bundle_revisit_cdx=_revisit_cdx(web, terminal))
+        manifest = []
+        rows = []
+        for expected in item.manifest or []:
+            chain = web.lookup(expected.platform_url or "")
+            if chain is None or _row_mismatch(expected, chain[-1]):
+                return None
+            row = chain[-1]
+            rows.append(row)
+            manifest.append(archived(expected, _row_meta(row), row.url, row.datetime))
+        fields = {}
+        if self.strategy.entity == "file" and rows:
+            fields = {"file_file_meta": _row_meta(rows[0]), "file_terminal": _terminal(rows[0]),
+                      "file_cdx": rows[0].to_cdx(),
+                      "file_revisit_cdx": _revisit_cdx(web, rows[0])}
+        return self._result("success-existing", manifest, **fields)
+
+    def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
+        with self.ctx.web.session() as session:
+            if self.strategy.bundled:
+                result = self._bundle(session, item)
+            else:
+                result = self._files(session, item)
+            if result.status in (OK, "success-file"):
+                session.commit()
+            return result  # leaving the block unfinished aborts the session
+
+    def _capture(self, session: WarcSession, url: str | None, max_bytes: int,
+                 expected: FilesetManifestFile | None) -> WebCapture:
+        if not url:
+            raise ArchiveFailure("no download URL")
+        try:
+            capture = session.capture(url, max_bytes=max_bytes)
+        except TooLarge as e:
+            if expected is not None and expected.size is not None:
+                raise ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
+                                     "the platform says", "mismatch-size") from None
+            raise ArchiveFailure(str(e), "too-large-size") from None
+        except RecordError as e:
+            raise ArchiveFailure(f"{url}: {e}") from None
+        if capture.status_code != 200:
+            capture.close()
+            raise ArchiveFailure(f"{url}: HTTP {capture.status_code} at {capture.terminal.url}")
+        return capture
+
+    def _files(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
+        done: list[FilesetManifestFile] = []
+        left = self.ctx.settings.fileset_max_total_size
+        first: WebCapture | None = None
+        for expected in item.manifest or []:
+            try:
+                capture = self._capture(session, expected.platform_url,
+                                        _budget(expected, left), expected)
+            except ArchiveFailure as e:
+                return self._failed(item, done, e, expected)
+            capture.close()
+            assert capture.file_meta is not None
+            if status := mismatch(expected, capture.file_meta):
+                failure = ArchiveFailure(_mismatch_message(expected, capture.file_meta, status),
+                                         status)
+                return self._failed(item, done, failure, expected)
+            left -= capture.file_meta.size
+            first = first or capture
+            done.append(archived(expected, capture.file_meta, capture.terminal.url,
+                                 capture.terminal.datetime))
+        fields: dict[str, Any] = {}
+        if self.strategy.entity == "file" and first is not None:
+            assert first.file_meta is not None
+            fields = {"file_file_meta": first.file_meta.to_json(),
+                      "file_terminal": first.terminal_json(),
+                      "file_cdx": first.terminal.to_cdx(),
+                      "file_revisit_cdx": first.revisit_of.to_cdx() if first.revisit_of else None}
+        return self._result(self.success, done, **fields)
+
+    def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
+        try:
+            capture = self._capture(session, item.web_bundle_url,
+                                    self.ctx.settings.fileset_max_total_size, None)
+        except ArchiveFailure as e:
+            return self._failed(item, [], e)
+        try:
+            assert capture.spool is not None and capture.file_meta is not None
+            entries = list_bundle(capture.spool, **self._bundle_limits())
+            manifest = check_bundle(item.manifest or [], entries, capture.terminal.url,
+                                    capture.terminal.datetime)
+        except RecordError as e:
+            return self._failed(item, [], e)
+        finally:
+            capture.close()
+        return self._result(
+            OK, manifest, bundle_file_meta=capture.file_meta.to_json(),
+            bundle_terminal=capture.terminal_json(), bundle_cdx=capture.terminal.to_cdx(),
+            bundle_revisit_cdx=capture.revisit_of.to_cdx() if capture.revisit_of else None)
+
+
+def _terminal(row: CdxRow) -> dict[str, Any]:
+    return {"terminal_url": row.url, "terminal_dt": row.datetime,
+            "terminal_status_code": row.status_code, "terminal_sha1hex": row.sha1hex}
+
+
+def _original(web: WebArchive, row: CdxRow) -> CdxRow:
+    return (web.find_sha1(row.sha1hex or "") or row) if row.is_revisit else row
+
+
+def _revisit_cdx(web: WebArchive, row: CdxRow) -> dict[str, Any] | None:
+    return _original(web, row).to_cdx() if row.is_revisit else None
+
+
+class _Spool:
+    """A temporary file for a download, removed on exit."""
+
+    def __init__(self, settings: Settings) -> None:
+        fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".spool",
+                                    dir=settings.fileset_tmp_dir)
+        os.close(fd)
+        self.path = Path(name)
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+@dataclass(slots=True)
+class _Fetched:
+    meta: FileMeta
+    terminal: dict[str, Any]
+
+
+def download(fetcher: HttpFetcher, url: str | None, write: Callable[[bytes], Any],
+             max_bytes: int, expected: FilesetManifestFile | None) -> _Fetched:
+    """GET ``url`` (redirects followed) into ``write``; the file's metadata and
+    terminal. ArchiveFailure for anything that keeps it from us."""
+    if not url:
+        raise ArchiveFailure("no download URL")
+    try:
+        opened = fetcher.open(url)
+    except RecordError as e:
+        raise ArchiveFailure(f"{url}: {e}") from None
+    try:
+        if opened.status != 200:
+            raise ArchiveFailure(f"{url}: HTTP {opened.status} at {opened.url}")
+        dt = now14()
+        writer = MetaWriter(write)
+        try:
+            stream_body(opened, writer.write, max_bytes)
+        except TooLarge as e:
+            if expected is not None and expected.size is not None:
+                raise ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
+                                     "the platform says", "mismatch-size") from None
+            raise ArchiveFailure(str(e), "too-large-size") from None
+        except RecordError as e:
+            raise ArchiveFailure(f"{url}: {e}") from None
+        finally:
+            meta, _ = writer.finish()
+        return _Fetched(meta, {"terminal_url": opened.url, "terminal_dt": dt,
+                               "terminal_status_code": 200, "terminal_sha1hex": meta.sha1hex})
+    finally:
+        opened.close()
+
+
+_BUNDLE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def bundle_name(item_name: str, url: str) -> str:
+    """The bundle's file name in its item: the URL's last segment if it names a
+    zip, else ``<item>.zip``."""
+    last = _BUNDLE_NAME.sub("_", unquote(urlsplit(url).path.rsplit("/", 1)[-1])).strip("._")
+    return last if last.lower().endswith(".zip") else f"{item_name}.zip"
+
+
+class ArchiveorgStrategy(FilesetStrategy):
+    """``archiveorg-file``, ``-fileset``, ``-fileset-bundled``: the item store."""
+
+    def check_existing(self, item: FilesetPlatformItem) -> ArchiveStrategyResult | None:
+        name = item.archiveorg_item_name or ""
+        meta = self.ctx.items.read_meta(name)
+        if meta is None or meta.get("ingest_strategy") != self.strategy.value:
+            return None
+        said = [(f.path, f.size) for f in item.manifest or []]
+        if [tuple(x) for x in meta.get("platform_manifest", [])] != said:
+            return None  # the platform describes it differently now: archive again
+        try:
+            result = ArchiveStrategyResult.model_validate(meta["result"])
+        except (KeyError, ValueError):
+            return None
+        return result.model_copy(update={"status": "success-existing"})
+
+    def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
+        name = item.archiveorg_item_name or ""
+        items = self.ctx.items
+        result = self._bundle(item, name) if self.strategy.bundled else self._files(item, name)
+        if result.status in (OK, "success-file"):
+            items.write_meta(name, {
+                "item_name": name, "ingest_strategy": self.strategy.value,
+                "platform": {"name": item.platform_name, "domain": item.platform_domain,
+                             "id": item.platform_id, "base_url": item.web_base_url},
+                "metadata": item.archiveorg_item_meta or {},
+                "archived": now14(),
+                "platform_manifest": [(f.path, f.size) for f in item.manifest or []],
+                "result": result.to_json()})
+        return result
+
+    def _files(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
+        items = self.ctx.items
+        done: list[FilesetManifestFile] = []
+        created: list[str] = []
+        left = self.ctx.settings.fileset_max_total_size
+        first: _Fetched | None = None
+        for expected in item.manifest or []:
+            existed = items.exists(name, expected.path)
+            writer = items.open_file(name, expected.path)
+            try:
+                got = download(self.ctx.fetcher, expected.platform_url, writer.write,
+                               _budget(expected, left), expected)
+                if status := mismatch(expected, got.meta):
+                    raise ArchiveFailure(_mismatch_message(expected, got.meta, status), status)
+            except ArchiveFailure as e:
+                writer.abort()
+                for path in created:  # nothing of a failed attempt stays behind
+                    items.delete(name, path)
+                return self._failed(item, done, e, expected)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.commit()
+            if not existed:
+                created.append(expected.path)
+            left -= got.meta.size
+            first = first or got
+            done.append(archived(expected, got.meta, got.terminal["terminal_url"],
+                                 got.terminal["terminal_dt"]))
+        fields: dict[str, Any] = {}
+        if self.strategy.entity == "file" and first is not None:
+            fields = {"file_file_meta": first.meta.to_json(), "file_terminal": first.terminal}
+        return self._result(self.success, done, **fields)
+
+    def _bundle(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
+        with _Spool(self.ctx.settings) as spool:
+            try:
+                with spool.path.open("wb") as f:
+                    got = download(self.ctx.fetcher, item.web_bundle_url, f.write,
+                                   self.ctx.settings.fileset_max_total_size, None)
+                entries = list_bundle(spool.path, **self._bundle_limits())
+                manifest = check_bundle(item.manifest or [], entries,
+                                        got.terminal["terminal_url"], got.terminal["terminal_dt"])
+                path = bundle_name(name, got.terminal["terminal_url"])
+                with spool.path.open("rb") as f:
+                    self.ctx.items.store.put(self.ctx.items.file_key(name, path), f, hashes=())
+            except RecordError as e:
+                return self._failed(item, [], e)
+        return self._result(OK, manifest, bundle_file_meta=got.meta.to_json(),
+                            bundle_terminal=got.terminal, bundle_archiveorg_path=path)
+
+
+def make_strategy(strategy: IngestStrategy, ctx: ArchiveContext) -> FilesetStrategy:
+    cls = WebStrategy if strategy.backend == "web" else ArchiveorgStrategy
+    return cls(strategy, ctx)
