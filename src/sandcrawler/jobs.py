@@ -18,6 +18,8 @@ from sandcrawler.refs.worker import (
 )
 
 if TYPE_CHECKING:
+    from sandcrawler.fileset.worker import IngestFilesetWorker, PersistIngestFilesetWorker
+    from sandcrawler.models.fileset import IngestStrategy
     from sandcrawler.pdf.worker import ProcessPdfWorker
     from sandcrawler.storage.backfill import BackfillCdxWorker
 
@@ -58,8 +60,7 @@ def process_pdf(
     from sandcrawler.web.fetch import HttpFetcher
 
     catalogue = open_catalogue(settings)
-    fetcher = HttpFetcher(timeout=settings.fetch_timeout,
-                          max_bytes=settings.fetch_max_mb * 2**20)
+    fetcher = HttpFetcher.from_settings(settings)
     locator = FileLocator(catalogue=catalogue, warc_source=settings.warc_source,
                           fetcher=fetcher)
     grobid = GrobidClient.from_settings(settings) if settings.grobid_url else None
@@ -68,3 +69,17 @@ def process_pdf(
                             grobid_options=fulltext_options(settings),
                             grobid_max_bytes=settings.grobid_max_pdf_mb * 2**20,
                             locator=locator, cdx_input=cdx_input)
+
+
+def ingest_fileset(settings: Settings,
+                   strategy: IngestStrategy | None = None) -> IngestFilesetWorker:
+    from sandcrawler.fileset.ingest import FilesetIngester
+    from sandcrawler.fileset.worker import IngestFilesetWorker
+
+    return IngestFilesetWorker(FilesetIngester.from_settings(settings, strategy))
+
+
+def persist_ingest_fileset(settings: Settings) -> PersistIngestFilesetWorker:
+    from sandcrawler.fileset.worker import PersistIngestFilesetWorker
+
+    return PersistIngestFilesetWorker()

@@ -31,6 +31,7 @@ COMMANDS = {
     "config": "sandcrawler.cli.config:config",
     "db": "sandcrawler.cli.db:db",
     "grobid": "sandcrawler.cli.grobid:grobid",
+    "ingest": "sandcrawler.cli.ingest:ingest",
     "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
     "pdftable": "sandcrawler.cli.pdftable:pdftable",
     "persist": "sandcrawler.cli.persist:persist",

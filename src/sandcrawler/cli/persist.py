@@ -82,3 +82,24 @@ def persist_grobid_refs(input_file: str, jobs: int, batch_size: int | None, limi
         jobs=jobs, batch_size=batch_size or PERSIST_BATCH, progress=progress,
         silent=silent, fail_fast=fail_fast,
     )
+
+
+@persist.command("ingest-fileset")
+@input_argument
+@pipeline_options
+def persist_ingest_fileset(input_file: str, jobs: int, batch_size: int | None,
+                           limit: int | None, progress: bool | None, silent: bool,
+                           fail_fast: bool) -> None:
+    """Upsert fileset ingest results (the output of `ingest requests`) and
+    ingest-file results into ingest_file_result and, when the platform was
+    identified, ingest_fileset_platform."""
+    settings = load_settings()
+    run_pipeline(
+        "persist ingest-fileset",
+        JsonLinesSource(input_file, limit=limit),
+        partial(factories.persist_ingest_fileset, settings),
+        database_sink(settings),
+        settings,
+        jobs=jobs, batch_size=batch_size or PERSIST_BATCH,
+        progress=progress, silent=silent, fail_fast=fail_fast,
+    )

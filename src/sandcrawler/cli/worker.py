@@ -116,3 +116,90 @@ def process_pdf(topic: str | None, results_topic: str | None, group_id: str | No
         endless=True,
         stop=stop,
     )
+
+
+@worker.command("ingest-fileset")
+@click.option("--topic",
+              help="Topic of ingest requests [default: sandcrawler-<env>.ingest-file-requests].")
+@click.option("--results-topic",
+              help="Fileset results [default: sandcrawler-<env>.ingest-fileset-results].")
+@click.option("--file-results-topic",
+              help="Ingest-file results of single-file datasets "
+                   "[default: sandcrawler-<env>.ingest-file-results].")
+@click.option("--group", "group_id",
+              help="Consumer group [default: sandcrawler-<env>-ingest-fileset].")
+@click.option("--batch-size", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Requests per batch (one offset commit); a dataset can take minutes.")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Exit after this many records (for testing).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def ingest_fileset(topic: str | None, results_topic: str | None, file_results_topic: str | None,
+                   group_id: str | None, batch_size: int, limit: int | None,
+                   progress: bool | None) -> None:
+    """Consume ingest requests and ingest the dataset ones like `ingest requests`.
+
+    Every fileset result goes to the results topic (keyed by base_url); a
+    single-file dataset archived now (success-file) also gives an ingest-file
+    result, ingest type dataset-file, on the file results topic. Offsets are
+    committed once the broker has the results; a re-read request finds its
+    archive and reports success-existing. Requests of other types are skipped.
+    """
+    from sandcrawler.fileset.worker import result_key, result_messages
+
+    settings = load_settings()
+    stop = threading.Event()
+    topic = topic or settings.topic("ingest-file-requests")
+    results_topic = results_topic or settings.topic("ingest-fileset-results")
+    file_results_topic = file_results_topic or settings.topic("ingest-file-results")
+    group_id = group_id or f"sandcrawler-{settings.env}-ingest-fileset"
+    source = KafkaSource(consumer_config(settings, group_id), topic, stop=stop, limit=limit)
+    click.echo(f"ingest-fileset: consuming {topic} as {group_id}, results to {results_topic} "
+               f"and {file_results_topic}", err=True)
+    run_pipeline(
+        "ingest-fileset",
+        source,
+        partial(factories.ingest_fileset, settings),
+        KafkaSink(producer_config(settings), results_topic, key=result_key,
+                  route=result_messages(results_topic, file_results_topic)),
+        settings,
+        batch_size=batch_size,
+        progress=progress,
+        endless=True,
+        stop=stop,
+    )
+
+
+@worker.command("persist-ingest-fileset")
+@click.option("--topic", "topics", multiple=True,
+              help="Topics of results (repeatable) [default: sandcrawler-<env>."
+                   "ingest-fileset-results and sandcrawler-<env>.ingest-file-results].")
+@click.option("--group", "group_id",
+              help="Consumer group [default: sandcrawler-<env>-persist-ingest-fileset].")
+@click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
+              help="Records per batch (one transaction, one offset commit) [default: 100].")
+@click.option("--limit", type=click.IntRange(1), default=None,
+              help="Exit after this many records (for testing).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr.")
+def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
+                           batch_size: int | None, limit: int | None,
+                           progress: bool | None) -> None:
+    """Consume ingest results into ingest_file_result and ingest_fileset_platform
+    (only results whose platform was identified), like `persist ingest-fileset`."""
+    settings = load_settings()
+    stop = threading.Event()
+    names = list(topics) or [settings.topic("ingest-fileset-results"),
+                             settings.topic("ingest-file-results")]
+    group_id = group_id or f"sandcrawler-{settings.env}-persist-ingest-fileset"
+    source = KafkaSource(consumer_config(settings, group_id), names, stop=stop, limit=limit)
+    click.echo(f"persist-ingest-fileset: consuming {', '.join(names)} as {group_id}", err=True)
+    run_pipeline(
+        "persist-ingest-fileset",
+        source,
+        partial(factories.persist_ingest_fileset, settings),
+        DatabaseSink.from_settings(settings),
+        settings,
+        batch_size=batch_size,
+        progress=progress,
+        endless=True,
+        stop=stop,
+    )

@@ -20,7 +20,12 @@ from sqlalchemy import Connection, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
-from sandcrawler.db.schema import crossref, grobid_refs
+from sandcrawler.db.schema import (
+    crossref,
+    grobid_refs,
+    ingest_file_result,
+    ingest_fileset_platform,
+)
 from sandcrawler.jsontext import RawJSON, dumps
 
 
@@ -44,6 +49,9 @@ class UpsertSpec:
 TABLES: dict[str, UpsertSpec] = {
     "crossref": UpsertSpec(crossref, ("doi",), "indexed"),
     "grobid_refs": UpsertSpec(grobid_refs, ("source", "source_id"), "source_ts"),
+    # one row per request: the latest result written wins
+    "ingest_file_result": UpsertSpec(ingest_file_result, ("ingest_type", "base_url")),
+    "ingest_fileset_platform": UpsertSpec(ingest_fileset_platform, ("ingest_type", "base_url")),
 }
 
 

@@ -53,11 +53,14 @@ class KafkaSink:
         topic: str,
         key: Callable[[Any], str | bytes | None] = lambda _: None,
         flush_timeout: float = 60.0,
+        route: Callable[[Any], list[tuple[str, Any]]] | None = None,
     ) -> None:
         from confluent_kafka import Producer
 
         self.topic = topic
         self.key = key
+        #: output -> (topic, message) pairs, when one output makes several messages
+        self.route = route or (lambda out: [(topic, out)])
         self.flush_timeout = flush_timeout
         self._producer = Producer(producer_config)
 
@@ -74,19 +77,20 @@ class KafkaSink:
         for o in outcomes:
             if o.output is None:
                 continue
-            while True:
-                try:
-                    self._producer.produce(
-                        self.topic, orjson.dumps(o.output), key=self.key(o.output),
-                        on_delivery=on_delivery,
-                    )
-                    break
-                except BufferError:
-                    # Local queue full: let deliveries drain, but not forever (a broker
-                    # that is down must become an error the runner can back off from).
-                    if time.monotonic() > deadline:
-                        raise_for_kafka_error("local queue full", f"producing to {self.topic}")
-                    self._producer.poll(0.5)
+            for topic, message in self.route(o.output):
+                while True:
+                    try:
+                        self._producer.produce(
+                            topic, orjson.dumps(message), key=self.key(message),
+                            on_delivery=on_delivery,
+                        )
+                        break
+                    except BufferError:
+                        # Local queue full: let deliveries drain, but not forever (a broker
+                        # that is down must become an error the runner can back off from).
+                        if time.monotonic() > deadline:
+                            raise_for_kafka_error("local queue full", f"producing to {topic}")
+                        self._producer.poll(0.5)
         remaining = self._producer.flush(self.flush_timeout)
         if errors:
             raise_for_kafka_error(errors[0], f"producing to {self.topic}")

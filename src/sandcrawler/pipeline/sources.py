@@ -104,7 +104,7 @@ class KafkaSource:
     def __init__(
         self,
         consumer_config: dict[str, Any],
-        topic: str,
+        topic: str | list[str],
         *,
         stop: threading.Event,
         poll_timeout: float = 1.0,
@@ -124,7 +124,7 @@ class KafkaSource:
                 "enable.auto.offset.store": False,
             }
         )
-        self._consumer.subscribe([topic])
+        self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic))
 
     def progress_position(self) -> int:
         return self._count

@@ -1,0 +1,93 @@
+"""``sandcrawler ingest``: dataset (fileset) ingest requests → archived files and results."""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+import click
+import orjson
+
+from sandcrawler import jobs as factories
+from sandcrawler.cli.options import input_argument, pipeline_options, run_pipeline
+from sandcrawler.config import load_settings
+from sandcrawler.models.fileset import IngestRequest, IngestStrategy
+from sandcrawler.pipeline.sinks import StdoutSink
+from sandcrawler.pipeline.sources import JsonLinesSource
+
+strategy_option = click.option(
+    "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,
+    help="Archive with this strategy instead of the one the platform helper chooses.")
+
+
+@click.group()
+def ingest() -> None:
+    """Ingest datasets: find the platform (Dataverse, figshare, Zenodo,
+    archive.org) of a landing page, read the dataset's files from its API, and
+    archive them, verified against every size and checksum the platform gives,
+    in our web archive (WARC files + the web_cdx index) or the item store; see
+    docs/fileset.md for strategies and statuses.
+    """
+
+
+@ingest.command("fileset")
+@click.argument("url")
+@click.option("--ingest-type", default="dataset", show_default=True,
+              help="Ingest type of the request.")
+@click.option("--force-recrawl", is_flag=True,
+              help="Archive again even if the dataset is already archived.")
+@strategy_option
+@click.option("--file-result", is_flag=True,
+              help="Also print the ingest-file result a single-file dataset produces.")
+def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: str | None,
+                   file_result: bool) -> None:
+    """Ingest one dataset landing page URL and print its result (indented JSON).
+
+    Exit status 0 when it is archived (success, success-file, success-existing),
+    1 otherwise; the status says why.
+    """
+    from sandcrawler.cli import EXIT_FAILED
+    from sandcrawler.fileset.ingest import FilesetIngester
+
+    settings = load_settings()
+    ingester = FilesetIngester.from_settings(
+        settings, IngestStrategy(strategy) if strategy else None)
+    try:
+        out = ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
+                                            force_recrawl=force_recrawl))
+    finally:
+        ingester.close()
+    pretty = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+    sys.stdout.buffer.write(orjson.dumps(out.result, option=pretty))
+    if file_result and out.file_result is not None:
+        sys.stdout.buffer.write(orjson.dumps(out.file_result, option=pretty))
+    if not out.result["hit"]:
+        click.echo(f"{url}: {out.status}: {out.error or out.status}", err=True)
+        sys.exit(EXIT_FAILED)
+
+
+@ingest.command("requests")
+@input_argument
+@strategy_option
+@pipeline_options
+def ingest_requests(input_file: str, strategy: str | None, jobs: int, batch_size: int | None,
+                    limit: int | None, progress: bool | None, silent: bool,
+                    fail_fast: bool) -> None:
+    """Ingest requests (JSON lines: {"ingest_type": "dataset", "base_url": ...})
+    and print one fileset result per line.
+
+    Requests of other ingest types are skipped (skip-ingest-type). A request
+    that is not archived still gives its result line; its status and message
+    also go to stderr.
+    """
+    settings = load_settings()
+    run_pipeline(
+        "ingest requests",
+        JsonLinesSource(input_file, limit=limit),
+        partial(factories.ingest_fileset, settings,
+                IngestStrategy(strategy) if strategy else None),
+        StdoutSink(),
+        settings,
+        jobs=jobs, batch_size=batch_size or 1, progress=progress, silent=silent,
+        fail_fast=fail_fast,
+    )
