@@ -19,6 +19,7 @@ path and query percent-decoded. ``Range`` headers are ignored (always 200).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import io
@@ -1373,3 +1374,44 @@ class PlatformServer(LoopbackHTTPServer):
             platforms = server
 
         return Handler
+
+
+def demo_server(port: int = 0) -> PlatformServer:
+    """A server with a few small example datasets, for the quickstart."""
+    server = PlatformServer(port)
+    table = b"site,year,count\n" + b"".join(
+        f"site{i % 7},{2000 + i % 20},{i * 37 % 101}\n".encode() for i in range(2000))
+    server.add_zenodo(5703112, [FakeFile("observations.csv", table, mimetype="text/csv")],
+                      title="Example observations (demo)")
+    server.add_figshare(1234, 2, [
+        FakeFile(f"run{i:02d}.txt", f"run {i}\n".encode() * (50 + i)) for i in range(12)],
+        title="Twelve runs (demo)")
+    server.add_dataverse("dataverse.harvard.edu", "doi:10.7910/DVN/DEMO01", [
+        FakeFile("codebook.txt", b"variable: site\nvariable: year\n", directory="docs"),
+        FakeFile("data.csv", table, mimetype="text/csv", directory="data")],
+        version=(1, 1), title="A Dataverse demo dataset")
+    server.add_archiveorg("DEMO_DATASET", [FakeFile("readme.txt", b"demo item\n"),
+                                           FakeFile("data/values.csv", table)])
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler.testing.platforms``: serve the demo datasets on
+    loopback and print the ``http_routes`` that send the platforms' URLs here."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args(argv)
+    server = demo_server(args.port).start()
+    print(json.dumps(server.routes()), flush=True)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    with contextlib.suppress(KeyboardInterrupt):
+        stopped.wait()
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()
