@@ -38,7 +38,7 @@ _SYSTEM_SUFFIXES = ("_meta.xml", "_files.xml", "_meta.sqlite", "_reviews.xml", "
 class ArchiveOrgHelper(PlatformHelper):
     name = "archiveorg"
 
-    def _parse(self, request: IngestRequest,
+    def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, str, str | None] | None:
         found = self.find_page(request, resource, self.settings.archiveorg_hosts, _PAGE)
         if found is None:
@@ -47,13 +47,9 @@ class ArchiveOrgHelper(PlatformHelper):
         path = unquote(m.group(3)) if m.group(1) == "download" and m.group(3) else None
         return url, m.group(2), path
 
-    def match_request(self, request: IngestRequest, resource: LandingPage,
-                      html_biblio: dict[str, Any] | None) -> bool:
-        return self._parse(request, resource) is not None
-
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
-        parsed = self._parse(request, resource)
+        parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, identifier, file_path = parsed
         obj = self.get_json(f"{self.settings.archiveorg_metadata_url}/{identifier}")

@@ -80,9 +80,14 @@ class PlatformHelper(ABC):
         self.fetcher = fetcher
 
     @abstractmethod
+    def locate(self, request: IngestRequest, resource: LandingPage) -> Any | None:
+        """What the platform's page among the request's URLs names (the page, its
+        ids), or None when none of them is this platform's."""
+
     def match_request(self, request: IngestRequest, resource: LandingPage,
                       html_biblio: dict[str, Any] | None) -> bool:
         """Do the request and its landing page belong to this platform?"""
+        return self.locate(request, resource) is not None
 
     @abstractmethod
     def process_request(self, request: IngestRequest, resource: LandingPage,

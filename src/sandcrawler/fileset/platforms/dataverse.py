@@ -40,7 +40,7 @@ _CHECKSUM_FIELDS = {"md5": "md5", "sha-1": "sha1", "sha1": "sha1", "sha-256": "s
 class DataverseHelper(PlatformHelper):
     name = "dataverse"
 
-    def _page(self, request: IngestRequest, resource: LandingPage) -> str | None:
+    def locate(self, request: IngestRequest, resource: LandingPage) -> str | None:
         for url in resource.urls:
             path = urlsplit(url).path
             if path in _PAGES and query_param(url, "persistentId"):
@@ -49,13 +49,9 @@ class DataverseHelper(PlatformHelper):
                 return url
         return None
 
-    def match_request(self, request: IngestRequest, resource: LandingPage,
-                      html_biblio: dict[str, Any] | None) -> bool:
-        return self._page(request, resource) is not None
-
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
-        page = self._page(request, resource)
+        page = self.locate(request, resource)
         assert page is not None, "process_request called without a match"
         parts = urlsplit(page)
         origin = f"{parts.scheme}://{parts.netloc}"
@@ -94,7 +90,7 @@ class DataverseHelper(PlatformHelper):
     def _data(self, url: str) -> dict[str, Any]:
         answer = self.get_json(url)
         data = answer.get("data") if isinstance(answer, dict) else None
-        if answer.get("status") != "OK" or not isinstance(data, dict):
+        if not isinstance(data, dict) or answer.get("status") != "OK":
             raise PlatformApiError(f"dataverse API: unexpected answer for {url}")
         return data
 

@@ -31,7 +31,7 @@ _ARTICLE = re.compile(r"^/articles/(?:[^/]+/)*?(\d+)(?:/(\d+))?/?$")
 class FigshareHelper(PlatformHelper):
     name = "figshare"
 
-    def _parse(self, request: IngestRequest,
+    def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, int, int | None] | None:
         found = self.find_page(request, resource, self.settings.figshare_hosts, _ARTICLE)
         if found is None:
@@ -39,13 +39,9 @@ class FigshareHelper(PlatformHelper):
         url, m = found
         return url, int(m.group(1)), int(m.group(2)) if m.group(2) else None
 
-    def match_request(self, request: IngestRequest, resource: LandingPage,
-                      html_biblio: dict[str, Any] | None) -> bool:
-        return self._parse(request, resource) is not None
-
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
-        parsed = self._parse(request, resource)
+        parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, article_id, version = parsed
         if version is None:

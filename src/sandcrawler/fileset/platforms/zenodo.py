@@ -33,7 +33,7 @@ _RECORD = re.compile(r"^/records?/(\d+)(?:/files/(.+?))?/?$")
 class ZenodoHelper(PlatformHelper):
     name = "zenodo"
 
-    def _parse(self, request: IngestRequest,
+    def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, str, str | None] | None:
         found = self.find_page(request, resource, self.settings.zenodo_hosts, _RECORD)
         if found is None:
@@ -41,13 +41,9 @@ class ZenodoHelper(PlatformHelper):
         url, m = found
         return url, m.group(1), unquote(m.group(2)) if m.group(2) else None
 
-    def match_request(self, request: IngestRequest, resource: LandingPage,
-                      html_biblio: dict[str, Any] | None) -> bool:
-        return self._parse(request, resource) is not None
-
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
-        parsed = self._parse(request, resource)
+        parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, record_id, file_key = parsed
         api = self.settings.zenodo_api_url
