@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -159,13 +160,27 @@ def hash_chunks(chunks: Iterable[bytes], names: Iterable[str] = HASHES) -> dict[
     return hasher.hexdigests()
 
 
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _hash_pool() -> ThreadPoolExecutor:
+    """One pool for every hasher of the process: starting threads per file costs
+    more than hashing a small file."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(8, thread_name_prefix="hash")
+        return _POOL
+
+
 class MultiHasher:
     """Feeds every chunk to several hash objects, each on its own thread for big
     chunks (hashlib releases the GIL), so sha1 + sha256 + md5 cost about one."""
 
     def __init__(self, hashers: dict[str, Any]) -> None:
         self.hashers = hashers
-        self._pool = ThreadPoolExecutor(len(hashers), thread_name_prefix="hash")
+        self._pool = _hash_pool()
         self._pending: list = []
 
     def _wait(self) -> None:
@@ -183,7 +198,6 @@ class MultiHasher:
 
     def hexdigests(self) -> dict[str, str]:
         self._wait()
-        self._pool.shutdown()
         return {name: h.hexdigest() for name, h in self.hashers.items()}
 
 

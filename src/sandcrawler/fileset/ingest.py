@@ -197,10 +197,17 @@ class FilesetIngester:
             raise RecordError(f"{total:,} bytes in all, more than max_total_size "
                               f"{self.settings.fileset_max_total_size:,}", "too-large-size")
         paths = Counter(f.path for f in manifest)
+        # a path that is another's directory: a local store (or a disk the item is
+        # extracted to) cannot hold both, so neither may be archived
+        directories = {f.path.rsplit("/", i)[0] for f in manifest
+                       for i in range(1, f.path.count("/") + 1)}
         items = self.ctx.items
         for f in manifest:
             if paths[f.path] > 1:
                 raise UnsafePath(f"{f.path!r} appears {paths[f.path]} times in the manifest")
+            if f.path in directories:
+                raise UnsafePath(f"{f.path!r} is a file, and a directory of other files "
+                                 "in the manifest")
             # the item store's rules are the strictest any backend needs: a path
             # that would leave an item is refused whatever the strategy
             items.file_key(item.archiveorg_item_name or "item", f.path)

@@ -115,11 +115,13 @@ def _row_mismatch(expected: FilesetManifestFile, row: CdxRow) -> bool:
         return True
     meta = FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
                     row.mimetype or "")
+    sha1, md5, sha256 = (x.lower() if x else x
+                         for x in (expected.sha1, expected.md5, expected.sha256))
     return any(
         [expected.size is not None and expected.size != row.size,
-         bool(expected.sha1) and expected.sha1 != row.sha1hex,
-         bool(expected.md5) and row.md5hex is not None and expected.md5 != row.md5hex,
-         bool(expected.sha256) and row.sha256hex is not None and expected.sha256 != row.sha256hex,
+         bool(sha1) and sha1 != row.sha1hex,
+         bool(md5) and row.md5hex is not None and md5 != row.md5hex,
+         bool(sha256) and row.sha256hex is not None and sha256 != row.sha256hex,
          ]) or meta.size < 0
 
 
@@ -230,10 +232,13 @@ class WebStrategy(FilesetStrategy):
                 return None
             row = chain[-1]
             rows.append(row)
-            manifest.append(archived(expected, _row_meta(row), row.url, row.datetime))
+            # a revisit row's mimetype is warc/revisit: the payload's is the original's
+            manifest.append(archived(expected, _row_meta(_original(web, row)), row.url,
+                                     row.datetime))
         fields = {}
         if self.strategy.entity == "file" and rows:
-            fields = {"file_file_meta": _row_meta(rows[0]), "file_terminal": _terminal(rows[0]),
+            fields = {"file_file_meta": _row_meta(_original(web, rows[0])),
+                      "file_terminal": _terminal(rows[0]),
                       "file_cdx": rows[0].to_cdx(),
                       "file_revisit_cdx": _revisit_cdx(web, rows[0])}
         return self._result("success-existing", manifest, **fields)
@@ -255,6 +260,9 @@ class WebStrategy(FilesetStrategy):
         try:
             capture = session.capture(url, max_bytes=max_bytes)
         except TooLarge as e:
+            if e.http_status not in (None, 200):  # the status decides, not its page's size
+                raise ArchiveFailure(f"{url}: HTTP {e.http_status} (with a body over "
+                                     f"{max_bytes:,} bytes)") from None
             if expected is not None and expected.size is not None:
                 raise ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
                                      "the platform says", "mismatch-size") from None
@@ -408,11 +416,22 @@ class ArchiveorgStrategy(FilesetStrategy):
             result = ArchiveStrategyResult.model_validate(meta["result"])
         except (KeyError, ValueError):
             return None
+        archived_files = {f.path: f for f in result.manifest}
+        for want in item.manifest or []:
+            got = archived_files.get(want.path)
+            if got is not None and any(
+                    getattr(want, algo) and getattr(want, algo).lower() != getattr(got, algo)
+                    for algo in ("md5", "sha1", "sha256")):
+                return None  # same paths and sizes, other checksums: archive again
         return result.model_copy(update={"status": "success-existing"})
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         name = item.archiveorg_item_name or ""
         items = self.ctx.items
+        # Files are about to be written over: until they are all verified again the
+        # item is not known complete, so a failure cannot leave a marker that
+        # describes bytes no longer there.
+        items.delete_meta(name)
         result = self._bundle(item, name) if self.strategy.bundled else self._files(item, name)
         if result.status in (OK, "success-file"):
             items.write_meta(name, {

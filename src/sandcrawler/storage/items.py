@@ -56,8 +56,10 @@ class ItemStore:
             check_key(key)
         except InvalidName as e:
             raise UnsafePath(f"{item}: file path {path!r}: {e}") from None
-        if key == self.meta_key(item):
-            raise UnsafePath(f"{item}: file path {path!r} is the item's own metadata file")
+        meta = self.meta_key(item)
+        if key == meta or key.startswith(meta + "/"):
+            raise UnsafePath(f"{item}: file path {path!r} is (or is under) the item's own "
+                             "metadata file")
         return key
 
     def open_file(self, item: str, path: str) -> BlobWriter:
@@ -83,6 +85,10 @@ class ItemStore:
     def write_meta(self, item: str, meta: dict[str, Any]) -> None:
         self.store.put(self.meta_key(item), orjson.dumps(meta, option=orjson.OPT_INDENT_2),
                        hashes=())
+
+    def delete_meta(self, item: str) -> None:
+        """Withdraw the commit marker: the item is not known complete any more."""
+        self.store.delete(self.meta_key(item))
 
     def files(self, item: str) -> list[str]:
         """Paths of the files in ``item`` (the metadata file left out)."""

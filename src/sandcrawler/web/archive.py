@@ -43,7 +43,7 @@ from sandcrawler.errors import NotFound
 from sandcrawler.filemeta import FileMeta, MetaWriter
 from sandcrawler.mime import normalize_mime
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
-from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, stream_body
+from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, TooLarge, stream_body
 from sandcrawler.web.warc import WarcPayload, copy_payload
 
 WARC_PREFIX = "warcs"
@@ -184,11 +184,15 @@ class WarcSession:
             key.rsplit("/", 1)[-1],
             {"software": f"sandcrawler/{__version__}", "format": "WARC File Format 1.1"}))
 
-    def _write(self, record: Any) -> tuple[int, int]:
-        """Append one record; its offset and compressed size."""
+    def _write(self, record: Any, *, compressible: bool = True) -> tuple[int, int]:
+        """Append one record; its offset and compressed size. A payload that does
+        not compress is still its own gzip member, stored (level 0): deflating
+        already-compressed data costs several times the download for nothing."""
         offset = self._writer.size
         level = self.archive.gzip_level
-        out = _GzipMember(self._writer, level) if level else self._writer
+        if level and not compressible:
+            level = 0
+        out = _GzipMember(self._writer, level) if self.archive.gzip_level else self._writer
         WARCWriter(out, gzip=False, warc_version="WARC/1.1").write_record(record)
         if isinstance(out, _GzipMember):
             out.close()
@@ -228,6 +232,9 @@ class WarcSession:
                 writer = MetaWriter(f.write, extra={"block": block})
                 try:
                     stream_body(opened, writer.write, max_bytes)
+                except TooLarge as e:
+                    e.http_status = hop.status_code  # an error page is not the file asked for
+                    raise
                 finally:
                     meta, extra = writer.finish()
             capture = WebCapture(url, [], meta if hop.status_code == 200 else None, spool=spool)
@@ -271,7 +278,7 @@ class WarcSession:
             warc_headers_dict={"WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt),
                                "WARC-Block-Digest": _digest(block_sha1),
                                "WARC-Payload-Digest": _digest(payload_sha1)})
-        offset, csize = self._write(response)
+        offset, csize = self._write(response, compressible=_compressible(body))
         self._write_request(hop, dt, record_id)
         row = CdxRow(
             url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
@@ -335,8 +342,12 @@ class WarcSession:
         self.closed = True
         self._writer.commit()
         if self._rows:
+            # set here, to the microsecond: the order of two captures of one URL
+            # within the same second (CDX datetimes are to the second)
+            created = datetime.now(UTC)
             with begin(self.archive.engine) as conn:
-                conn.execute(insert(web_cdx), [r.to_row() for r in self._rows])
+                conn.execute(insert(web_cdx),
+                             [r.to_row() | {"row_created": created} for r in self._rows])
         return self.rows
 
     def abort(self) -> None:
@@ -415,6 +426,14 @@ class WebArchive:
             _skip(f, row.warc_offset)
             return copy_payload(f, dest, where=f"{row.warc_path}:{row.warc_offset}",
                                 length=row.warc_csize, max_bytes=max_bytes)
+
+
+def _compressible(body: IO[bytes], sample: int = 256 * 1024) -> bool:
+    """Does the start of the body shrink by a tenth at deflate level 1?"""
+    start = body.tell()
+    head = body.read(sample)
+    body.seek(start)
+    return len(head) < 4096 or len(zlib.compress(head, 1)) < 0.9 * len(head)
 
 
 def _skip(f: IO[bytes], offset: int) -> None:

@@ -50,6 +50,8 @@ REQUEST_HEADERS = {
 
 class TooLarge(RecordError):
     status = "too-large"
+    #: the HTTP status of the answer whose body was too large, when the caller knows it
+    http_status: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
