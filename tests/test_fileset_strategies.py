@@ -358,7 +358,8 @@ def test_archiveorg_fileset(srv: PlatformServer, store: str,
     assert meta["platform"] == {"name": "archiveorg", "domain": "archive.org", "id": "ia-fileset",
                                 "base_url": "https://archive.org/details/ia-fileset"}
     assert meta["metadata"]["title"] == "An archive.org dataset"
-    assert [tuple(x) for x in meta["platform_manifest"]] == [(k, len(v)) for k, v in files.items()]
+    assert [(x["path"], x["size"]) for x in meta["platform_manifest"]] == [
+        (k, len(v)) for k, v in files.items()]
     assert meta["result"]["manifest"] == r["manifest"]
     assert meta["result"]["status"] == "success"
     # nothing of it went into the web archive: only the landing page did

@@ -17,7 +17,6 @@ Every status is in the table of ``docs/fileset.md``.
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +34,7 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.storage.items import ItemStore, UnsafePath
+from sandcrawler.storage.items import ItemStore
 from sandcrawler.web.archive import WebArchive, WebCapture
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.html import MAX_HTML, html_biblio
@@ -43,6 +42,7 @@ from sandcrawler.web.html import MAX_HTML, html_biblio
 log = logging.getLogger("sandcrawler.fileset")
 
 INGEST_TYPES = ("dataset",)
+SKIP_INGEST_TYPE = "skip-ingest-type"
 SUCCESS = ("success", "success-file", "success-existing")
 #: landing pages larger than this are not read for metadata (still archived)
 LANDING_MAX_BYTES = 64 * 2**20
@@ -54,11 +54,14 @@ class IngestOutcome:
 
     result: dict[str, Any]
     file_result: dict[str, Any] | None = None
-    error: str | None = None
 
     @property
     def status(self) -> str:
         return str(self.result["status"])
+
+    @property
+    def error(self) -> str | None:
+        return self.result.get("error_message")
 
 
 class FilesetIngester:
@@ -100,16 +103,13 @@ class FilesetIngester:
             result["status"] = e.status
             result["error_message"] = str(e)
         result["hit"] = result["status"] in SUCCESS
-        final = FilesetIngestResult.model_validate(
-            {k: v for k, v in result.items() if k != "error_message"}).to_json()
-        if "error_message" in result:
-            final["error_message"] = result["error_message"]
-        return IngestOutcome(final, file_result_of(final), result.get("error_message"))
+        final = FilesetIngestResult.model_validate(result).to_json()
+        return IngestOutcome(final, file_result_of(final))
 
     def _ingest(self, request: IngestRequest, result: dict[str, Any]) -> None:
         if request.ingest_type not in INGEST_TYPES:
             raise RecordError(f"ingest type {request.ingest_type!r} is not a dataset type "
-                              f"({', '.join(INGEST_TYPES)})", "skip-ingest-type")
+                              f"({', '.join(INGEST_TYPES)})", SKIP_INGEST_TYPE)
         landing, landing_error = self._landing(request, result)
         biblio = html_biblio(landing.html) if landing.html else None
         if biblio:
@@ -173,7 +173,7 @@ class FilesetIngester:
         landing.hops = [row.url for row in capture.rows]
         landing.status_code = terminal.status_code
         landing.mimetype = terminal.mimetype
-        result["terminal"] = capture.terminal_json()
+        result["terminal"] = capture.terminal.to_terminal()
         result["cdx"] = terminal.to_cdx()
         if capture.revisit_of is not None:
             result["revisit_cdx"] = capture.revisit_of.to_cdx()
@@ -196,33 +196,16 @@ class FilesetIngester:
         if total > self.settings.fileset_max_total_size:
             raise RecordError(f"{total:,} bytes in all, more than max_total_size "
                               f"{self.settings.fileset_max_total_size:,}", "too-large-size")
-        paths = Counter(f.path for f in manifest)
-        # a path that is another's directory: a local store (or a disk the item is
-        # extracted to) cannot hold both, so neither may be archived
-        directories = {f.path.rsplit("/", i)[0] for f in manifest
-                       for i in range(1, f.path.count("/") + 1)}
-        items = self.ctx.items
-        for f in manifest:
-            if paths[f.path] > 1:
-                raise UnsafePath(f"{f.path!r} appears {paths[f.path]} times in the manifest")
-            if f.path in directories:
-                raise UnsafePath(f"{f.path!r} is a file, and a directory of other files "
-                                 "in the manifest")
-            # the item store's rules are the strictest any backend needs: a path
-            # that would leave an item is refused whatever the strategy
-            items.file_key(item.archiveorg_item_name or "item", f.path)
-        for f in manifest:
-            if not f.platform_url and item.web_bundle_url is None:
-                raise RecordError(f"{f.path}: the platform gives no download URL",
-                                  "error-platform-download")
+        # the item store's rules are the strictest any backend needs: paths that
+        # would leave an item, or clash in it, are refused whatever the strategy
+        self.ctx.items.check_paths(item.archiveorg_item_name or "item",
+                                   [f.path for f in manifest])
 
     @staticmethod
     def _summarise(archived: ArchiveStrategyResult, result: dict[str, Any]) -> None:
         result["status"] = archived.status
         result["manifest"] = [f.to_json() for f in archived.manifest]
-        error = archived.__dict__.get("error")
-        if error:
-            result["error_message"] = error
+        result["error_message"] = archived.error_message
         strategy = IngestStrategy(archived.ingest_strategy)
         if archived.status in SUCCESS:
             result["file_count"] = len(archived.manifest)

@@ -44,8 +44,15 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.storage.items import ItemStore
-from sandcrawler.web.archive import CdxRow, WarcSession, WebArchive, WebCapture, now14
-from sandcrawler.web.fetch import HttpFetcher, TooLarge, stream_body
+from sandcrawler.web.archive import (
+    CdxRow,
+    WarcSession,
+    WebArchive,
+    WebCapture,
+    now14,
+    terminal_json,
+)
+from sandcrawler.web.fetch import HttpFetcher, TooLarge
 
 DOWNLOAD_ERROR = "error-platform-download"
 #: status of a file, or a fileset, that was archived and verified
@@ -88,14 +95,13 @@ def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta, status: str
     return f"{expected.path}: the platform's {algo} is {getattr(expected, algo)}, got {got}"
 
 
-def archived(expected: FilesetManifestFile, meta: FileMeta | dict[str, Any],
+def archived(expected: FilesetManifestFile, meta: FileMeta,
              terminal_url: str | None, terminal_dt: str | None) -> FilesetManifestFile:
     """The manifest entry of a verified file: what the platform said, completed
     with every checksum we computed."""
-    m = meta if isinstance(meta, dict) else meta.to_json()
     return expected.model_copy(update={
-        "size": m.get("size"), "md5": m.get("md5hex"), "sha1": m.get("sha1hex"),
-        "sha256": m.get("sha256hex"), "mimetype": expected.mimetype or m.get("mimetype"),
+        "size": meta.size, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
+        "mimetype": expected.mimetype or meta.mimetype or None,
         "status": OK, "terminal_url": terminal_url, "terminal_dt": terminal_dt})
 
 
@@ -105,24 +111,13 @@ def _budget(expected: FilesetManifestFile, left: int) -> int:
     return expected.size if expected.size is not None else max(left, 0)
 
 
-def _row_meta(row: CdxRow) -> dict[str, Any]:
-    return {"size": row.size, "sha1hex": row.sha1hex, "sha256hex": row.sha256hex,
-            "md5hex": row.md5hex, "mimetype": row.mimetype}
-
-
-def _row_mismatch(expected: FilesetManifestFile, row: CdxRow) -> bool:
-    if row.size is None or row.sha1hex is None:
-        return True
-    meta = FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
-                    row.mimetype or "")
-    sha1, md5, sha256 = (x.lower() if x else x
-                         for x in (expected.sha1, expected.md5, expected.sha256))
-    return any(
-        [expected.size is not None and expected.size != row.size,
-         bool(sha1) and sha1 != row.sha1hex,
-         bool(md5) and row.md5hex is not None and md5 != row.md5hex,
-         bool(sha256) and row.sha256hex is not None and sha256 != row.sha256hex,
-         ]) or meta.size < 0
+def _too_large(e: TooLarge, expected: FilesetManifestFile | None) -> ArchiveFailure:
+    """A body past its budget: past the size the platform declared is a
+    mismatch; past what is left of ``max_total_size``, the dataset is too large."""
+    if expected is not None and expected.size is not None:
+        return ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
+                              "the platform says", "mismatch-size")
+    return ArchiveFailure(str(e), "too-large-size")
 
 
 def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry],
@@ -190,9 +185,7 @@ class FilesetStrategy(ABC):
         if failed is not None and rest:
             manifest.append(rest.pop(0).model_copy(update={"status": failure.status}))
         manifest += rest
-        result = self._result(failure.status, manifest)
-        result.__dict__["error"] = str(failure)  # carried to the ingest result's error
-        return result
+        return self._result(failure.status, manifest, error_message=str(failure))
 
     def _bundle_limits(self) -> dict[str, Any]:
         s = self.ctx.settings
@@ -220,25 +213,24 @@ class WebStrategy(FilesetStrategy):
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
             return self._result("success-existing", manifest,
-                                bundle_file_meta=_row_meta(_original(web, terminal)),
-                                bundle_terminal=_terminal(terminal),
+                                bundle_file_meta=web.payload_meta(terminal).to_json(),
+                                bundle_terminal=terminal.to_terminal(),
                                 bundle_cdx=terminal.to_cdx(),
                                 bundle_revisit_cdx=_revisit_cdx(web, terminal))
         manifest = []
         rows = []
         for expected in item.manifest or []:
             chain = web.lookup(expected.platform_url or "")
-            if chain is None or _row_mismatch(expected, chain[-1]):
-                return None
-            row = chain[-1]
-            rows.append(row)
-            # a revisit row's mimetype is warc/revisit: the payload's is the original's
-            manifest.append(archived(expected, _row_meta(_original(web, row)), row.url,
-                                     row.datetime))
+            meta = web.payload_meta(chain[-1]) if chain else None
+            if chain is None or meta is None or mismatch(expected, meta):
+                return None  # not captured, or not as the platform describes it now
+            rows.append(chain[-1])
+            manifest.append(archived(expected, meta, chain[-1].url, chain[-1].datetime))
         fields = {}
         if self.strategy.entity == "file" and rows:
-            fields = {"file_file_meta": _row_meta(_original(web, rows[0])),
-                      "file_terminal": _terminal(rows[0]),
+            meta = web.payload_meta(rows[0])
+            assert meta is not None
+            fields = {"file_file_meta": meta.to_json(), "file_terminal": rows[0].to_terminal(),
                       "file_cdx": rows[0].to_cdx(),
                       "file_revisit_cdx": _revisit_cdx(web, rows[0])}
         return self._result("success-existing", manifest, **fields)
@@ -260,13 +252,7 @@ class WebStrategy(FilesetStrategy):
         try:
             capture = session.capture(url, max_bytes=max_bytes)
         except TooLarge as e:
-            if e.http_status not in (None, 200):  # the status decides, not its page's size
-                raise ArchiveFailure(f"{url}: HTTP {e.http_status} (with a body over "
-                                     f"{max_bytes:,} bytes)") from None
-            if expected is not None and expected.size is not None:
-                raise ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
-                                     "the platform says", "mismatch-size") from None
-            raise ArchiveFailure(str(e), "too-large-size") from None
+            raise _too_large(e, expected) from None
         except RecordError as e:
             raise ArchiveFailure(f"{url}: {e}") from None
         if capture.status_code != 200:
@@ -298,7 +284,7 @@ class WebStrategy(FilesetStrategy):
         if self.strategy.entity == "file" and first is not None:
             assert first.file_meta is not None
             fields = {"file_file_meta": first.file_meta.to_json(),
-                      "file_terminal": first.terminal_json(),
+                      "file_terminal": first.terminal.to_terminal(),
                       "file_cdx": first.terminal.to_cdx(),
                       "file_revisit_cdx": first.revisit_of.to_cdx() if first.revisit_of else None}
         return self._result(self.success, done, **fields)
@@ -320,21 +306,12 @@ class WebStrategy(FilesetStrategy):
             capture.close()
         return self._result(
             OK, manifest, bundle_file_meta=capture.file_meta.to_json(),
-            bundle_terminal=capture.terminal_json(), bundle_cdx=capture.terminal.to_cdx(),
+            bundle_terminal=capture.terminal.to_terminal(), bundle_cdx=capture.terminal.to_cdx(),
             bundle_revisit_cdx=capture.revisit_of.to_cdx() if capture.revisit_of else None)
 
 
-def _terminal(row: CdxRow) -> dict[str, Any]:
-    return {"terminal_url": row.url, "terminal_dt": row.datetime,
-            "terminal_status_code": row.status_code, "terminal_sha1hex": row.sha1hex}
-
-
-def _original(web: WebArchive, row: CdxRow) -> CdxRow:
-    return (web.find_sha1(row.sha1hex or "") or row) if row.is_revisit else row
-
-
 def _revisit_cdx(web: WebArchive, row: CdxRow) -> dict[str, Any] | None:
-    return _original(web, row).to_cdx() if row.is_revisit else None
+    return web.original(row).to_cdx() if row.is_revisit else None
 
 
 class _Spool:
@@ -365,30 +342,17 @@ def download(fetcher: HttpFetcher, url: str | None, write: Callable[[bytes], Any
     terminal. ArchiveFailure for anything that keeps it from us."""
     if not url:
         raise ArchiveFailure("no download URL")
+    dt = now14()
+    writer = MetaWriter(write)
     try:
-        opened = fetcher.open(url)
+        got = fetcher.download(url, writer, max_bytes)
+    except TooLarge as e:
+        raise _too_large(e, expected) from None
     except RecordError as e:
         raise ArchiveFailure(f"{url}: {e}") from None
-    try:
-        if opened.status != 200:
-            raise ArchiveFailure(f"{url}: HTTP {opened.status} at {opened.url}")
-        dt = now14()
-        writer = MetaWriter(write)
-        try:
-            stream_body(opened, writer.write, max_bytes)
-        except TooLarge as e:
-            if expected is not None and expected.size is not None:
-                raise ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
-                                     "the platform says", "mismatch-size") from None
-            raise ArchiveFailure(str(e), "too-large-size") from None
-        except RecordError as e:
-            raise ArchiveFailure(f"{url}: {e}") from None
-        finally:
-            meta, _ = writer.finish()
-        return _Fetched(meta, {"terminal_url": opened.url, "terminal_dt": dt,
-                               "terminal_status_code": 200, "terminal_sha1hex": meta.sha1hex})
     finally:
-        opened.close()
+        meta, _ = writer.finish()
+    return _Fetched(meta, terminal_json(got.url, dt, got.status_code, meta.sha1hex))
 
 
 _BUNDLE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -409,20 +373,12 @@ class ArchiveorgStrategy(FilesetStrategy):
         meta = self.ctx.items.read_meta(name)
         if meta is None or meta.get("ingest_strategy") != self.strategy.value:
             return None
-        said = [(f.path, f.size) for f in item.manifest or []]
-        if [tuple(x) for x in meta.get("platform_manifest", [])] != said:
-            return None  # the platform describes it differently now: archive again
+        if meta.get("platform_manifest") != _platform_manifest(item):
+            return None  # the platform describes the files differently now: archive again
         try:
             result = ArchiveStrategyResult.model_validate(meta["result"])
         except (KeyError, ValueError):
             return None
-        archived_files = {f.path: f for f in result.manifest}
-        for want in item.manifest or []:
-            got = archived_files.get(want.path)
-            if got is not None and any(
-                    getattr(want, algo) and getattr(want, algo).lower() != getattr(got, algo)
-                    for algo in ("md5", "sha1", "sha256")):
-                return None  # same paths and sizes, other checksums: archive again
         return result.model_copy(update={"status": "success-existing"})
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
@@ -440,7 +396,7 @@ class ArchiveorgStrategy(FilesetStrategy):
                              "id": item.platform_id, "base_url": item.web_base_url},
                 "metadata": item.archiveorg_item_meta or {},
                 "archived": now14(),
-                "platform_manifest": [(f.path, f.size) for f in item.manifest or []],
+                "platform_manifest": _platform_manifest(item),
                 "result": result.to_json()})
         return result
 
@@ -452,21 +408,18 @@ class ArchiveorgStrategy(FilesetStrategy):
         first: _Fetched | None = None
         for expected in item.manifest or []:
             existed = items.exists(name, expected.path)
-            writer = items.open_file(name, expected.path)
             try:
-                got = download(self.ctx.fetcher, expected.platform_url, writer.write,
-                               _budget(expected, left), expected)
-                if status := mismatch(expected, got.meta):
-                    raise ArchiveFailure(_mismatch_message(expected, got.meta, status), status)
+                # committed on a clean exit only: verified bytes, or nothing
+                with items.open_file(name, expected.path) as writer:
+                    got = download(self.ctx.fetcher, expected.platform_url, writer.write,
+                                   _budget(expected, left), expected)
+                    if status := mismatch(expected, got.meta):
+                        raise ArchiveFailure(_mismatch_message(expected, got.meta, status),
+                                             status)
             except ArchiveFailure as e:
-                writer.abort()
                 for path in created:  # nothing of a failed attempt stays behind
                     items.delete(name, path)
                 return self._failed(item, done, e, expected)
-            except BaseException:
-                writer.abort()
-                raise
-            writer.commit()
             if not existed:
                 created.append(expected.path)
             left -= got.meta.size
@@ -494,6 +447,12 @@ class ArchiveorgStrategy(FilesetStrategy):
                 return self._failed(item, [], e)
         return self._result(OK, manifest, bundle_file_meta=got.meta.to_json(),
                             bundle_terminal=got.terminal, bundle_archiveorg_path=path)
+
+
+def _platform_manifest(item: FilesetPlatformItem) -> list[dict[str, Any]]:
+    """What the platform said about the files (paths, sizes, checksums, URLs):
+    an archived item is current only while the platform still says the same."""
+    return [f.to_json() for f in item.manifest or []]
 
 
 def make_strategy(strategy: IngestStrategy, ctx: ArchiveContext) -> FilesetStrategy:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
 
 from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import INGEST_TYPES, FilesetIngester, file_result_of
+from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
 from sandcrawler.models.fileset import IngestRequest
 from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
 
@@ -33,10 +34,9 @@ class IngestFilesetWorker(RecordWorker):
         self.ingester = ingester
 
     def process(self, item: Item) -> Outcome:
-        request = parse_request(item.data)
-        if request.ingest_type not in INGEST_TYPES:
-            return Outcome(where=item.where, status="skip-ingest-type", kind="skip")
-        out = self.ingester.ingest(request)
+        out = self.ingester.ingest(parse_request(item.data))
+        if out.status == SKIP_INGEST_TYPE:  # another worker's request: nothing to publish
+            return Outcome(where=item.where, status=out.status, kind="skip")
         return Outcome(where=item.where, status=out.status,
                        kind="ok" if out.result["hit"] else "error",
                        error=out.error or out.status, output=out.result)
@@ -45,11 +45,15 @@ class IngestFilesetWorker(RecordWorker):
         self.ingester.close()
 
 
-def result_messages(fileset_topic: str, file_topic: str):  # type: ignore[no-untyped-def]
+Messages = list[tuple[str, dict[str, Any]]]
+
+
+def result_messages(fileset_topic: str,
+                    file_topic: str) -> Callable[[dict[str, Any]], Messages]:
     """Kafka routing of a fileset result: to the fileset results topic, and its
     ingest-file result (a ``*-file`` success) to the file results topic."""
 
-    def route(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    def route(result: dict[str, Any]) -> Messages:
         messages = [(fileset_topic, result)]
         if (file_result := file_result_of(result)) is not None:
             messages.append((file_topic, file_result))

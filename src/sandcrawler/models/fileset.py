@@ -88,6 +88,8 @@ class ArchiveStrategyResult(_Record):
     bundle_cdx: dict[str, Any] | None = None
     bundle_revisit_cdx: dict[str, Any] | None = None
     bundle_archiveorg_path: str | None = None
+    #: beyond the seed: what went wrong, for the result's error_message
+    error_message: str | None = None
 
 
 class IngestRequest(BaseModel):
@@ -149,3 +151,5 @@ class FilesetIngestResult(_Record):
     total_size: int | None = Field(None, ge=0)
     fileset_bundle: FilesetBundle | None = None
     fileset_file: FilesetFile | None = None
+    #: beyond the seed: what went wrong, when the status is not a success
+    error_message: str | None = None

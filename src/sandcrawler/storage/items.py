@@ -62,6 +62,21 @@ class ItemStore:
                              "metadata file")
         return key
 
+    def check_paths(self, item: str, paths: list[str]) -> None:
+        """UnsafePath unless every path is a clean key of ``item`` and no two clash:
+        the same path twice, or a file that is another file's directory (a local
+        store, or a disk the item is extracted to, cannot hold both)."""
+        seen: set[str] = set()
+        for path in paths:
+            self.file_key(item, path)
+            if path in seen:
+                raise UnsafePath(f"{item}: {path!r} appears more than once")
+            seen.add(path)
+        directories = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
+        for path in paths:
+            if path in directories:
+                raise UnsafePath(f"{item}: {path!r} is a file, and a directory of other files")
+
     def open_file(self, item: str, path: str) -> BlobWriter:
         return self.store.open_write(self.file_key(item, path), hashes=())
 

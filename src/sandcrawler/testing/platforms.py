@@ -34,7 +34,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
@@ -907,17 +907,25 @@ class _Dataverse:
             },
         )
 
+    def _version(
+        self, h: _Handler, dataset: _DataverseDataset | None, pid: str, version: str
+    ) -> _DataverseVersion | None:
+        """The dataset's version, or None once the 404 (of either) is answered."""
+        if dataset is None:
+            self.not_found(h, pid)
+            return None
+        item = dataset.version(version)
+        if item is None:
+            self.error(h, 404, f"Dataset version {version} of dataset {dataset.id} not found")
+        return item
+
     def version_api(
         self, h: _Handler, dataset: _DataverseDataset | None, pid: str, version: str
     ) -> None:
-        if dataset is None:
-            self.not_found(h, pid)
-            return
-        item = dataset.version(version)
+        item = self._version(h, dataset, pid, version)
         if item is None:
-            message = f"Dataset version {version} of dataset {dataset.id} not found"
-            self.error(h, 404, message)
-        elif item.status is not None:
+            return
+        if item.status is not None:
             self.error(h, item.status)
         else:
             h.send_json(200, {"status": "OK", "data": self.version_json(dataset, item)})
@@ -953,13 +961,10 @@ class _Dataverse:
     def archive(
         self, h: _Handler, dataset: _DataverseDataset | None, pid: str, version: str
     ) -> None:
-        if dataset is None:
-            self.not_found(h, pid)
-            return
-        item = dataset.version(version)
+        item = self._version(h, dataset, pid, version)
         if item is None:
-            self.error(h, 404, f"Dataset version {version} of dataset {dataset.id} not found")
-        elif item.bundle is not None:
+            return
+        if item.bundle is not None:
             h.send_zip(item.bundle, "dataverse_files.zip")
         else:
             with self.server._lock:
@@ -1224,12 +1229,7 @@ class PlatformServer(LoopbackHTTPServer):
     # (suites start many of these), and a stalled download wakes up when the server stops
     def start(self) -> Self:
         self._stopping.clear()
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
-        return self
+        return super().start()
 
     def stop(self) -> None:
         self._stopping.set()

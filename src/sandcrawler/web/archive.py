@@ -39,7 +39,7 @@ from warcio.warcwriter import WARCWriter
 from sandcrawler import __version__
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
-from sandcrawler.errors import NotFound
+from sandcrawler.errors import NotFound, RecordError
 from sandcrawler.filemeta import FileMeta, MetaWriter
 from sandcrawler.mime import normalize_mime
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
@@ -79,8 +79,18 @@ def _warc_date(dt14: str) -> str:
     return f"{dt14[0:4]}-{dt14[4:6]}-{dt14[6:8]}T{dt14[8:10]}:{dt14[10:12]}:{dt14[12:14]}Z"
 
 
+def _sha1(data: bytes | None) -> Any:
+    return hashlib.sha1(data or b"")
+
+
 def _digest(hexdigest: str) -> str:
     return "sha1:" + b32encode(bytes.fromhex(hexdigest)).decode()
+
+
+def terminal_json(url: str, dt: str, status_code: int | None,
+                  sha1hex: str | None) -> dict[str, Any]:
+    return {"terminal_url": url, "terminal_dt": dt, "terminal_status_code": status_code,
+            "terminal_sha1hex": sha1hex}
 
 
 @dataclass(slots=True)
@@ -112,6 +122,10 @@ class CdxRow:
                 "sha1hex": self.sha1hex, "warc_path": self.warc_path,
                 "warc_offset": self.warc_offset, "warc_csize": self.warc_csize}
 
+    def to_terminal(self) -> dict[str, Any]:
+        """The ``terminal`` object of ingest results."""
+        return terminal_json(self.url, self.datetime, self.status_code, self.sha1hex)
+
     def to_row(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
@@ -124,7 +138,6 @@ class WebCapture:
     """What one capture recorded: every hop's row (redirects first), the body's
     metadata for a 200, and the earlier capture a revisit refers to."""
 
-    url: str
     rows: list[CdxRow]
     file_meta: FileMeta | None = None
     revisit_of: CdxRow | None = None
@@ -137,11 +150,6 @@ class WebCapture:
     @property
     def status_code(self) -> int | None:
         return self.terminal.status_code
-
-    def terminal_json(self) -> dict[str, Any]:
-        t = self.terminal
-        return {"terminal_url": t.url, "terminal_dt": t.datetime,
-                "terminal_status_code": t.status_code, "terminal_sha1hex": t.sha1hex}
 
     def close(self) -> None:
         if self.spool is not None:
@@ -189,125 +197,91 @@ class WarcSession:
         not compress is still its own gzip member, stored (level 0): deflating
         already-compressed data costs several times the download for nothing."""
         offset = self._writer.size
-        level = self.archive.gzip_level
-        if level and not compressible:
-            level = 0
-        out = _GzipMember(self._writer, level) if self.archive.gzip_level else self._writer
-        WARCWriter(out, gzip=False, warc_version="WARC/1.1").write_record(record)
-        if isinstance(out, _GzipMember):
-            out.close()
+        if self.archive.gzip_level:
+            member = _GzipMember(self._writer, self.archive.gzip_level if compressible else 0)
+            WARCWriter(member, gzip=False, warc_version="WARC/1.1").write_record(record)
+            member.close()
+        else:
+            WARCWriter(self._writer, gzip=False, warc_version="WARC/1.1").write_record(record)
         return offset, self._writer.size - offset
 
     def capture(self, url: str, *, max_bytes: int) -> WebCapture:
-        """Fetch ``url`` and record it. RecordError (nothing recorded) when no
-        answer could be had: ``fetch-error``, ``redirect-loop``, ``too-large``."""
+        """Fetch ``url`` and record every hop. RecordError (nothing recorded) when
+        no answer could be had: ``fetch-error``, ``redirect-loop``, ``too-large``
+        (a 200 body over ``max_bytes``), ``http-error`` (an error page over it)."""
         opened = self.archive.fetcher.open(url)
         try:
-            rows = [self._record_hop(hop, b"") for hop in opened.hops[:-1]]
-            capture = self._record_final(url, opened, max_bytes)
+            # redirect bodies were read and dropped by the fetcher: headers only
+            rows = [self._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
+                    for hop in opened.hops[:-1]]
+            capture = self._record_final(opened, max_bytes)
         finally:
             opened.close()
         capture.rows[:0] = rows
         return capture
 
-    def _record_hop(self, hop: Hop, body: bytes) -> CdxRow:
-        dt = now14()
-        http = self._http_headers(hop)
-        block = hashlib.sha1(http.headers_buff or b"")
-        block.update(body)
-        payload_sha1 = hashlib.sha1(body).hexdigest()
-        return self._write_pair(hop, dt, http, io.BytesIO(body), len(body), block.hexdigest(),
-                                payload_sha1, None, None)
-
-    def _record_final(self, url: str, opened: Opened, max_bytes: int) -> WebCapture:
+    def _record_final(self, opened: Opened, max_bytes: int) -> WebCapture:
         hop = opened.final
         dt = now14()
-        http = self._http_headers(hop)
-        block = hashlib.sha1(http.headers_buff or b"")
+        http = _http_headers(hop)
         fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".body",
                                     dir=self.archive.spool_dir)
         spool = Path(name)
         try:
             with os.fdopen(fd, "wb") as f:
-                writer = MetaWriter(f.write, extra={"block": block})
+                # the WARC block digest (HTTP headers + body) is worked out in the same pass
+                writer = MetaWriter(f.write, extra={"block": _sha1(http.headers_buff)})
                 try:
                     stream_body(opened, writer.write, max_bytes)
                 except TooLarge as e:
-                    e.http_status = hop.status_code  # an error page is not the file asked for
-                    raise
+                    if hop.status_code == 200:
+                        raise
+                    raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
+                                      f"{max_bytes:,} bytes", "http-error") from e
                 finally:
                     meta, extra = writer.finish()
-            capture = WebCapture(url, [], meta if hop.status_code == 200 else None, spool=spool)
-            earlier = self.find_sha1(meta.sha1hex) if hop.status_code == 200 else None
-            if earlier is not None:
-                row = self._write_revisit(hop, dt, http, meta, earlier)
-                capture.revisit_of = earlier
-            else:
-                with spool.open("rb") as body:
-                    row = self._write_pair(hop, dt, http, body, meta.size, extra["block"],
-                                           meta.sha1hex, meta, self._mimetype(hop, meta))
-            capture.rows.append(row)
-            return capture
+            ok = hop.status_code == 200
+            earlier = self.find_sha1(meta.sha1hex) if ok else None
+            with spool.open("rb") as body:
+                row = self._record(hop, dt, http, body, meta, block_sha1=extra["block"],
+                                   refers_to=earlier)
+            return WebCapture([row], meta if ok else None, revisit_of=earlier, spool=spool)
         except BaseException:
             spool.unlink(missing_ok=True)
             raise
 
-    @staticmethod
-    def _mimetype(hop: Hop, meta: FileMeta | None) -> str | None:
-        declared = normalize_mime(hop.header("Content-Type"))
-        if declared and declared != "application/octet-stream":
-            return declared
-        return meta.mimetype if meta is not None else declared or None
-
-    @staticmethod
-    def _http_headers(hop: Hop) -> StatusAndHeaders:
-        encoded = (hop.header("Content-Encoding") or "identity").lower() != "identity"
-        drop = _FRAMING | (_ENCODING if encoded else set())
-        headers = [(k, v) for k, v in hop.headers if k.lower() not in drop]
-        http = StatusAndHeaders(f"{hop.status_code} {hop.reason}".strip(), headers,
-                                protocol="HTTP/1.1")
-        http.compute_headers_buffer()
-        return http
-
-    def _write_pair(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
-                    length: int, block_sha1: str, payload_sha1: str, meta: FileMeta | None,
-                    mimetype: str | None) -> CdxRow:
+    def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
+                meta: FileMeta | None, *, block_sha1: str | None = None,
+                refers_to: CdxRow | None = None) -> CdxRow:
+        """Write a response record (or, with ``refers_to``, a revisit record of the
+        headers only) and its request record; index the response."""
         record_id = f"<urn:uuid:{uuid.uuid4()}>"
-        response = self._warcio.create_warc_record(
-            hop.url, "response", payload=body, length=length, http_headers=http,
-            warc_headers_dict={"WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt),
-                               "WARC-Block-Digest": _digest(block_sha1),
-                               "WARC-Payload-Digest": _digest(payload_sha1)})
-        offset, csize = self._write(response, compressible=_compressible(body))
+        headers = {"WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt)}
+        if meta is None:  # no body: a redirect
+            meta = FileMeta(0, _sha1(b"").hexdigest(), "", "", "")
+            block_sha1 = _sha1(http.headers_buff).hexdigest()
+        if refers_to is not None:
+            rec_type, body, length = "revisit", io.BytesIO(), 0
+            block_sha1 = _sha1(http.headers_buff).hexdigest()
+            headers.update({"WARC-Profile": REVISIT_PROFILE,
+                            "WARC-Refers-To-Target-URI": refers_to.url,
+                            "WARC-Refers-To-Date": _warc_date(refers_to.datetime)})
+        else:
+            rec_type, length = "response", meta.size
+        assert block_sha1 is not None
+        headers.update({"WARC-Block-Digest": _digest(block_sha1),
+                        "WARC-Payload-Digest": _digest(meta.sha1hex)})
+        record = self._warcio.create_warc_record(
+            hop.url, rec_type, payload=body, length=length, http_headers=http,
+            warc_headers_dict=headers)
+        offset, csize = self._write(record, compressible=_compressible(body))
         self._write_request(hop, dt, record_id)
         row = CdxRow(
             url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
-            mimetype=mimetype or normalize_mime(hop.header("Content-Type")) or None,
+            mimetype=REVISIT_MIME if refers_to is not None else _mimetype(hop, meta),
             warc_path=self.key, warc_offset=offset, warc_csize=csize, location=hop.location,
-            sha1hex=payload_sha1, size=length,
-            sha256hex=meta.sha256hex if meta else None, md5hex=meta.md5hex if meta else None)
-        self._add(row)
-        return row
-
-    def _write_revisit(self, hop: Hop, dt: str, http: StatusAndHeaders, meta: FileMeta,
-                       earlier: CdxRow) -> CdxRow:
-        record_id = f"<urn:uuid:{uuid.uuid4()}>"
-        block = hashlib.sha1(http.headers_buff or b"").hexdigest()
-        revisit = self._warcio.create_warc_record(
-            hop.url, "revisit", payload=io.BytesIO(), length=0, http_headers=http,
-            warc_headers_dict={
-                "WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt),
-                "WARC-Profile": REVISIT_PROFILE,
-                "WARC-Refers-To-Target-URI": earlier.url,
-                "WARC-Refers-To-Date": _warc_date(earlier.datetime),
-                "WARC-Block-Digest": _digest(block),
-                "WARC-Payload-Digest": _digest(meta.sha1hex)})
-        offset, csize = self._write(revisit)
-        self._write_request(hop, dt, record_id)
-        row = CdxRow(url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
-                     mimetype=REVISIT_MIME, warc_path=self.key, warc_offset=offset,
-                     warc_csize=csize, sha1hex=meta.sha1hex, sha256hex=meta.sha256hex,
-                     md5hex=meta.md5hex, size=meta.size)
+            sha1hex=meta.sha1hex, size=meta.size, sha256hex=meta.sha256hex or None,
+            md5hex=meta.md5hex or None)
         self._add(row)
         return row
 
@@ -331,10 +305,6 @@ class WarcSession:
         """A capture of this payload: one written in this session, or committed."""
         return self._by_sha1.get(sha1hex) or self.archive.find_sha1(sha1hex)
 
-    @property
-    def rows(self) -> list[CdxRow]:
-        return list(self._rows)
-
     def commit(self) -> list[CdxRow]:
         """Make the WARC file visible in the store, then index its records."""
         if self.closed:
@@ -348,7 +318,7 @@ class WarcSession:
             with begin(self.archive.engine) as conn:
                 conn.execute(insert(web_cdx),
                              [r.to_row() | {"row_created": created} for r in self._rows])
-        return self.rows
+        return list(self._rows)
 
     def abort(self) -> None:
         if not self.closed:
@@ -413,19 +383,52 @@ class WebArchive:
                           .order_by(web_cdx.c.datetime).limit(1))
         return rows[0] if rows else None
 
+    def original(self, row: CdxRow) -> CdxRow:
+        """The capture holding a revisit's payload (the row itself if it is not a
+        revisit, or if the original is gone)."""
+        return (self.find_sha1(row.sha1hex or "") or row) if row.is_revisit else row
+
+    def payload_meta(self, row: CdxRow) -> FileMeta | None:
+        """The indexed metadata of a capture's payload (a revisit's MIME type is
+        the original's); None for rows without it."""
+        if row.size is None or row.sha1hex is None:
+            return None
+        mimetype = self.original(row).mimetype if row.is_revisit else row.mimetype
+        return FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
+                        mimetype or "")
+
     def read_payload(self, row: CdxRow, dest: IO[bytes], *,
                      max_bytes: int = 2**62) -> WarcPayload:
         """Copy the payload of a captured response into ``dest``; a revisit is
         resolved to the capture it refers to."""
         if row.is_revisit:
-            earlier = self.find_sha1(row.sha1hex or "")
-            if earlier is None:
+            row = self.original(row)
+            if row.is_revisit:
                 raise NotFound(f"revisit of {row.url}: no capture of sha1 {row.sha1hex}")
-            row = earlier
         with self.store.open_read(row.warc_path) as f:
             _skip(f, row.warc_offset)
             return copy_payload(f, dest, where=f"{row.warc_path}:{row.warc_offset}",
                                 length=row.warc_csize, max_bytes=max_bytes)
+
+
+def _mimetype(hop: Hop, meta: FileMeta) -> str | None:
+    """The declared Content-Type, unless it says nothing (then what the bytes are)."""
+    declared = normalize_mime(hop.header("Content-Type"))
+    if declared and declared != "application/octet-stream":
+        return declared
+    return meta.mimetype or declared or None
+
+
+def _http_headers(hop: Hop) -> StatusAndHeaders:
+    """The response headers as recorded: framing that no longer describes the
+    recorded body is dropped."""
+    encoded = (hop.header("Content-Encoding") or "identity").lower() != "identity"
+    drop = _FRAMING | (_ENCODING if encoded else set())
+    headers = [(k, v) for k, v in hop.headers if k.lower() not in drop]
+    http = StatusAndHeaders(f"{hop.status_code} {hop.reason}".strip(), headers,
+                            protocol="HTTP/1.1")
+    http.compute_headers_buffer()
+    return http
 
 
 def _compressible(body: IO[bytes], sample: int = 256 * 1024) -> bool:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import orjson
@@ -35,6 +35,9 @@ import urllib3
 from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import NotFound, RecordError, StoreUnavailable
+
+if TYPE_CHECKING:
+    from sandcrawler.config import Settings
 
 CHUNK = 1024 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
@@ -48,10 +51,12 @@ REQUEST_HEADERS = {
 }
 
 
+class Writable(Protocol):
+    def write(self, data: bytes, /) -> Any: ...
+
+
 class TooLarge(RecordError):
     status = "too-large"
-    #: the HTTP status of the answer whose body was too large, when the caller knows it
-    http_status: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,7 @@ class HttpFetcher:
         )
 
     @classmethod
-    def from_settings(cls, settings: Any, **kwargs: Any) -> HttpFetcher:
+    def from_settings(cls, settings: Settings, **kwargs: Any) -> HttpFetcher:
         return cls(timeout=settings.fetch_timeout, max_bytes=settings.fetch_max_mb * 2**20,
                    routes=settings.http_routes, **kwargs)
 
@@ -191,14 +196,16 @@ class HttpFetcher:
                 continue
             return Opened(resp, hops)
 
-    def download(self, url: str, dest: IO[bytes]) -> Download:
-        """GET ``url`` into ``dest``, streamed, at most ``max_bytes``.
-        RecordError for anything that keeps this file from us."""
+    def download(self, url: str, dest: IO[bytes] | Writable,
+                 max_bytes: int | None = None) -> Download:
+        """GET ``url`` into ``dest``, streamed, at most ``max_bytes`` (default: the
+        fetcher's). RecordError for anything that keeps this file from us."""
         opened = self.open(url)
         try:
             if opened.status != 200:
                 raise RecordError(f"HTTP {opened.status} from {opened.url}", status="http-error")
-            size = stream_body(opened, dest.write, self.max_bytes)
+            size = stream_body(opened, dest.write,
+                               self.max_bytes if max_bytes is None else max_bytes)
             return Download(opened.url, opened.status, opened.final.header("Content-Type"), size)
         finally:
             opened.close()
