@@ -28,7 +28,7 @@ import orjson
 
 from sandcrawler.citations.base import biblio_to_dict
 from sandcrawler.citations.tei import parse_citation_list
-from sandcrawler.grobid import GrobidClient
+from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.pipeline import Item
 from sandcrawler.refs.worker import _read_work
 from sandcrawler.testing.grobid_server import FakeGrobid

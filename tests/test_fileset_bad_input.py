@@ -22,8 +22,8 @@ from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import SUCCESS, FilesetIngester, IngestOutcome
 from sandcrawler.fileset.worker import IngestFilesetWorker
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
-from sandcrawler.pipeline.records import Item
 from sandcrawler.testing.platforms import FakeFile, PlatformServer
+from sandcrawler.work import Item
 
 S = IngestStrategy
 DV = "dataverse.example.edu"

@@ -23,10 +23,10 @@ from sqlalchemy import Engine, text
 from sandcrawler.config import load_settings
 from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
-from sandcrawler.pipeline.records import Outcome
 from sandcrawler.pipeline.sinks import KafkaSink
 from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
 from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
+from sandcrawler.work import Outcome
 
 pytestmark = pytest.mark.kafka
 

@@ -32,7 +32,7 @@ class CitationParser(Protocol):
 def make_citation_parser(settings: Settings, name: str | None = None) -> CitationParser:
     choice = name or settings.effective_citation_parser
     if choice == "grobid":
-        from sandcrawler.citations.grobid import GrobidCitationParser
+        from sandcrawler.citations.grobid_parser import GrobidCitationParser
 
         return GrobidCitationParser.from_settings(settings)
     if choice == "crf":

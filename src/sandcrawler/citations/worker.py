@@ -17,7 +17,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
-from sandcrawler.pipeline.records import Item, Outcome, decode_json
+from sandcrawler.work import Item, Outcome, decode_json
 
 
 def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import orjson
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.citations import check_citation_parser
 from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
@@ -19,9 +19,9 @@ from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.cli.options import F, parser_option, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.pipeline.records import Item
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
+from sandcrawler.work import Item
 
 model_option = click.option(
     "--model", "model_path", type=click.Path(dir_okay=False, exists=True),

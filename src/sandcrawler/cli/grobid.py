@@ -6,7 +6,7 @@ import click
 
 from sandcrawler.config import load_settings
 from sandcrawler.errors import GrobidUnavailable
-from sandcrawler.grobid import GrobidClient
+from sandcrawler.grobid_client import GrobidClient
 
 
 @click.group()

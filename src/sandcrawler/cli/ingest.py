@@ -8,7 +8,7 @@ from functools import partial
 import click
 import orjson
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.cli.options import input_argument, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy

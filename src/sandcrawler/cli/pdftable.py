@@ -6,7 +6,7 @@ from functools import partial
 
 import click
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.cli.options import echo_json, input_argument, pipeline_options, run_pipeline
 from sandcrawler.config import load_settings
 from sandcrawler.db.sink import DatabaseSink

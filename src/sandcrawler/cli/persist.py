@@ -6,7 +6,7 @@ from functools import partial
 
 import click
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.citations import check_citation_parser
 from sandcrawler.cli.options import (
     input_argument,

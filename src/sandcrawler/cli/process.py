@@ -6,10 +6,10 @@ from functools import partial
 
 import click
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.cli.options import pipeline_options, processing_options, run_pipeline
 from sandcrawler.config import load_settings
-from sandcrawler.fileinput import check_warc_source
+from sandcrawler.file_records import check_warc_source
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
 from sandcrawler.storage import open_pdftable

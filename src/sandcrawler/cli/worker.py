@@ -8,11 +8,11 @@ from functools import partial
 
 import click
 
-from sandcrawler import jobs as factories
+from sandcrawler.app import workers as factories
 from sandcrawler.cli.options import F, parser_option, processing_options, run_pipeline
 from sandcrawler.config import Settings, load_settings
 from sandcrawler.db.sink import DatabaseSink
-from sandcrawler.fileinput import check_warc_source
+from sandcrawler.file_records import check_warc_source
 from sandcrawler.kafka import consumer_config, crossref_topic, producer_config
 from sandcrawler.pipeline.runner import WorkerFactory
 from sandcrawler.pipeline.sinks import KafkaSink, Sink

@@ -12,8 +12,8 @@ from sandcrawler.config import Settings
 from sandcrawler.db.engine import begin, first_line, make_engine
 from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import write_tables
-from sandcrawler.pipeline.records import Outcome
 from sandcrawler.pipeline.sinks import Rejection
+from sandcrawler.work import Outcome
 
 Writer = Callable[[Connection, list[Any]], None]
 

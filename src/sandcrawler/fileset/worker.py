@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
 from sandcrawler.models.fileset import IngestRequest
-from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
 
 
 def parse_request(data: bytes) -> IngestRequest:

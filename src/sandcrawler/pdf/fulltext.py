@@ -16,7 +16,7 @@ import grobid_tei_xml
 
 from sandcrawler.config import Settings
 from sandcrawler.errors import GrobidRecordError
-from sandcrawler.grobid import GrobidClient
+from sandcrawler.grobid_client import GrobidClient
 
 MIN_BODY_CHARS = 500
 

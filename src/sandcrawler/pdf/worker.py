@@ -1,7 +1,7 @@
 """``sandcrawler process``: a file record in, its processing result out.
 
 A record is a path, a URL, a capture in a WARC (from a CDX line), or the sha1
-of a file already stored (see ``sandcrawler.fileinput``). For each file:
+of a file already stored (see ``sandcrawler.file_records``). For each file:
 metadata in one pass (size, hashes, sniffed MIME type); for a PDF, extraction
 in the sandbox (time and memory limits); then the primary file and its
 thumbnails into the resource store under the document's UUID, the ``file`` and
@@ -24,16 +24,16 @@ from __future__ import annotations
 from typing import Any
 
 from sandcrawler.errors import RecordError
-from sandcrawler.fileinput import FileLocator, FileRecord, parse_file_record, record_from_cdx
+from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record, record_from_cdx
 from sandcrawler.filemeta import FileMeta, file_metadata
-from sandcrawler.grobid import GrobidClient
+from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
 from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
-from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.web.cdx import CaptureSkip, read_capture
+from sandcrawler.work import Item, Outcome, RecordWorker
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 _STORED = {"success", "empty-page0", "text-too-large"}

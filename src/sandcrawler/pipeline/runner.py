@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeVar
 from tqdm import tqdm
 
 from sandcrawler.errors import InfrastructureError
-from sandcrawler.pipeline.records import Item, Outcome, Worker
+from sandcrawler.work import Item, Outcome, Worker
 
 if TYPE_CHECKING:
     from sandcrawler.pipeline.sinks import Sink
@@ -209,7 +209,7 @@ class Runner:
         # on the oldest future first keeps output in input order.
         ctx = multiprocessing.get_context("forkserver")
         # Import the heavy modules once in the fork server, not once per worker.
-        ctx.set_forkserver_preload(["sandcrawler.jobs"])
+        ctx.set_forkserver_preload(["sandcrawler.app.workers"])
         pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
         with ProcessPoolExecutor(
             self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)

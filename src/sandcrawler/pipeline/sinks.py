@@ -10,7 +10,7 @@ from typing import IO, Any, Protocol
 
 import orjson
 
-from sandcrawler.pipeline.records import Outcome
+from sandcrawler.work import Outcome
 
 #: (index into the outcomes list, status, message) for outputs the sink refused
 Rejection = tuple[int, str, str]

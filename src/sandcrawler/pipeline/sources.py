@@ -17,7 +17,7 @@ from typing import IO, Any, Protocol
 import orjson
 
 from sandcrawler.errors import ConfigError
-from sandcrawler.pipeline.records import Item
+from sandcrawler.work import Item
 
 
 class Source(Protocol):

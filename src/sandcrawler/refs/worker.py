@@ -24,7 +24,6 @@ from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.jsontext import RawJSON
 from sandcrawler.models.refs import GrobidRefsRow
-from sandcrawler.pipeline.records import Item, Outcome, RecordWorker, decode_json
 from sandcrawler.refs.crossref import (
     SelectedRef,
     select_references,
@@ -33,6 +32,7 @@ from sandcrawler.refs.crossref import (
     work_indexed,
 )
 from sandcrawler.timestamps import iso_utc
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
 
 SOURCE = "crossref"
 

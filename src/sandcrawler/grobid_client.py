@@ -32,7 +32,7 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
 from sandcrawler.config import Settings
 from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
 
-log = logging.getLogger("sandcrawler.grobid")
+log = logging.getLogger("sandcrawler.grobid_client")
 
 
 class GrobidClient:

@@ -10,8 +10,8 @@ is kept: the table holds one version per cell.
 from __future__ import annotations
 
 from sandcrawler.mime import normalize_mime
-from sandcrawler.pipeline.records import Item, Outcome, RecordWorker
 from sandcrawler.web.cdx import CaptureSkip, read_capture
+from sandcrawler.work import Item, Outcome, RecordWorker
 
 
 class BackfillCdxWorker(RecordWorker):

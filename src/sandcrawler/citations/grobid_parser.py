@@ -12,7 +12,7 @@ from sandcrawler.citations.base import check_alignment
 from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.config import Settings
 from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
-from sandcrawler.grobid import GrobidClient
+from sandcrawler.grobid_client import GrobidClient
 
 
 class GrobidCitationParser:

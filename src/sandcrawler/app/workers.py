@@ -20,8 +20,8 @@ from sandcrawler.refs.worker import (
 if TYPE_CHECKING:
     from sandcrawler.fileset.worker import IngestFilesetWorker, PersistIngestFilesetWorker
     from sandcrawler.models.fileset import IngestStrategy
+    from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
     from sandcrawler.pdf.worker import ProcessPdfWorker
-    from sandcrawler.storage.backfill import BackfillCdxWorker
 
 
 def parse_crossref_refs(settings: Settings, parser: str | None = None) -> ParseCrossrefRefsWorker:
@@ -43,7 +43,7 @@ def parse_citations(settings: Settings, parser: str | None = None) -> ParseCitat
 
 
 def backfill_cdx(settings: Settings, mimetypes: frozenset[str] = frozenset()) -> BackfillCdxWorker:
-    from sandcrawler.storage.backfill import BackfillCdxWorker
+    from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 
     return BackfillCdxWorker(mimetypes)
 
@@ -52,8 +52,8 @@ def process_pdf(
     settings: Settings, force: bool = False, timeout: float = 120.0,
     memory_limit: int | None = 2 * 1024**3, cdx_input: bool = False,
 ) -> ProcessPdfWorker:
-    from sandcrawler.fileinput import FileLocator
-    from sandcrawler.grobid import GrobidClient
+    from sandcrawler.file_records import FileLocator
+    from sandcrawler.grobid_client import GrobidClient
     from sandcrawler.pdf.fulltext import fulltext_options
     from sandcrawler.pdf.worker import ProcessPdfWorker
     from sandcrawler.storage import open_catalogue, open_pdftable

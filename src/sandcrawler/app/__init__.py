@@ -1,0 +1,1 @@
+"""The composition root: settings assembled, services built once, workers by name."""
