@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.cli import main
+from sandcrawler.config import CoreSettings
+from sandcrawler.fileset.ingest import FilesetIngester
+from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.testing.grobid_server import FakeGrobid
 from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
@@ -132,15 +137,12 @@ def s3_bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
 def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobStore]:
     """Every blob-store test runs on the local directory and on the real S3 server;
     ``store_url`` etc. in the environment name the same store."""
-    from sandcrawler.config import load_settings
-    from sandcrawler.storage.blobs import open_blob_store
-
     if request.param == "s3":
         request.getfixturevalue("s3_bucket")
     else:
         request.getfixturevalue("monkeypatch").setenv(
             "SANDCRAWLER_STORE_URL", str(tmp_path / "store"))
-    store = open_blob_store(load_settings())
+    store = Services(load_settings()).blobs
     yield store
     store.close()
 
@@ -166,6 +168,16 @@ def engine(db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
 @pytest.fixture
 def cli() -> CliRunner:
     return CliRunner()
+
+
+def open_ingester(settings: CoreSettings,
+                  strategy: IngestStrategy | None = None) -> FilesetIngester:
+    """A fileset ingester on its own services, which its ``close()`` closes (in the
+    product the services belong to the command, not to the ingester)."""
+    services = Services(settings)
+    ingester = services.fileset_ingester(strategy)
+    ingester.close = services.close  # type: ignore[method-assign]
+    return ingester
 
 
 def invoke(args: list[str], input: bytes | str | None = None) -> Result:

@@ -429,11 +429,11 @@ def test_longest_key_is_accepted_locally(tmp_path: Path) -> None:
 
 WRITER_SCRIPT = r"""
 import sys, time
-from sandcrawler.config import load_settings
-from sandcrawler.storage.blobs import open_blob_store
+from sandcrawler.app.settings import load_settings
+from sandcrawler.app.services import Services
 
 key, old_path, total_mib, signal_mib = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-store = open_blob_store(load_settings())
+store = Services(load_settings()).blobs
 if old_path != "-":
     with open(old_path, "rb") as f:
         store.put(key, f)
@@ -536,10 +536,10 @@ def test_sigkill_during_fresh_write_leaves_nothing(blob_store: BlobStore) -> Non
 
 
 def _s3_store() -> S3BlobStore:
-    from sandcrawler.config import load_settings
-    from sandcrawler.storage.blobs import open_blob_store
+    from sandcrawler.app.services import Services
+    from sandcrawler.app.settings import load_settings
 
-    store = open_blob_store(load_settings())
+    store = Services(load_settings()).blobs
     assert isinstance(store, S3BlobStore)
     return store
 

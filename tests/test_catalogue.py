@@ -18,13 +18,13 @@ import orjson
 import pytest
 from sqlalchemy import Engine, delete, insert, select, update
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.schema import catalogue, crossref
 from sandcrawler.errors import InvalidName, RecordError
 from sandcrawler.identifiers import sha1_base32, sha1_hex
-from sandcrawler.storage.blobs import open_blob_store
 from sandcrawler.storage.catalogue import Catalogue, identifiers_from_metadata, parse_identifier
 from sandcrawler.storage.docid import document_uuid, shard_dir
 from sandcrawler.storage.local import LocalBlobStore
@@ -70,7 +70,7 @@ def catalogue_get(identifier: str) -> list[dict[str, Any]]:
 
 
 def open_cat(engine: Engine) -> Catalogue:
-    return Catalogue(engine, ResourceStore(open_blob_store(load_settings())))
+    return Catalogue(engine, ResourceStore(Services(load_settings()).blobs))
 
 
 @pytest.fixture
@@ -174,7 +174,7 @@ def test_main_flow_s3_store(engine: Engine, s3_bucket: str, pdfs: list[Path],
     main_flow(engine, pdfs[1], metadata_file)
     # nothing went to the local default store
     assert not list((isolated_env / "data").glob("store/??"))
-    assert load_settings().store_url == f"s3://{s3_bucket}/pre"
+    assert load_settings().store.url == f"s3://{s3_bucket}/pre"
 
 
 # -- persistent identifiers --------------------------------------------------------------
@@ -263,6 +263,7 @@ def test_assign_uuid_is_deterministic_across_workers(engine: Engine, pdfs: list[
                                                      tmp_path: Path) -> None:
     """Two workers with their own empty databases and stores agree on UUIDs."""
     other_engine = make_engine(f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    migrate.upgrade(other_engine)  # components trust their engine's schema (the services check it)
     try:
         workers = [
             Catalogue(engine, ResourceStore(LocalBlobStore(tmp_path / "store-a"))),
@@ -520,7 +521,7 @@ def test_store_commands(engine: Engine, pdfs: list[Path], isolated_env: Path) ->
 
 @pytest.fixture
 def sqlite_at_0001(isolated_env: Path) -> Iterator[Engine]:
-    url = load_settings().database_url
+    url = load_settings().database.url
     assert url.startswith("sqlite:///") and str(isolated_env) in url
     engine = make_engine(url)
     migrate.upgrade(engine, "0001")

@@ -8,7 +8,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sandcrawler.config import load_settings, mask_secret
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
+from sandcrawler.citations.registry import choose_parser
+from sandcrawler.config import mask_secret
 from sandcrawler.errors import ConfigError
 from tests.conftest import invoke
 
@@ -17,9 +20,9 @@ def test_defaults(isolated_env: Path) -> None:
     s = load_settings()
     assert s.config_file is None
     assert s.data_dir == isolated_env / "data"
-    assert s.database_url == f"sqlite:///{isolated_env / 'data' / 'sandcrawler.sqlite3'}"
-    assert s.grobid_url is None and s.effective_citation_parser == "crf"
-    assert s.topic("grobid-refs") == "sandcrawler-dev.grobid-refs"
+    assert s.database.url == f"sqlite:///{isolated_env / 'data' / 'sandcrawler.sqlite3'}"
+    assert s.grobid.url is None and choose_parser(s.citation.parser, s.grobid.url).name == "crf"
+    assert Services(s).topic("grobid-refs") == "sandcrawler-dev.grobid-refs"
 
 
 def test_file_tables_and_env_precedence(isolated_env: Path,
@@ -30,18 +33,19 @@ def test_file_tables_and_env_precedence(isolated_env: Path,
     )
     s = load_settings()
     assert s.config_file == Path("sandcrawler.toml")
-    assert (s.env, s.grobid_url, s.grobid_concurrency) == ("qa", "http://grobid:8070", 8)
-    assert s.effective_citation_parser == "grobid"
+    assert (s.env, s.grobid.url, s.grobid.concurrency) == ("qa", "http://grobid:8070", 8)
+    assert choose_parser(s.citation.parser, s.grobid.url).name == "grobid"
     monkeypatch.setenv("SANDCRAWLER_GROBID_CONCURRENCY", "2")
-    assert load_settings().grobid_concurrency == 2
-    assert load_settings(grobid_concurrency=3).grobid_concurrency == 3
+    assert load_settings().grobid.concurrency == 2
+    assert load_settings(grobid_concurrency=3).grobid.concurrency == 3
+    assert load_settings({"grobid.concurrency": 4}).grobid.concurrency == 4
 
 
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[grobid]\nurll = 'x'\n", "unknown setting(s) in sandcrawler.toml: grobid_urll"),
-        ("grobid_concurrency = 0\n", "grobid_concurrency: Input should be greater than"),
+        ("[grobid]\nurll = 'x'\n", "unknown setting grobid.urll (known in [grobid]: "),
+        ("grobid_concurrency = 0\n", "grobid.concurrency (given 0): Input should be greater than"),
         ("env = \n", "cannot read configuration file"),
     ],
 )
@@ -61,7 +65,8 @@ def test_bad_env_value_is_clear(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SANDCRAWLER_GROBID_TIMEOUT", "soon")
     result = invoke(["config", "show"])
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: invalid configuration: grobid_timeout:")
+    assert result.stderr.startswith("Error: invalid configuration: grobid.timeout (given 'soon'):")
+    assert len(result.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize(
@@ -84,9 +89,9 @@ def test_config_show(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     result = invoke(["--config", str(cfg), "config", "show"])
     assert result.exit_code == 0
     assert "hunter2" not in result.stdout
-    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
-    assert lines["database_url"].endswith("[env]") and "u:***@db" in lines["database_url"]
-    assert lines["grobid_url"].endswith("[file]")
-    assert lines["env"].endswith("[default]")
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:] if line.strip()}
+    assert "[env]" in lines["database.url"] and "u:***@db" in lines["database.url"]
+    assert "[file]" in lines["grobid.url"]
+    assert "[default]" in lines["env"]
     as_json = orjson.loads(invoke(["--config", str(cfg), "config", "show", "--json"]).stdout)
-    assert as_json["grobid_url"] == "http://grobid:8070"
+    assert as_json["grobid"]["url"] == "http://grobid:8070"

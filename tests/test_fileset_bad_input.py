@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import SUCCESS, FilesetIngester, IngestOutcome
@@ -24,6 +24,7 @@ from sandcrawler.fileset.worker import IngestFilesetWorker
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.work import Item
+from tests.conftest import open_ingester
 
 S = IngestStrategy
 DV = "dataverse.example.edu"
@@ -66,7 +67,7 @@ def make(srv: PlatformServer, strategy: IngestStrategy | None = None,
          **overrides: Any) -> FilesetIngester:
     settings = load_settings(**{"http_routes": srv.routes(), "fetch_timeout": 2,
                                 "fileset_tmp_dir": Path("spool").resolve(), **overrides})
-    return FilesetIngester.from_settings(settings, strategy)
+    return open_ingester(settings, strategy)
 
 
 def run(srv: PlatformServer, url: str, strategy: IngestStrategy | None = None,

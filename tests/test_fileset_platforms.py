@@ -11,8 +11,9 @@ from urllib.parse import quote
 
 import pytest
 
-from sandcrawler.config import Settings, load_settings
-from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
+from sandcrawler.app.settings import load_settings
+from sandcrawler.config import FilesetSettings
+from sandcrawler.fileset.ingest import IngestOutcome
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper
 from sandcrawler.fileset.platforms.base import choose_strategy, item_name
 from sandcrawler.models.fileset import (
@@ -24,6 +25,7 @@ from sandcrawler.models.fileset import (
 from sandcrawler.storage.items import check_item_name
 from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.web.fetch import HttpFetcher
+from tests.conftest import open_ingester
 
 DV = "dataverse.example.edu"  # not in settings.dataverse_hosts: matched by its page shape
 HARVARD = "dataverse.harvard.edu"  # in the default settings.dataverse_hosts
@@ -40,7 +42,7 @@ def run(srv: PlatformServer, url: str, strategy: IngestStrategy | None = None,
         **overrides: Any) -> IngestOutcome:
     """One ingest of ``url`` by a fresh ingester routed to ``srv``."""
     settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    ingester = FilesetIngester.from_settings(settings, strategy)
+    ingester = open_ingester(settings, strategy)
     try:
         return ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url,
                                              force_recrawl=False))
@@ -316,7 +318,7 @@ def test_archiveorg_item(srv: PlatformServer) -> None:
     csv, blob = b"a,b\n1,2\n", b"\x01" * 5000
     srv.add_archiveorg("my-item", [FakeFile("table.csv", csv), FakeFile("sub/blob.bin", blob)])
     settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
-    ingester = FilesetIngester.from_settings(settings)
+    ingester = open_ingester(settings)
     try:
         out = ingester.ingest(IngestRequest(ingest_type="dataset",
                                             base_url="https://archive.org/details/my-item"))
@@ -409,9 +411,9 @@ def platform_item(sizes: list[int], bundle: bool = False) -> FilesetPlatformItem
 
 
 @pytest.fixture
-def rule_settings() -> Settings:
+def rule_settings() -> FilesetSettings:
     return load_settings(fileset_web_max_files=5, fileset_web_max_file_size=1000,
-                         fileset_web_max_total_size=3000, fileset_bundle_min_files=3)
+                         fileset_web_max_total_size=3000, fileset_bundle_min_files=3).fileset
 
 
 @pytest.mark.parametrize(("sizes", "bundle", "expected"), [
@@ -431,13 +433,14 @@ def rule_settings() -> Settings:
     ([1000, 1000, 1000, 1], True, "archiveorg-fileset-bundled"),
     ([10, 1001], False, "archiveorg-fileset"),  # one file too large sends all
 ])
-def test_choose_strategy_rule(rule_settings: Settings, sizes: list[int], bundle: bool,
+def test_choose_strategy_rule(rule_settings: FilesetSettings, sizes: list[int], bundle: bool,
                               expected: str) -> None:
     assert choose_strategy(platform_item(sizes, bundle), rule_settings) == expected
 
 
 def test_choose_strategy_defaults_and_backend() -> None:
-    settings = load_settings()
+    full = load_settings()
+    settings = full.fileset
     assert choose_strategy(platform_item([10] * 20), settings) == "web-fileset"
     assert choose_strategy(platform_item([10] * 21), settings) == "archiveorg-fileset"
     assert choose_strategy(platform_item([10] * 10, bundle=True), settings) == (
@@ -447,7 +450,7 @@ def test_choose_strategy_defaults_and_backend() -> None:
     assert choose_strategy(platform_item([10]), settings, backend="archiveorg") == (
         "archiveorg-file")
     # archive.org items always go to the item store
-    helper = ArchiveOrgHelper(settings, HttpFetcher())
+    helper = ArchiveOrgHelper(full.archiveorg, HttpFetcher(), settings)  # type: ignore[attr-defined]
     assert helper.choose_strategy(platform_item([10])) == "archiveorg-file"
     assert helper.choose_strategy(platform_item([10, 10])) == "archiveorg-fileset"
     assert helper.choose_strategy(platform_item([10] * 10, bundle=True)) == (

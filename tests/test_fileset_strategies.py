@@ -20,13 +20,14 @@ import pytest
 from sqlalchemy import Engine, select
 from warcio.archiveiterator import ArchiveIterator
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.web.archive import REVISIT_MIME, CdxRow
+from tests.conftest import open_ingester
 
 S = IngestStrategy
 DV = "dataverse.example.edu"
@@ -50,7 +51,7 @@ def store(request: pytest.FixtureRequest) -> str:
 def make(srv: PlatformServer, strategy: IngestStrategy | None = None,
          **overrides: Any) -> FilesetIngester:
     settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    return FilesetIngester.from_settings(settings, strategy)
+    return open_ingester(settings, strategy)
 
 
 @pytest.fixture
@@ -508,7 +509,7 @@ def test_failed_fileset_leaves_nothing(srv: PlatformServer, strategy: IngestStra
     assert list(ingester.ctx.web.store.list("items/")) == []
     assert ingester.ctx.items.read_meta("zenodo.org-3000-v1.0") is None
     if store == "local":
-        tmp = Path(load_settings().store_url) / ".tmp"
+        tmp = Path(load_settings().store.url) / ".tmp"
         assert not list(tmp.iterdir())  # no write left half done
     # archived again once the platform is fixed: success, and nothing of the failure shows
     srv.add_zenodo(3000, [FakeFile(f.name, f.data) for f in files])

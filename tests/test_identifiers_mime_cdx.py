@@ -7,7 +7,8 @@ import hashlib
 
 import pytest
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.errors import ConfigError, InvalidName, RecordError
 from sandcrawler.identifiers import (
     normalize_arxiv,
@@ -18,7 +19,6 @@ from sandcrawler.identifiers import (
     sha1_key,
 )
 from sandcrawler.mime import normalize_mime
-from sandcrawler.storage.blobs import open_blob_store
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.web.cdx import CdxError, is_cdx_header, parse_cdx_line
 
@@ -111,18 +111,18 @@ def test_bad_cdx_lines(line: str | bytes, why: str) -> None:
 
 
 def test_store_url_picks_the_backend(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    store = open_blob_store(load_settings())
+    store = Services(load_settings()).blobs
     assert isinstance(store, LocalBlobStore)
     assert store.root == (tmp_path / "data" / "store")  # default: data_dir/store
-    store = open_blob_store(load_settings(store_url=f"file://{tmp_path}/elsewhere"))
+    store = Services(load_settings(store_url=f"file://{tmp_path}/elsewhere")).blobs
     assert isinstance(store, LocalBlobStore) and store.root == tmp_path / "elsewhere"
-    with pytest.raises(ConfigError, match="unsupported store_url"):
-        open_blob_store(load_settings(store_url="ftp://host/x"))
+    with pytest.raises(ConfigError, match=r"unsupported store\.url"):
+        _ = Services(load_settings(store_url="ftp://host/x")).blobs
     with pytest.raises(ConfigError, match="bucket"):
-        open_blob_store(load_settings(store_url="s3://"))
+        _ = Services(load_settings(store_url="s3://")).blobs
 
 
 def test_pdftable_name_from_settings() -> None:
-    assert load_settings(env="prod", pdftable_version=0).pdftable_name == (
+    assert Services(load_settings(env="prod", pdftable_version=0)).pdftable_name == (
         "wbgrp-journal-extract-0-prod")
-    assert load_settings().pdftable_name == "wbgrp-journal-extract-0-dev"
+    assert Services(load_settings()).pdftable_name == "wbgrp-journal-extract-0-dev"

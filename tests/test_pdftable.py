@@ -17,7 +17,8 @@ import orjson
 import pytest
 from sqlalchemy import Engine, func, select, update
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.schema import pdftable_cells
@@ -80,9 +81,9 @@ def cdx_record(n: int) -> dict[str, str]:
 
 
 def test_table_name_from_settings() -> None:
-    assert load_settings(env="prod", pdftable_version=0).pdftable_name == (
+    assert Services(load_settings(env="prod", pdftable_version=0)).pdftable_name == (
         "wbgrp-journal-extract-0-prod")
-    assert load_settings(env="qa", pdftable_version=3).pdftable_name == (
+    assert Services(load_settings(env="qa", pdftable_version=3)).pdftable_name == (
         "wbgrp-journal-extract-3-qa")
 
 

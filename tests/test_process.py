@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sandcrawler.config import load_settings
-from sandcrawler.storage import open_catalogue, open_pdftable
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.storage.docid import document_uuid
 from sandcrawler.testing.pdfs import make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
@@ -53,7 +53,7 @@ def test_process_a_tree(engine, files: dict[str, Path]) -> None:  # type: ignore
     assert "process: 6 records" in result.stderr
 
     settings = load_settings()
-    table, cat = open_pdftable(settings), open_catalogue(settings)
+    table, cat = Services(settings).pdftable, Services(settings).catalogue
     for name, path in files.items():
         data = path.read_bytes()
         sha1 = hashlib.sha1(data).hexdigest()
@@ -97,8 +97,8 @@ def test_reprocessing_is_idempotent(engine, files: dict[str, Path]) -> None:  # 
     redo = results(forced.stdout)[target]
     assert redo["status"] == "success" and redo["uuid"] == first["uuid"]
     settings = load_settings()
-    assert open_catalogue(settings).count() == 1
-    assert open_pdftable(settings).count_rows() == 1
+    assert Services(settings).catalogue.count() == 1
+    assert Services(settings).pdftable.count_rows() == 1
 
 
 def test_paths_from_stdin(engine, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +123,7 @@ def test_real_papers(engine) -> None:  # type: ignore[no-untyped-def]
     got = results(result.stdout)
     assert [Path(p).name for p in got] == [p.name for p in PDFS]  # input order kept
     assert {r["status"] for r in got.values()} == {"success"}
-    assert open_catalogue(load_settings()).count() == len(PDFS)
+    assert Services(load_settings()).catalogue.count() == len(PDFS)
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/data not present")
@@ -148,7 +148,7 @@ def test_zip_archive(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped
     assert {n.split("!")[1]: r["status"] for n, r in got.items()} == {
         "papers/one.pdf": "success", "notes.txt": "not-pdf", "two.pdf": "success"}
     assert got[f"{archive}!two.pdf"]["sha1hex"] == hashlib.sha1(two).hexdigest()
-    cat = open_catalogue(load_settings())
+    cat = Services(load_settings()).catalogue
     assert cat.resources.get(got[f"{archive}!papers/one.pdf"]["uuid"], "pdf") == one
 
     # a damaged member is that member's error; the others are processed
@@ -184,6 +184,6 @@ def test_a_slow_file_times_out_and_the_run_goes_on(engine, tmp_path: Path) -> No
     assert got[str(heavy)]["status"] == "timeout"
     assert "0.3" in got[str(heavy)]["error"]
     assert got[str(small)]["status"] == "success"  # a fresh child took over
-    table = open_pdftable(load_settings())
+    table = Services(load_settings()).pdftable
     row = table.get(got[str(heavy)]["sha1hex"])
     assert row is not None and row.cells["pdf0"]["pdf_status"] == "timeout"

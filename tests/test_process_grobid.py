@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.pdf.fulltext import quality
-from sandcrawler.storage import open_catalogue, open_pdftable
 from sandcrawler.testing.grobid_server import FakeGrobid
 from sandcrawler.testing.pdfs import make_pdf
 from sandcrawler.testing.postgres import free_port
@@ -52,7 +52,7 @@ def test_fulltext_fills_grobid0_and_the_store(engine, grobid: FakeGrobid, tmp_pa
 
     settings = load_settings()
     tei = FULLTEXT.read_text(encoding="utf-8")
-    cells = open_pdftable(settings).get(out["sha1hex"], ["grobid0"]).cells["grobid0"]  # type: ignore[union-attr]
+    cells = Services(settings).pdftable.get(out["sha1hex"], ["grobid0"]).cells["grobid0"]  # type: ignore[union-attr]
     assert cells["status_code"] == 200 and cells["quality"] == "good"
     assert cells["tei_xml"] == tei
     meta = cells["metadata"]
@@ -61,7 +61,7 @@ def test_fulltext_fills_grobid0_and_the_store(engine, grobid: FakeGrobid, tmp_pa
     assert [a["surname"] for a in meta["authors"]] == ["Garfinkel", "Rosenblum"]
     assert (meta["references"], meta["language"], meta["grobid_version"]) == (47, "en", "0.4.1")
     assert meta["abstract"] and cells["tei_json"]["header"]["title"].startswith("A Virtual")
-    cat = open_catalogue(settings)
+    cat = Services(settings).catalogue
     assert cat.resources.get(out["uuid"], "grobid-tei").decode("utf-8") == tei
     doc = cat.metadata(out["uuid"])
     assert doc["metadata_source"] == "grobid" and doc["title"] == [meta["title"]]
@@ -74,9 +74,9 @@ def test_without_grobid_the_pdf_metadata_is_used(engine, tmp_path: Path) -> None
     out = process(str(pdf))
     assert out["grobid_status"] == "not-run" and out["grobid_quality"] is None
     settings = load_settings()
-    cells = open_pdftable(settings).get(out["sha1hex"], ["grobid0"]).cells["grobid0"]  # type: ignore[union-attr]
+    cells = Services(settings).pdftable.get(out["sha1hex"], ["grobid0"]).cells["grobid0"]  # type: ignore[union-attr]
     assert cells == {"status": {"status": "not-run", "reason": "no GROBID URL configured"}}
-    doc = open_catalogue(settings).metadata(out["uuid"])
+    doc = Services(settings).catalogue.metadata(out["uuid"])
     assert doc["metadata_source"] == "pdf" and doc["title"] == ["PDF's own title"]
 
 
@@ -112,7 +112,7 @@ def test_grobid_down_stops_the_run(engine, tmp_path: Path,
     result = invoke(["process", str(pdf)])
     assert result.exit_code == 3 and "not reachable" in result.stderr
     # nothing marked done: a later run will process the file
-    assert open_pdftable(load_settings()).count_rows() == 0
+    assert Services(load_settings()).pdftable.count_rows() == 0
 
 
 def doc(title: str | None = "T", authors: int = 1, abstract: str | None = "A",

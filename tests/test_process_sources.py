@@ -11,8 +11,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sandcrawler.config import load_settings
-from sandcrawler.storage import open_catalogue, open_pdftable
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.testing.http_files import FileServer
 from sandcrawler.testing.pdfs import make_pdf
 from sandcrawler.testing.warcs import Capture, write_warc
@@ -88,7 +88,7 @@ def _check_captures(result, cdx: list[str]) -> None:  # type: ignore[no-untyped-
     }
     assert "sha1-mismatch" in result.stderr and "liar.pdf" in result.stderr
     settings = load_settings()
-    table, cat = open_pdftable(settings), open_catalogue(settings)
+    table, cat = Services(settings).pdftable, Services(settings).catalogue
     for data, line in ((ONE, cdx[0]), (TWO, cdx[1]), (THREE, cdx[2])):
         r = got[line.split(" ")[2]]
         assert r["sha1hex"] == sha1(data) and r["dt"] == "20200102030405"
@@ -138,7 +138,7 @@ def test_warc_source_down_stops_the_run(engine, tmp_path: Path, crawl) -> None: 
                      f"http://127.0.0.1:{port}"])
     assert result.exit_code == 3, result.stderr
     assert "WARC source not reachable" in result.stderr
-    assert open_pdftable(load_settings()).count_rows() == 0  # nothing marked done
+    assert Services(load_settings()).pdftable.count_rows() == 0  # nothing marked done
 
 
 def test_bad_cdx_lines_and_warc_records(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
@@ -159,7 +159,7 @@ def test_bad_cdx_lines_and_warc_records(engine, tmp_path: Path, crawl) -> None: 
     for status in ("bad-cdx", "bad-warc", "not-found", "bad-name"):
         assert status in err, status
     assert err.count("bad-warc") >= 2
-    assert open_pdftable(load_settings()).count_rows() == 1
+    assert Services(load_settings()).pdftable.count_rows() == 1
 
 
 def test_directory_of_files_named_by_sha1(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]
@@ -229,7 +229,7 @@ def test_file_records_by_url(engine, web: FileServer, monkeypatch) -> None:  # t
                           ("fetch-error", "short.pdf"), ("fetch-error", dead),
                           ("bad-url", "ftp://"), ("sha1-mismatch", "wrong digest")):
         assert any(status in line and where in line for line in err.splitlines()), (status, err)
-    assert open_pdftable(load_settings()).count_rows() == 1
+    assert Services(load_settings()).pdftable.count_rows() == 1
 
 
 def test_file_records_by_sha1_from_the_store(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -245,7 +245,7 @@ def test_file_records_by_sha1_from_the_store(engine, tmp_path: Path) -> None:  #
         (sha1(ONE), "success"), (sha1(ONE), "success")]  # named by the normalised sha1
     assert "not-found" in result.stderr and sha1(b"unknown") in result.stderr
     assert "bad-sha1" in result.stderr
-    assert open_catalogue(load_settings()).count() == 1
+    assert Services(load_settings()).catalogue.count() == 1
 
 
 @pytest.mark.parametrize("record,status", [
@@ -273,6 +273,6 @@ def test_backfilled_captures_are_still_processed(engine, tmp_path: Path, crawl) 
     assert invoke(["pdftable", "backfill-cdx", cdx_path]).exit_code == 0
     result = invoke(["process", "--cdx", cdx_path, "--source", str(root)])
     assert [r["status"] for r in lines_of(result.stdout)] == ["success"]
-    row = open_pdftable(load_settings()).get(sha1(ONE))
+    row = Services(load_settings()).pdftable.get(sha1(ONE))
     assert row is not None and row.cells["pdf0"]["pdf_status"] == "success"
     assert row.cells["file"]["cdx"]["url"] == "http://example.org/one.pdf"

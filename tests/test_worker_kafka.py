@@ -20,7 +20,7 @@ import orjson
 import pytest
 from sqlalchemy import Engine, text
 
-from sandcrawler.config import load_settings
+from sandcrawler.app.settings import load_settings
 from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink
@@ -378,7 +378,7 @@ def test_database_down_retries_without_committing(kafka: MockKafka, workers: Wor
 
 def test_kafka_sink_round_trip(kafka: MockKafka) -> None:
     settings = load_settings(kafka_brokers=kafka.bootstrap)
-    sink = KafkaSink(producer_config(settings), "sandcrawler-test.sink",
+    sink = KafkaSink(producer_config(settings.kafka), "sandcrawler-test.sink",
                      key=lambda out: out["source_id"])
     outputs: list[dict[str, Any]] = [
         {"source": "crossref", "source_id": f"10.1234/x.{i}", "refs_json": [{"i": i}]}

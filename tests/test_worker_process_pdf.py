@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sandcrawler.config import load_settings
-from sandcrawler.storage import open_pdftable
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.testing.http_files import FileServer
 from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
 from sandcrawler.testing.pdfs import make_pdf
@@ -39,7 +39,7 @@ def run_worker(kafka: MockKafka, db_url: str, tmp_path: Path, *, rows: int, resu
     proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "worker", "process-pdf",
                              "--batch-size", "2", *args], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=err, env=env)
-    table = open_pdftable(load_settings())
+    table = Services(load_settings()).pdftable
     try:
         wait_until(lambda: proc.poll() is not None or table.count_rows() == rows, 90,
                    "all files processed")
@@ -82,7 +82,7 @@ def test_worker_processes_records_and_publishes_results(
 
     results, stderr = run_worker(kafka, db_url, tmp_path, rows=len(records),
                                  results=len(records))
-    table = open_pdftable(load_settings())
+    table = Services(load_settings()).pdftable
     got = {r["path"]: r for r in map(orjson.loads, results)}
     assert set(got) == {str(p) for p in paths} | {"crawl/page.pdf"}
     assert {r["status"] for p, r in got.items() if p != "crawl/page.pdf"} == {"success"}

@@ -1,38 +1,313 @@
-"""Settings: ``SANDCRAWLER_*`` environment variables over an optional TOML file over defaults.
+"""Settings, one section per component, from options, ``SANDCRAWLER_*`` variables,
+a TOML file and defaults (in that order of precedence).
 
-The TOML file may group keys in tables; a table name is a prefix, so
+Each component has its own section model below (the platforms declare theirs
+beside their helpers); the composition root (``sandcrawler.app``) assembles them
+into one ``Settings`` and hands each component only its own section.
 
-    [grobid]
-    url = "http://localhost:8070"
+A setting has one name per place it can be given:
 
-is the same setting as ``SANDCRAWLER_GROBID_URL``. The file is the one named by
-``SANDCRAWLER_CONFIG`` (or the CLI's ``--config``), else ``./sandcrawler.toml``,
-else ``$XDG_CONFIG_HOME/sandcrawler/config.toml``; none is needed.
+    TOML table and key     [grobid] url = "http://grobid:8070"
+    environment variable   SANDCRAWLER_GROBID_URL=http://grobid:8070
+    flat name              grobid_url   (a top-level TOML key, or an option)
+    dotted name            grobid.url   (what ``config show`` prints)
 
-With nothing configured everything is embedded: a data directory under
-``$XDG_DATA_HOME`` and a SQLite database inside it.
+The variable is the section and the key joined by ``_`` (the first ``_`` after
+the prefix splits them). Dict and list settings are TOML tables and arrays, or
+JSON in the environment. Two settings were renamed when the HTTP settings
+became one section; their old names still work (``RENAMED``).
+
+The file is the one named by ``--config`` or ``SANDCRAWLER_CONFIG``, else
+``./sandcrawler.toml``, else ``$XDG_CONFIG_HOME/sandcrawler/config.toml``; none
+is needed. With nothing configured everything is embedded: a data directory
+under ``$XDG_DATA_HOME`` with a SQLite database and the store inside it.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
+import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic.fields import FieldInfo
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.exceptions import SettingsError
 
 from sandcrawler.errors import ConfigError
 
 ENV_PREFIX = "SANDCRAWLER_"
 CONFIG_ENV = "SANDCRAWLER_CONFIG"
 
+#: old flat name -> dotted name; the old names keep working everywhere
+RENAMED = {"fetch_timeout": "http.timeout", "fetch_max_mb": "http.max_mb"}
+
 
 def _xdg(var: str, fallback: str) -> Path:
     base = os.environ.get(var)
     return Path(base) if base else Path.home() / fallback
+
+
+class Section(BaseModel):
+    """One component's settings. Unknown keys are errors (a typo must not be
+    silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _strip_slash(value: str | None) -> str | None:
+    return value.rstrip("/") if value else value
+
+
+class DatabaseSettings(Section):
+    url: str = Field(
+        "",
+        description="SQLAlchemy URL; default: a SQLite file in data_dir. "
+        "PostgreSQL: postgresql://user:pass@host/db",
+    )
+
+
+class StoreSettings(Section):
+    url: str = Field(
+        "",
+        description="where files live: a directory (or file:// URL), or s3://BUCKET[/PREFIX]; "
+        "default: data_dir/store",
+    )
+    fsync: bool = Field(
+        True, description="local store: fsync each file before it becomes visible (crash-safe)"
+    )
+
+
+class S3Settings(Section):
+    endpoint_url: str | None = Field(
+        None, description="S3 API endpoint (any S3-compatible server); default: AWS"
+    )
+    region: str = Field("us-east-1", description="S3 region name")
+    access_key_id: str | None = Field(
+        None, description="S3 access key; default: boto3's usual credential chain"
+    )
+    secret_access_key: str | None = Field(None, description="S3 secret key")
+    part_size: int = Field(
+        8 * 1024 * 1024, ge=5 * 1024 * 1024,
+        description="bytes per part of S3 multipart uploads (objects larger than this)",
+    )
+    upload_concurrency: int = Field(
+        4, ge=1, le=64, description="parts of one S3 multipart upload in flight at once"
+    )
+
+
+class GrobidSettings(Section):
+    url: str | None = Field(None, description="base URL of a GROBID server")
+    timeout: float = Field(60.0, gt=0, description="seconds per GROBID request")
+    concurrency: int = Field(4, ge=1, le=256, description="GROBID requests in flight")
+    retries: int = Field(
+        6, ge=0, description="retries when GROBID is busy (503) or unreachable, with back-off"
+    )
+    max_citations: int = Field(
+        500, ge=1, description="citations per processCitationList request; longer lists are split"
+    )
+    max_pdf_mb: int = Field(
+        256, ge=1, description="PDFs larger than this are not sent to GROBID (status too-large)"
+    )
+    consolidate_header: int = Field(
+        0, ge=0, le=2, description="processFulltextDocument consolidateHeader (0, 1 or 2)"
+    )
+    include_raw_citations: bool = Field(True, description="fulltext: includeRawCitations")
+    include_raw_affiliations: bool = Field(True, description="fulltext: includeRawAffiliations")
+    segment_sentences: bool = Field(False, description="fulltext: segmentSentences")
+    tei_coordinates: str = Field(
+        "", description="fulltext: teiCoordinates, comma-separated element names (e.g. figure,ref)"
+    )
+
+    _url = field_validator("url")(_strip_slash)
+
+
+class CitationSettings(Section):
+    parser: str = Field(
+        "auto",
+        description="which citation parser to use (crf: embedded, grobid); "
+        "auto = grobid when grobid.url is set, else crf",
+    )
+    model: Path | None = Field(
+        None, description="model file for the crf parser; default: the one shipped with sandcrawler"
+    )
+
+
+class HttpSettings(Section):
+    """Fetching over HTTP(S): files by URL, landing pages, platform APIs, downloads."""
+
+    timeout: float = Field(
+        60.0, gt=0, description="seconds to connect and between bytes (was fetch_timeout)"
+    )
+    max_mb: int = Field(
+        1024, ge=1,
+        description="bodies fetched by URL or read from WARCs larger than this are too-large "
+        "(was fetch_max_mb)",
+    )
+    routes: dict[str, str] = Field(
+        default_factory=dict,
+        description="send requests for an origin to another, keeping the Host header, e.g. "
+        '{"https://zenodo.org": "http://127.0.0.1:8080"} (a mirror, a proxy, or tests)',
+    )
+
+    @field_validator("routes")
+    @classmethod
+    def _check_routes(cls, routes: dict[str, str]) -> dict[str, str]:
+        for origin, target in routes.items():
+            for url in (origin, target):
+                if not url.startswith(("http://", "https://")) or url.rstrip("/").count("/") > 2:
+                    raise ValueError(f"{url!r} is not an origin like https://host[:port]")
+        return {o.rstrip("/").lower(): t.rstrip("/") for o, t in routes.items()}
+
+
+class WarcSettings(Section):
+    source: str | None = Field(
+        None,
+        description="where WARC files named in CDX lines are: a directory, or an http(s) URL "
+        "prefix answering Range requests",
+    )
+    gzip_level: int = Field(
+        1, ge=0, le=9,
+        description="our web archive: gzip level of each WARC record (0 = plain .warc files)",
+    )
+
+
+class KafkaSettings(Section):
+    brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
+    options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict,
+        description="librdkafka properties for every client, e.g. "
+        '{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}',
+    )
+
+
+class PdfSettings(Section):
+    timeout: float = Field(
+        120.0, gt=0, description="seconds one file may take; then its process is killed"
+    )
+    memory_limit_mb: int = Field(
+        2048, ge=64, description="address space of the extracting process, in MiB"
+    )
+    max_text_chars: int = Field(
+        5_000_000, ge=1, description="more text than this is text-too-large (metadata kept)"
+    )
+    thumbnails: dict[str, int] = Field(
+        default_factory=lambda: {"thumb-small": 120, "thumb-medium": 250, "thumb-large": 500},
+        description="page-0 thumbnails: resource kind -> width in pixels",
+    )
+    listing_width: int = Field(180, ge=16, description="width of the listing JPEG, in pixels")
+
+
+class PdfTableSettings(Section):
+    version: int = Field(
+        0, ge=0, description="version in the PDF table's name wbgrp-journal-extract-<version>-<env>"
+    )
+
+
+class FilesetSettings(Section):
+    max_total_size: int = Field(
+        64 * 10**9, ge=1, description="datasets larger in total (bytes) are too-large-size"
+    )
+    max_file_count: int = Field(
+        200, ge=1, description="datasets with more files are too-many-files"
+    )
+    web_max_files: int = Field(
+        20, ge=1, description="strategy choice: more files than this go to the item store"
+    )
+    web_max_file_size: int = Field(
+        128 * 2**20, ge=1,
+        description="strategy choice: a file larger than this (bytes) sends the dataset "
+        "to the item store",
+    )
+    web_max_total_size: int = Field(
+        2**30, ge=1,
+        description="strategy choice: datasets larger in total (bytes) go to the item store",
+    )
+    bundle_min_files: int = Field(
+        10, ge=2,
+        description="strategy choice: with at least this many files and a platform "
+        "'download all' zip, archive the zip (a *-fileset-bundled strategy)",
+    )
+    bundle_max_ratio: float = Field(
+        200.0, gt=1, description="a bundle member expanding more than this many times is a "
+        "zip-bomb",
+    )
+    tmp_dir: Path | None = Field(
+        None, description="where downloads are spooled before they are archived; "
+        "default: the system temporary directory"
+    )
+
+
+class CoreSettings(BaseSettings):
+    """The settings every process has; ``sandcrawler.app.settings`` adds one
+    section per platform. Section fields are the TOML tables."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="_", env_nested_max_split=1,
+        extra="forbid", frozen=True,
+    )
+
+    config_file: Path | None = Field(
+        None, description="the TOML file these settings were read from"
+    )
+    data_dir: Path = Field(
+        default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "sandcrawler",
+        description="local data directory (embedded database, store)",
+    )
+    env: str = Field("dev", description="deployment name used in topic names (prod, qa, dev)")
+    batch_size: int | None = Field(
+        None, ge=1,
+        description="records per batch of every batch command and worker; default: each "
+        "command's own (its --help says which)",
+    )
+
+    database: DatabaseSettings = DatabaseSettings()
+    store: StoreSettings = StoreSettings()
+    s3: S3Settings = S3Settings()
+    grobid: GrobidSettings = GrobidSettings()
+    citation: CitationSettings = CitationSettings()
+    http: HttpSettings = HttpSettings()
+    warc: WarcSettings = WarcSettings()
+    kafka: KafkaSettings = KafkaSettings()
+    pdf: PdfSettings = PdfSettings()
+    pdftable: PdfTableSettings = PdfTableSettings()
+    fileset: FilesetSettings = FilesetSettings()
+
+    def model_post_init(self, _context: Any) -> None:
+        # The embedded defaults live in the data directory, wherever that is.
+        if not self.database.url:
+            url = f"sqlite:///{self.data_dir / 'sandcrawler.sqlite3'}"
+            object.__setattr__(self, "database", self.database.model_copy(update={"url": url}))
+        if not self.store.url:
+            url = str(self.data_dir / "store")
+            object.__setattr__(self, "store", self.store.model_copy(update={"url": url}))
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _TomlFileSource(settings_cls))
+
+    @classmethod
+    def sections(cls) -> dict[str, type[Section]]:
+        """Table name -> section model."""
+        return {name: f.annotation for name, f in cls.model_fields.items()
+                if isinstance(f.annotation, type) and issubclass(f.annotation, Section)}
+
+    @classmethod
+    def top_level(cls) -> list[str]:
+        return [name for name in cls.model_fields if name not in cls.sections()]
+
+
+# --- where values come from ---------------------------------------------------------
 
 
 def default_config_paths() -> list[Path]:
@@ -53,276 +328,145 @@ def find_config_file() -> Path | None:
     return None
 
 
-def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in table.items():
-        name = f"{prefix}{key}".replace("-", "_").lower()
-        if isinstance(value, dict):
-            flat.update(_flatten(value, prefix=f"{name}_"))
-        else:
-            flat[name] = value
-    return flat
+def dotted(cls: type[CoreSettings], name: str) -> list[str]:
+    """The path of a flat or dotted name: ``grobid_url`` -> ``[grobid, url]``."""
+    name = RENAMED.get(name, name).replace("-", "_")
+    if "." in name:
+        return name.split(".")
+    if name in cls.top_level():
+        return [name]
+    section, _, key = name.partition("_")
+    if key and section in cls.sections():
+        return [section, key]
+    return [name]
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
+def nest(cls: type[CoreSettings], flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat or dotted names (options, top-level TOML keys) as nested tables."""
+    out: dict[str, Any] = {}
+    for name, value in flat.items():
+        if isinstance(value, dict) and name in cls.sections():
+            out.setdefault(name, {}).update(value)
+            continue
+        *parents, leaf = dotted(cls, name)
+        table = out
+        for parent in parents:
+            table = table.setdefault(parent, {})
+        table[leaf] = value
+    return out
+
+
+def read_config_file(cls: type[CoreSettings], path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as f:
-            raw = tomllib.load(f)
+            return nest(cls, tomllib.load(f))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"cannot read configuration file {path}: {e}") from e
-    flat = _flatten(raw)
-    unknown = sorted(set(flat) - set(Settings.model_fields) - {"config_file"})
-    if unknown:
-        raise ConfigError(
-            f"unknown setting(s) in {path}: {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(Settings.model_fields))})"
-        )
-    return flat
 
 
 class _TomlFileSource(PydanticBaseSettingsSource):
-    """Reads the configuration file, if there is one, as the lowest-priority source."""
+    """The configuration file, if there is one, as the lowest-priority source."""
 
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False  # unused: __call__ returns everything at once
 
     def __call__(self) -> dict[str, Any]:
         path = find_config_file()
         if path is None:
             return {}
-        values = read_config_file(path)
+        values = read_config_file(self.settings_cls, path)  # type: ignore[arg-type]
         values["config_file"] = path
         return values
 
 
-class Settings(BaseSettings):
-    """Effective configuration. Field names are the env var names without the prefix."""
-
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
-
-    config_file: Path | None = Field(
-        None, description="the TOML file these settings were read from"
-    )
-    data_dir: Path = Field(
-        default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "sandcrawler",
-        description="local data directory (embedded database, blobs)",
-    )
-    database_url: str = Field(
-        "",
-        description="SQLAlchemy URL; default: a SQLite file in data_dir. "
-        "PostgreSQL: postgresql+psycopg://user:pass@host/db",
-    )
-    env: str = Field("dev", description="deployment name used in topic names (prod, qa, dev)")
-
-    citation_parser: Literal["auto", "crf", "grobid"] = Field(
-        "auto",
-        description="which citation parser to use: crf (embedded) or grobid; "
-        "auto = grobid when grobid_url is set, else crf",
-    )
-    citation_model: Path | None = Field(
-        None, description="model file for the crf parser; default: the one shipped with sandcrawler"
-    )
-    grobid_url: str | None = Field(None, description="base URL of a GROBID server")
-    grobid_timeout: float = Field(60.0, gt=0, description="seconds per GROBID request")
-    grobid_concurrency: int = Field(4, ge=1, le=256, description="GROBID requests in flight")
-    grobid_max_citations: int = Field(
-        500, ge=1, description="citations per processCitationList request; longer lists are split"
-    )
-    grobid_consolidate_header: int = Field(
-        0, ge=0, le=2, description="processFulltextDocument consolidateHeader (0, 1 or 2)"
-    )
-    grobid_include_raw_citations: bool = Field(True, description="fulltext: includeRawCitations")
-    grobid_include_raw_affiliations: bool = Field(
-        True, description="fulltext: includeRawAffiliations"
-    )
-    grobid_segment_sentences: bool = Field(False, description="fulltext: segmentSentences")
-    grobid_tei_coordinates: str = Field(
-        "", description="fulltext: teiCoordinates, comma-separated element names (e.g. figure,ref)"
-    )
-    grobid_max_pdf_mb: int = Field(
-        256, ge=1, description="PDFs larger than this are not sent to GROBID (status too-large)"
-    )
-    grobid_retries: int = Field(
-        6, ge=0, description="retries when GROBID is busy (503) or unreachable, with back-off"
-    )
-
-    fetch_timeout: float = Field(
-        60.0, gt=0, description="seconds to connect and between bytes when fetching files by URL"
-    )
-    fetch_max_mb: int = Field(
-        1024, ge=1, description="files fetched by URL or from WARCs larger than this: too-large"
-    )
-    warc_source: str | None = Field(
-        None,
-        description="where WARC files named in CDX lines are: a directory, or an http(s) URL "
-        "prefix answering Range requests",
-    )
-
-    http_routes: dict[str, str] = Field(
-        default_factory=dict,
-        description="send requests for an origin to another, keeping the Host header, e.g. "
-        '{"https://zenodo.org": "http://127.0.0.1:8080"} (a mirror, a proxy, or tests); '
-        "in the environment as JSON",
-    )
-
-    zenodo_api_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base")
-    zenodo_hosts: list[str] = Field(
-        ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
-    )
-    figshare_api_url: str = Field(
-        "https://api.figshare.com/v2", description="figshare public API base"
-    )
-    figshare_download_url: str = Field(
-        "https://ndownloader.figshare.com",
-        description="figshare download host (its 'download all' zip of an article version)",
-    )
-    figshare_hosts: list[str] = Field(
-        ["figshare.com"],
-        description="hosts (and their subdomains) whose /articles/ pages are figshare items",
-    )
-    dataverse_hosts: list[str] = Field(
-        ["dataverse.harvard.edu", "dataverse.rsu.lv", "data.qdr.syr.edu",
-         "dataverse.nl", "borealisdata.ca", "dataverse.no", "demo.dataverse.org"],
-        description="Dataverse installations; any host's /dataset.xhtml or /file.xhtml page "
-        "with a persistentId also matches",
-    )
-    archiveorg_hosts: list[str] = Field(["archive.org"], description="archive.org hosts")
-    archiveorg_metadata_url: str = Field(
-        "https://archive.org/metadata", description="archive.org item metadata API base"
-    )
-    archiveorg_download_url: str = Field(
-        "https://archive.org/download", description="archive.org file download base"
-    )
-
-    fileset_max_total_size: int = Field(
-        64 * 10**9, ge=1, description="datasets larger in total (bytes) are too-large-size"
-    )
-    fileset_max_file_count: int = Field(
-        200, ge=1, description="datasets with more files are too-many-files"
-    )
-    fileset_web_max_files: int = Field(
-        20, ge=1, description="strategy choice: more files than this go to the item store"
-    )
-    fileset_web_max_file_size: int = Field(
-        128 * 2**20, ge=1,
-        description="strategy choice: a file larger than this (bytes) sends the dataset "
-        "to the item store",
-    )
-    fileset_web_max_total_size: int = Field(
-        2**30, ge=1,
-        description="strategy choice: datasets larger in total (bytes) go to the item store",
-    )
-    fileset_bundle_min_files: int = Field(
-        10, ge=2,
-        description="strategy choice: with at least this many files and a platform "
-        "'download all' zip, archive the zip (a *-fileset-bundled strategy)",
-    )
-    fileset_bundle_max_ratio: float = Field(
-        200.0, gt=1,
-        description="a bundle member expanding more than this many times is a zip-bomb",
-    )
-    fileset_tmp_dir: Path | None = Field(
-        None, description="where downloads are spooled before they are archived; "
-        "default: the system temporary directory"
-    )
-    warc_gzip_level: int = Field(
-        1, ge=0, le=9,
-        description="our web archive: gzip level of each WARC record (0 = plain .warc files)",
-    )
-
-    kafka_brokers: str | None = Field(None, description="Kafka bootstrap servers (host:port,...)")
-
-    store_url: str = Field(
-        "",
-        description="where files live: a directory (or file:// URL), or s3://BUCKET[/PREFIX]; "
-        "default: data_dir/store",
-    )
-    store_fsync: bool = Field(
-        True, description="local store: fsync each file before it becomes visible (crash-safe)"
-    )
-    s3_endpoint_url: str | None = Field(
-        None, description="S3 API endpoint (any S3-compatible server); default: AWS"
-    )
-    s3_region: str = Field("us-east-1", description="S3 region name")
-    s3_access_key_id: str | None = Field(
-        None, description="S3 access key; default: boto3's usual credential chain"
-    )
-    s3_secret_access_key: str | None = Field(None, description="S3 secret key")
-    s3_part_size: int = Field(
-        8 * 1024 * 1024,
-        ge=5 * 1024 * 1024,
-        description="bytes per part of S3 multipart uploads (objects larger than this)",
-    )
-    s3_upload_concurrency: int = Field(
-        4, ge=1, le=64, description="parts of one S3 multipart upload in flight at once"
-    )
-
-    pdftable_version: int = Field(
-        0, ge=0, description="version in the PDF table's name wbgrp-journal-extract-<version>-<env>"
-    )
-
-    batch_size: int = Field(100, ge=1, description="records per batch in the runner")
-
-    @field_validator("grobid_url", "zenodo_api_url", "figshare_api_url", "figshare_download_url",
-                     "archiveorg_metadata_url", "archiveorg_download_url")
-    @classmethod
-    def _strip_slash(cls, v: str | None) -> str | None:
-        return v.rstrip("/") if v else None
-
-    @field_validator("http_routes")
-    @classmethod
-    def _check_routes(cls, routes: dict[str, str]) -> dict[str, str]:
-        for origin, target in routes.items():
-            for url in (origin, target):
-                if not url.startswith(("http://", "https://")) or url.rstrip("/").count("/") > 2:
-                    raise ValueError(f"{url!r} is not an origin like https://host[:port]")
-        return {o.rstrip("/").lower(): t.rstrip("/") for o, t in routes.items()}
-
-    @model_validator(mode="after")
-    def _defaults_in_data_dir(self) -> Settings:
-        if not self.database_url:
-            object.__setattr__(
-                self, "database_url", f"sqlite:///{self.data_dir / 'sandcrawler.sqlite3'}"
-            )
-        if not self.store_url:
-            object.__setattr__(self, "store_url", str(self.data_dir / "store"))
-        return self
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _TomlFileSource(settings_cls))
-
-    @property
-    def effective_citation_parser(self) -> str:
-        if self.citation_parser != "auto":
-            return self.citation_parser
-        return "grobid" if self.grobid_url else "crf"
-
-    @property
-    def pdftable_name(self) -> str:
-        return f"wbgrp-journal-extract-{self.pdftable_version}-{self.env}"
-
-    def topic(self, name: str, prefix: str = "sandcrawler") -> str:
-        return f"{prefix}-{self.env}.{name}"
+def env_name(path: list[str]) -> str:
+    return ENV_PREFIX + "_".join(path).upper()
 
 
-def load_settings(**overrides: Any) -> Settings:
-    """Settings from overrides (e.g. CLI options), environment, file and defaults."""
+def _leaves(cls: type[CoreSettings]) -> list[tuple[list[str], Any]]:
+    """Every setting's path and field."""
+    out: list[tuple[list[str], Any]] = []
+    for name, field in cls.model_fields.items():
+        section = cls.sections().get(name)
+        if section is None:
+            out.append(([name], field))
+        else:
+            out += [([name, key], f) for key, f in section.model_fields.items()]
+    return out
+
+
+def _is_complex(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (dict, list)
+
+
+def _env_values(cls: type[CoreSettings]) -> dict[str, Any]:
+    """What the environment gives that pydantic-settings would not read right:
+    old names, and JSON values, decoded here so a bad one is named in one line."""
+    out: dict[str, Any] = {}
+    for old, new in RENAMED.items():
+        value = os.environ.get(env_name([old]))
+        if value is not None and env_name(new.split(".")) not in os.environ:
+            out[new] = value
+    for path, field in _leaves(cls):
+        name = env_name(path)
+        if name not in os.environ or not _is_complex(field.annotation):
+            continue
+        text = os.environ[name]
+        try:
+            out[".".join(path)] = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            shape = "object" if typing.get_origin(field.annotation) is dict else "array"
+            raise ConfigError(
+                f"{name}: {_clip(text)!r} is not JSON; expected a JSON {shape}, e.g. "
+                f"{_example(field.annotation)}") from None
+    return out
+
+
+def _example(annotation: Any) -> str:
+    if typing.get_origin(annotation) is dict:
+        return '{"name": "value"}'
+    return '["a", "b"]'
+
+
+def _clip(text: Any, limit: int = 60) -> str:
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _problem(cls: type[CoreSettings], err: Any) -> str:
+    """One validation error as ``setting: given VALUE: what is wrong``."""
+    loc = [str(p) for p in err["loc"]]
+    name = ".".join(loc) or "settings"
+    if err["type"] == "extra_forbidden":
+        section = cls.sections().get(loc[0]) if len(loc) > 1 else None
+        known = sorted(section.model_fields if section else cls.model_fields)
+        where = f"[{loc[0]}]" if section else "settings"
+        return f"unknown setting {name} (known in {where}: {', '.join(known)})"
+    given = err.get("input")
+    shown = "" if isinstance(given, dict) else \
+        f" (given {_clip(given)!r})" if isinstance(given, str) else f" (given {given!r})"
+    return f"{name}{shown}: {err['msg']}"
+
+
+def load(cls: type[CoreSettings], overrides: Mapping[str, Any] | None = None) -> CoreSettings:
+    """Settings of class ``cls`` from ``overrides`` (flat or dotted names; None is
+    "not given"), the environment, the file and defaults. Every problem is a
+    ConfigError of one line."""
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    init = nest(cls, {**_env_values(cls), **given})
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        return cls(**init)
     except ValidationError as e:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
-            for err in e.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from e
+        problems = "; ".join(_problem(cls, err) for err in e.errors())
+        raise ConfigError(f"invalid configuration: {problems}") from None
+    except SettingsError as e:
+        raise ConfigError(f"invalid configuration: {e}") from None
+
+
+# --- config show ------------------------------------------------------------------------
+
+
+SECRET_WORDS = ("password", "secret", "token")
 
 
 def mask_secret(name: str, value: Any) -> Any:
@@ -330,7 +474,7 @@ def mask_secret(name: str, value: Any) -> Any:
     if value is None:
         return None
     text = str(value)
-    if any(word in name for word in ("password", "secret", "token")):
+    if any(word in name for word in SECRET_WORDS):
         return "***" if text else text
     if "://" in text and "@" in text:
         scheme, rest = text.split("://", 1)
@@ -341,29 +485,43 @@ def mask_secret(name: str, value: Any) -> Any:
     return value
 
 
-def describe_settings(settings: Settings, overrides: dict[str, Any] | None = None) -> list[dict]:
+def describe_settings(
+    settings: CoreSettings, overrides: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """Each setting with its (masked) value and where it came from, for ``config show``."""
-    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
-    file_values = read_config_file(settings.config_file) if settings.config_file else {}
+    cls = type(settings)
+    given = nest(cls, {k: v for k, v in (overrides or {}).items() if v is not None})
+    in_file = read_config_file(cls, settings.config_file) if settings.config_file else {}
+    renamed_env = {new: env_name([old]) for old, new in RENAMED.items()}
     rows = []
-    for name, field in Settings.model_fields.items():
-        if name == "config_file":
+    for path, field in _leaves(cls):
+        if path == ["config_file"]:
             continue
-        if name in overrides:
+        name = ".".join(path)
+        var = env_name(path)
+        if _lookup(given, path):
             source = "option"
-        elif f"{ENV_PREFIX}{name.upper()}" in os.environ:
+        elif var in os.environ:
             source = "env"
-        elif name in file_values:
+        elif name in renamed_env and renamed_env[name] in os.environ:
+            source, var = "env", renamed_env[name]
+        elif _lookup(in_file, path):
             source = "file"
         else:
             source = "default"
-        rows.append(
-            {
-                "name": name,
-                "value": mask_secret(name, getattr(settings, name)),
-                "source": source,
-                "env": f"{ENV_PREFIX}{name.upper()}",
-                "description": field.description or "",
-            }
-        )
+        value: Any = settings
+        for part in path:
+            value = getattr(value, part)
+        rows.append({"name": name, "section": path[0] if len(path) > 1 else "",
+                     "value": mask_secret(name, value), "source": source, "env": var,
+                     "description": field.description or ""})
     return rows
+
+
+def _lookup(table: Mapping[str, Any], path: list[str]) -> bool:
+    for part in path:
+        if not isinstance(table, Mapping) or part not in table:
+            return False
+        table = table[part]
+    return True
+

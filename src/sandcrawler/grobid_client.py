@@ -29,7 +29,6 @@ from typing import Any
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
 
-from sandcrawler.config import Settings
 from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
 
 log = logging.getLogger("sandcrawler.grobid_client")
@@ -65,17 +64,6 @@ class GrobidClient:
             headers={"User-Agent": "sandcrawler"},
         )
         self._path_prefix = urllib3.util.parse_url(self.base_url).path or ""
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> GrobidClient:
-        if not settings.grobid_url:
-            raise ConfigError("no GROBID URL configured: set SANDCRAWLER_GROBID_URL")
-        return cls(
-            settings.grobid_url,
-            timeout=settings.grobid_timeout,
-            retries=settings.grobid_retries,
-            pool_size=settings.grobid_concurrency,
-        )
 
     def close(self) -> None:
         self._pool.close()

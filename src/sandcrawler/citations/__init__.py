@@ -5,10 +5,6 @@ order, or raises: CitationParseError for that list, InfrastructureError when
 the backend itself is unusable.
 """
 
-from sandcrawler.citations.base import (
-    CitationParser,
-    check_citation_parser,
-    make_citation_parser,
-)
+from sandcrawler.citations.base import CitationParser
 
-__all__ = ["CitationParser", "check_citation_parser", "make_citation_parser"]
+__all__ = ["CitationParser"]

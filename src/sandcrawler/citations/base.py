@@ -1,4 +1,4 @@
-"""The CitationParser protocol and the factory that picks a backend from settings."""
+"""The CitationParser protocol and what every backend shares."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Any, Protocol
 
 from grobid_tei_xml import GrobidBiblio
 
-from sandcrawler.config import Settings
-from sandcrawler.errors import CitationParseError, ConfigError
+from sandcrawler.errors import CitationParseError
 
 
 class CitationParser(Protocol):
@@ -27,29 +26,6 @@ class CitationParser(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def make_citation_parser(settings: Settings, name: str | None = None) -> CitationParser:
-    choice = name or settings.effective_citation_parser
-    if choice == "grobid":
-        from sandcrawler.citations.grobid_parser import GrobidCitationParser
-
-        return GrobidCitationParser.from_settings(settings)
-    if choice == "crf":
-        from sandcrawler.citations.crf.parser import CrfCitationParser
-
-        return CrfCitationParser.from_settings(settings)
-    raise ConfigError(f"unknown citation parser {choice!r} (known: crf, grobid)")
-
-
-def check_citation_parser(settings: Settings, name: str | None = None) -> None:
-    """Fail before any input is read when the parser cannot work (ConfigError,
-    InfrastructureError)."""
-    parser = make_citation_parser(settings, name)
-    try:
-        parser.check()
-    finally:
-        parser.close()
 
 
 def check_alignment(sent: Sequence[str], parsed: Sequence[GrobidBiblio], backend: str) -> None:

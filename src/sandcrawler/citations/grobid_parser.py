@@ -10,7 +10,6 @@ from grobid_tei_xml import GrobidBiblio
 
 from sandcrawler.citations.base import check_alignment
 from sandcrawler.citations.tei import parse_citation_list
-from sandcrawler.config import Settings
 from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
 from sandcrawler.grobid_client import GrobidClient
 
@@ -25,17 +24,9 @@ class GrobidCitationParser:
         self.concurrency = concurrency
         self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="grobid")
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> GrobidCitationParser:
-        return cls(
-            GrobidClient.from_settings(settings),
-            max_citations=settings.grobid_max_citations,
-            concurrency=settings.grobid_concurrency,
-        )
-
     def close(self) -> None:
+        # The client belongs to whoever made it (the composition root shares one).
         self._pool.shutdown(wait=True)
-        self.client.close()
 
     def check(self) -> None:
         if not self.client.isalive():

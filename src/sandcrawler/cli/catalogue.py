@@ -6,10 +6,8 @@ import sys
 
 import click
 
-from sandcrawler.cli.options import echo_json
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import echo_json, open_services
 from sandcrawler.errors import NotFound
-from sandcrawler.storage import open_catalogue
 
 
 @click.group()
@@ -30,7 +28,7 @@ def get(identifier: str, no_metadata: bool) -> None:
 
     IDENTIFIER is a UUID, a DOI, a sha1 (hex or base32), or a prefixed id:
     doi:…, pmid:…, pmcid:PMC…, arxiv:…, sha1:…. Exit 1 if nothing matches."""
-    cat = open_catalogue(load_settings())
+    cat = open_services().catalogue
     uuids = cat.resolve(identifier)
     if not uuids:
         raise NotFound(f"no document for {identifier} in the catalogue")
@@ -48,7 +46,7 @@ def get(identifier: str, no_metadata: bool) -> None:
               help="Print each document's metadata.json (the union of them) instead of the rows.")
 def export(with_metadata: bool) -> None:
     """Print the catalogue as JSON lines, in UUID order."""
-    cat = open_catalogue(load_settings())
+    cat = open_services().catalogue
     for entry in cat.entries():
         if with_metadata:
             if "metadata" in entry.resources:
@@ -66,7 +64,7 @@ def rebuild(progress: bool | None) -> None:
     Lists the store, reads every metadata file (hashing the primary file where
     the metadata has no sha1), upserts the rows and removes rows of documents
     no longer in the store."""
-    cat = open_catalogue(load_settings())
+    cat = open_services().catalogue
     show = sys.stderr.isatty() if progress is None else progress
 
     def report(done: int) -> None:

@@ -5,27 +5,24 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 
 import click
 import orjson
 
-from sandcrawler.app import workers as factories
-from sandcrawler.citations import check_citation_parser
+from sandcrawler.app.settings import load_settings
+from sandcrawler.app.workers import worker_factory
 from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
-from sandcrawler.citations.worker import ParseCitationsWorker
-from sandcrawler.cli.options import F, parser_option, pipeline_options, run_pipeline
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import F, open_services, parser_option, pipeline_options, run_pipeline
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
-from sandcrawler.work import Item
+from sandcrawler.work import Item, Worker
 
 model_option = click.option(
     "--model", "model_path", type=click.Path(dir_okay=False, exists=True),
-    help="CRF model file [default: setting citation_model, else the shipped model].",
+    help="CRF model file [default: setting citation.model, else the shipped model].",
 )
 
 
@@ -40,7 +37,7 @@ def citations() -> None:
 @parser_option
 @model_option
 @click.option("--grobid-url", help="GROBID base URL, for --parser grobid.")
-@pipeline_options
+@pipeline_options("parse-citations")
 def parse(reference: str, parser: str | None, model_path: str | None, grobid_url: str | None,
           jobs: int, batch_size: int | None, limit: int | None, progress: bool | None,
           silent: bool, fail_fast: bool) -> None:
@@ -54,23 +51,23 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
       sandcrawler citations parse "Smith J. A title. Nature. 2001;409:1-5."
       jq -c '{unstructured: .}' refs.json | sandcrawler citations parse -
     """
-    settings = load_settings(grobid_url=grobid_url, citation_model=model_path)
+    services = open_services(grobid_url=grobid_url, citation_model=model_path)
     if reference != "-":
-        _parse_one(reference, partial(factories.parse_citations, settings, parser))
+        _parse_one(reference, worker_factory("parse-citations", services.settings, parser=parser))
         return
-    check_citation_parser(settings, parser)
+    services.check_citation_parser(parser)
     run_pipeline(
         "citations parse",
         JsonLinesSource("-", limit=limit),
-        partial(factories.parse_citations, settings, parser),
+        "parse-citations", {"parser": parser},
         StdoutSink(),
-        settings,
+        services,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,
         fail_fast=fail_fast,
     )
 
 
-def _parse_one(reference: str, make_worker: Callable[[], ParseCitationsWorker]) -> None:
+def _parse_one(reference: str, make_worker: Callable[[], Worker]) -> None:
     """The STRING argument: the same worker as for stdin, on one JSON-string item."""
     worker = make_worker()
     try:
@@ -172,7 +169,7 @@ def evaluate_cmd(corpus: Path, exclude: Path | None, no_exclude: bool, iteration
                 f"fold {k + 1}/{folds}: strict micro-F1 {r.micro(r.strict).f1:.4f}", err=True),
         )
     else:
-        model = CrfModel.load(load_settings(citation_model=model_path).citation_model)
+        model = CrfModel.load(load_settings(citation_model=model_path).citation.model)
         report = evaluate(model.parse, read_corpus(corpus))
     elapsed = time.monotonic() - started
     if as_json:

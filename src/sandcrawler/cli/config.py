@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 import orjson
 
-from sandcrawler.config import describe_settings, load_settings
+from sandcrawler.app.settings import load_settings
+from sandcrawler.config import describe_settings
 
 
 @click.group()
@@ -16,18 +19,32 @@ def config() -> None:
 @config.command("show")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of a table.")
 def show(as_json: bool) -> None:
-    """Print the effective settings, where each came from, secrets masked.
+    """Print the effective settings by section, where each came from, secrets masked.
 
-    Each setting NAME can be given as env var SANDCRAWLER_NAME or as `name` in the
-    TOML file (tables are prefixes: [grobid] url = ... is grobid_url).
+    A setting `url` of section [grobid] is `url` in the TOML file's [grobid]
+    table, or the environment variable SANDCRAWLER_GROBID_URL (dict and list
+    settings as JSON). Sources: option, env, file, default.
+
+    \b
+      sandcrawler config show
+      sandcrawler --config prod.toml config show --json | jq .grobid
     """
     settings = load_settings()
     rows = describe_settings(settings)
     if as_json:
-        click.echo(orjson.dumps({r["name"]: r["value"] for r in rows}, default=str).decode())
+        nested: dict[str, Any] = {}
+        for r in rows:
+            table = nested.setdefault(r["section"], {}) if r["section"] else nested
+            table[r["name"].rpartition(".")[2]] = r["value"]
+        click.echo(orjson.dumps(nested, default=str).decode())
         return
     click.echo(f"# configuration file: {settings.config_file or '(none)'}")
     width = max(len(r["name"]) for r in rows)
+    section = None
     for r in rows:
-        value = "" if r["value"] is None else str(r["value"])
-        click.echo(f"{r['name']:<{width}}  {value:<40}  [{r['source']}]")
+        if r["section"] != section:
+            section = r["section"]
+            click.echo(f"\n[{section}]" if section else "")
+        value = "" if r["value"] is None else orjson.dumps(r["value"], default=str).decode() \
+            if isinstance(r["value"], dict | list) else str(r["value"])
+        click.echo(f"{r['name']:<{width}}  {value:<40}  [{r['source']}]  {r['env']}")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 import orjson
 
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import open_services
 from sandcrawler.db import migrate
-from sandcrawler.db.engine import describe_engine, make_engine
+from sandcrawler.db.engine import describe_engine
 
 
 @click.group()
@@ -18,7 +18,7 @@ def db() -> None:
 @db.command("init")
 def init() -> None:
     """Create the database if needed and bring its schema to the latest version."""
-    engine = make_engine(load_settings())
+    engine = open_services().raw_engine
     created = migrate.create_database_if_missing(engine)
     before, after = migrate.upgrade(engine)
     what = "created and initialised" if created else (
@@ -30,7 +30,7 @@ def init() -> None:
 @click.option("--to", "revision", default="head", show_default=True, help="Target revision.")
 def upgrade(revision: str) -> None:
     """Apply pending schema migrations."""
-    engine = make_engine(load_settings())
+    engine = open_services().raw_engine
     before, after = migrate.upgrade(engine, revision)
     if before == after:
         click.echo(f"{describe_engine(engine)}: already at schema {after}", err=True)
@@ -42,7 +42,7 @@ def upgrade(revision: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def status(as_json: bool) -> None:
     """Schema version, pending migrations and row counts. Exit 1 if not up to date."""
-    engine = make_engine(load_settings())
+    engine = open_services().raw_engine
     st = migrate.status(engine)
     if as_json:
         click.echo(orjson.dumps({**st.__dict__, "up_to_date": st.up_to_date}).decode())

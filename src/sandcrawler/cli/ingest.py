@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import sys
-from functools import partial
 
 import click
 import orjson
 
-from sandcrawler.app import workers as factories
-from sandcrawler.cli.options import input_argument, pipeline_options, run_pipeline
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
+from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
@@ -20,14 +18,14 @@ strategy_option = click.option(
     help="Archive with this strategy instead of the one the platform helper chooses.")
 
 
-@click.group()
+@click.group(help=(
+    "Ingest datasets: find the platform of a landing page ("
+    + ", ".join(p.title for p in PLATFORMS.values())
+    + "), read the dataset's files from its API, and archive them, verified against every "
+    "size and checksum the platform gives, in our web archive (WARC files + the web_cdx "
+    "index) or the item store; see docs/fileset.md for strategies and statuses."))
 def ingest() -> None:
-    """Ingest datasets: find the platform (Dataverse, figshare, Zenodo,
-    archive.org) of a landing page, read the dataset's files from its API, and
-    archive them, verified against every size and checksum the platform gives,
-    in our web archive (WARC files + the web_cdx index) or the item store; see
-    docs/fileset.md for strategies and statuses.
-    """
+    pass
 
 
 @ingest.command("fileset")
@@ -47,16 +45,10 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
     1 otherwise; the status says why.
     """
     from sandcrawler.cli import EXIT_FAILED
-    from sandcrawler.fileset.ingest import FilesetIngester
 
-    settings = load_settings()
-    ingester = FilesetIngester.from_settings(
-        settings, IngestStrategy(strategy) if strategy else None)
-    try:
-        out = ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
-                                            force_recrawl=force_recrawl))
-    finally:
-        ingester.close()
+    ingester = open_services().fileset_ingester(IngestStrategy(strategy) if strategy else None)
+    out = ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
+                                        force_recrawl=force_recrawl))
     pretty = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
     sys.stdout.buffer.write(orjson.dumps(out.result, option=pretty))
     if file_result and out.file_result is not None:
@@ -69,7 +61,7 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
 @ingest.command("requests")
 @input_argument
 @strategy_option
-@pipeline_options
+@pipeline_options("ingest-fileset")
 def ingest_requests(input_file: str, strategy: str | None, jobs: int, batch_size: int | None,
                     limit: int | None, progress: bool | None, silent: bool,
                     fail_fast: bool) -> None:
@@ -80,14 +72,12 @@ def ingest_requests(input_file: str, strategy: str | None, jobs: int, batch_size
     that is not archived still gives its result line; its status and message
     also go to stderr.
     """
-    settings = load_settings()
     run_pipeline(
         "ingest requests",
         JsonLinesSource(input_file, limit=limit),
-        partial(factories.ingest_fileset, settings,
-                IngestStrategy(strategy) if strategy else None),
+        "ingest-fileset", {"strategy": IngestStrategy(strategy) if strategy else None},
         StdoutSink(),
-        settings,
-        jobs=jobs, batch_size=batch_size or 1, progress=progress, silent=silent,
+        open_services(),
+        jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,
         fail_fast=fail_fast,
     )

@@ -11,13 +11,25 @@ from typing import Any
 import click
 import orjson
 
-from sandcrawler.config import Settings
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
+from sandcrawler.app.workers import WORKERS, worker_factory
+from sandcrawler.citations.registry import CITATION_PARSERS
 from sandcrawler.pipeline import Runner
-from sandcrawler.pipeline.runner import WorkerFactory
 from sandcrawler.pipeline.sinks import Sink
 from sandcrawler.pipeline.sources import Source
 
 F = Callable[..., Any]
+
+
+def open_services(**overrides: Any) -> Services:
+    """This process's services for the settings (with ``overrides``: flat or dotted
+    names, None for "not given"), closed when the command ends."""
+    services = Services.for_process(load_settings(overrides))
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(services.close)
+    return services
 
 
 def echo_json(value: object) -> None:
@@ -31,9 +43,11 @@ def input_argument(f: F) -> F:
 
 
 parser_option = click.option(
-    "--parser", type=click.Choice(["crf", "grobid"]), default=None,
-    help="Citation parser: crf (embedded) or grobid [default: setting citation_parser; "
-         "grobid when a GROBID URL is configured, else crf].",
+    "--parser", type=click.Choice(list(CITATION_PARSERS)), default=None,
+    help="Citation parser: " + "; ".join(f"{s.name}: {s.description}"
+                                         for s in CITATION_PARSERS.values())
+         + " [default: setting citation.parser; grobid when a GROBID URL is configured, "
+           "else crf].",
 )
 
 
@@ -46,26 +60,38 @@ def processing_options(f: F) -> F:
                           "URL prefix answering Range requests [default: setting warc_source]."),
         click.option("--force", is_flag=True,
                      help="Process files already recorded in the PDF table."),
-        click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0,
-                     show_default=True,
+        click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
                      help="Seconds one file may take; then its process is killed "
-                          "(status timeout)."),
-        click.option("--memory-limit", type=click.IntRange(min=64), default=2048,
-                     show_default=True, metavar="MIB",
-                     help="Address space of the extracting process, in MiB."),
+                          "(status timeout) [default: setting pdf.timeout, 120]."),
+        click.option("--memory-limit", type=click.IntRange(min=64), default=None,
+                     metavar="MIB",
+                     help="Address space of the extracting process, in MiB "
+                          "[default: setting pdf.memory_limit_mb, 2048]."),
     ]
     for dec in reversed(decorators):
         f = dec(f)
     return f
 
 
-def pipeline_options(f: F) -> F:
+def batch_size_option(worker: str, what: str = "Records per batch") -> Callable[[F], F]:
+    """``--batch-size``, whose default is the setting ``batch_size`` when it is set,
+    else the worker's own (its registry entry)."""
+    return click.option(
+        "--batch-size", type=click.IntRange(1, 100_000), default=None,
+        help=f"{what} [default: setting batch_size if set, else "
+             f"{WORKERS[worker].batch_size}].")
+
+
+def pipeline_options(worker: str) -> Callable[[F], F]:
     """``-j``, ``--batch-size``, ``--limit``, ``--silent``/``--progress``, ``--fail-fast``."""
+    return lambda f: _pipeline_options(f, worker)
+
+
+def _pipeline_options(f: F, worker: str) -> F:
     decorators = [
         click.option("-j", "--jobs", type=click.IntRange(1, 256), default=1, show_default=True,
                      help="Worker processes; output keeps input order."),
-        click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
-                     help="Records per batch [default: setting batch_size, 100]."),
+        batch_size_option(worker),
         click.option("--limit", type=click.IntRange(0), default=None,
                      help="Stop after this many records."),
         click.option("--progress/--no-progress", default=None,
@@ -105,9 +131,10 @@ def install_stop_handlers(
 def run_pipeline(
     name: str,
     source: Source,
-    worker_factory: WorkerFactory,
+    worker: str,
+    options: dict[str, Any],
     sink: Sink,
-    settings: Settings,
+    services: Services,
     *,
     jobs: int = 1,
     batch_size: int | None = None,
@@ -119,23 +146,27 @@ def run_pipeline(
 ) -> None:
     """Run, print the summary, exit with the documented status.
 
-    ``endless``: the source never runs out (a Kafka topic), so a stop signal is how
-    the run ends normally (exit 0), and outages are waited out rather than fatal."""
+    ``worker`` is a registry name, built with ``options`` in each process on that
+    process's services. ``endless``: the source never runs out (a Kafka topic),
+    so a stop signal is how the run ends normally (exit 0), and outages are
+    waited out rather than fatal. The services are closed at the end."""
     from sandcrawler.cli import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 
     stop = stop or threading.Event()
     restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
+    settings = services.settings
     runner = Runner(
         source,
-        worker_factory,
+        worker_factory(worker, settings, **options),
         sink,
         name=name,
         jobs=jobs,
-        batch_size=batch_size or settings.batch_size,
+        batch_size=batch_size or settings.batch_size or WORKERS[worker].batch_size,
         progress=False if silent else progress,
         fail_fast=fail_fast,
         on_infrastructure_error="retry" if endless else "fail",
         stop=stop,
+        preload=(worker_factory.__module__,),
     )
     try:
         summary = runner.run()
@@ -143,6 +174,7 @@ def run_pipeline(
         restore_signals()
         sink.close()
         source.close()
+        services.close()
     if not silent:
         click.echo(summary.format(name), err=True)
     if summary.failure:

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
-from sandcrawler.app import workers as factories
-from sandcrawler.cli.options import echo_json, input_argument, pipeline_options, run_pipeline
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import (
+    echo_json,
+    input_argument,
+    open_services,
+    pipeline_options,
+    run_pipeline,
+)
 from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.errors import NotFound
 from sandcrawler.mime import normalize_mime
 from sandcrawler.pipeline.sources import JsonLinesSource
-from sandcrawler.storage import open_pdftable
-
-#: CDX lines are small: large batches amortise the upsert.
-BACKFILL_BATCH = 2000
 
 columns_option = click.option(
     "-c", "--column", "columns", multiple=True, metavar="FAMILY[:COLUMN]",
@@ -40,7 +38,7 @@ def pdftable() -> None:
 @columns_option
 def get(key: str, columns: tuple[str, ...]) -> None:
     """Print one row as JSON (exit 1 if there is none)."""
-    row = open_pdftable(load_settings()).get(key, columns)
+    row = open_services().pdftable.get(key, columns)
     if row is None:
         raise NotFound(f"no row {key} in the PDF table")
     echo_json(row.to_json())
@@ -54,7 +52,7 @@ def get(key: str, columns: tuple[str, ...]) -> None:
 def scan(start: str | None, stop: str | None, columns: tuple[str, ...],
          limit: int | None) -> None:
     """Print rows in key order as JSON lines."""
-    for row in open_pdftable(load_settings()).scan(start, stop, columns, limit):
+    for row in open_services().pdftable.scan(start, stop, columns, limit):
         echo_json(row.to_json())
 
 
@@ -63,14 +61,14 @@ def scan(start: str | None, stop: str | None, columns: tuple[str, ...],
 @columns_option
 def delete(key: str, columns: tuple[str, ...]) -> None:
     """Delete a row, or only some of its families or columns."""
-    removed = open_pdftable(load_settings()).delete(key, columns)
+    removed = open_services().pdftable.delete(key, columns)
     click.echo(f"{removed} cell(s) deleted", err=True)
 
 
 @pdftable.command("schema")
 def schema() -> None:
     """List the declared column families and their columns."""
-    table = open_pdftable(load_settings())
+    table = open_services().pdftable
     click.echo(f"table: {table.name}")
     for fam in table.schema.families:
         flags = " (compressed)" if fam.compressed else ""
@@ -84,7 +82,7 @@ def schema() -> None:
 @click.option("--mimetype", "mimetypes", multiple=True, metavar="MIME",
               help="Only captures of this MIME type (repeatable; normalised), "
                    "e.g. --mimetype application/pdf.")
-@pipeline_options
+@pipeline_options("backfill-cdx")
 def backfill_cdx(input_file: str, mimetypes: tuple[str, ...], jobs: int,
                  batch_size: int | None, limit: int | None, progress: bool | None,
                  silent: bool, fail_fast: bool) -> None:
@@ -94,16 +92,15 @@ def backfill_cdx(input_file: str, mimetypes: tuple[str, ...], jobs: int,
     counted and skipped; malformed lines are reported (bad-cdx) and skipped.
     For a sha1 seen on several lines the last one wins. Re-running is safe.
     """
-    settings = load_settings()
-    table = open_pdftable(settings)
+    services = open_services()
+    table = services.pdftable
     _ = table.table_id  # checks the database and registers the table before reading input
     sink = DatabaseSink(table.engine, writer=table.write)
     run_pipeline(
         "pdftable backfill-cdx",
         JsonLinesSource(input_file, limit=limit),
-        partial(factories.backfill_cdx, settings, frozenset(normalize_mime(m) for m in mimetypes)),
-        sink,
-        settings,
-        jobs=jobs, batch_size=batch_size or BACKFILL_BATCH,
+        "backfill-cdx", {"mimetypes": frozenset(normalize_mime(m) for m in mimetypes)},
+        sink, services,
+        jobs=jobs, batch_size=batch_size,
         progress=progress, silent=silent, fail_fast=fail_fast,
     )

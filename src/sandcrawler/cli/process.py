@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
-from sandcrawler.app import workers as factories
-from sandcrawler.cli.options import pipeline_options, processing_options, run_pipeline
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import (
+    open_services,
+    pipeline_options,
+    processing_options,
+    run_pipeline,
+)
 from sandcrawler.file_records import check_warc_source
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
-from sandcrawler.storage import open_pdftable
 
 
 @click.command()
@@ -24,9 +24,10 @@ from sandcrawler.storage import open_pdftable
               help="Process the captures listed in this CDX file (- for stdin), reading "
                    "their bytes from the WARC source (--source).")
 @processing_options
-@pipeline_options
+@pipeline_options("process-pdf")
 def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | None,
-            source: str | None, force: bool, timeout: float, memory_limit: int, jobs: int,
+            source: str | None, force: bool, timeout: float | None, memory_limit: int | None,
+            jobs: int,
             batch_size: int | None, limit: int | None, progress: bool | None, silent: bool,
             fail_fast: bool) -> None:
     """Process files: metadata, and for PDFs text and thumbnails.
@@ -48,12 +49,12 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
     """
     if sum(map(bool, (paths, archives, cdx_file))) != 1:
         raise click.UsageError("give one of PATH... (or -), --zip FILE or --cdx FILE")
-    settings = load_settings(warc_source=source)
-    check_warc_source(settings.warc_source)
-    if cdx_file and not settings.warc_source:
+    services = open_services(warc_source=source)
+    warc_source = check_warc_source(services.settings.warc.source)
+    if cdx_file and not warc_source:
         raise click.UsageError("--cdx needs --source DIR|URL (or SANDCRAWLER_WARC_SOURCE): "
                                "where the WARC files are")
-    _ = open_pdftable(settings).table_id  # checks the database before reading input
+    _ = services.pdftable.table_id  # checks the database before reading input
     items: Source
     if archives:
         items = ZipSource(list(archives), limit=limit)
@@ -66,10 +67,11 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
     run_pipeline(
         "process",
         items,
-        partial(factories.process_pdf, settings, force, timeout, memory_limit * 2**20,
-                bool(cdx_file)),
+        "process-pdf",
+        {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit,
+         "cdx_input": bool(cdx_file)},
         StdoutSink(),
-        settings,
-        jobs=jobs, batch_size=batch_size or 8,
+        services,
+        jobs=jobs, batch_size=batch_size,
         progress=progress, silent=silent, fail_fast=fail_fast,
     )

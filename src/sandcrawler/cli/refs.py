@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import click
 
-from sandcrawler.app import workers as factories
-from sandcrawler.citations import check_citation_parser
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.options import (
     input_argument,
     parser_option,
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.config import load_settings
-from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
@@ -23,11 +19,11 @@ from sandcrawler.pipeline.sources import JsonLinesSource
 @click.command("parse-crossref-refs")
 @input_argument
 @parser_option
-@click.option("--grobid-url", help="GROBID base URL [default: setting grobid_url].")
+@click.option("--grobid-url", help="GROBID base URL [default: setting grobid.url].")
 @click.option("--to-kafka", "kafka_topic", metavar="TOPIC",
               help="Produce the rows to this Kafka topic (keyed by DOI) instead of stdout, "
-                   "e.g. sandcrawler-prod.grobid-refs; brokers from setting kafka_brokers.")
-@pipeline_options
+                   "e.g. sandcrawler-prod.grobid-refs; brokers from setting kafka.brokers.")
+@pipeline_options("parse-crossref-refs")
 def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | None,
                         kafka_topic: str | None, jobs: int, batch_size: int | None,
                         limit: int | None,
@@ -40,17 +36,16 @@ def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | N
     (docs/refs.md); each parsed reference's `id` is its upstream `key`. A work with
     nothing to parse still yields a row with an empty refs_json.
     """
-    settings = load_settings(grobid_url=grobid_url)
-    check_citation_parser(settings, parser)
+    services = Services.for_process(load_settings(grobid_url=grobid_url))
+    services.check_citation_parser(parser)
     sink: Sink = StdoutSink()
     if kafka_topic:
-        sink = KafkaSink(producer_config(settings), kafka_topic, key=lambda row: row["source_id"])
+        sink = KafkaSink(services.producer_config(), kafka_topic,
+                         key=lambda row: row["source_id"])
     run_pipeline(
         "parse-crossref-refs",
         JsonLinesSource(input_file, limit=limit),
-        partial(factories.parse_crossref_refs, settings, parser),
-        sink,
-        settings,
+        "parse-crossref-refs", {"parser": parser},
+        sink, services,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent, fail_fast=fail_fast,
     )
-

@@ -8,11 +8,8 @@ from pathlib import Path
 import click
 import orjson
 
-from sandcrawler.cli.options import echo_json
-from sandcrawler.config import load_settings
+from sandcrawler.cli.options import echo_json, open_services
 from sandcrawler.errors import RecordError
-from sandcrawler.storage import open_catalogue
-from sandcrawler.storage.blobs import open_blob_store
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.timestamps import iso_utc
 
@@ -31,7 +28,7 @@ def store() -> None:
 @store.command("init")
 def init() -> None:
     """Create the store (directory, or S3 bucket) if missing and check access."""
-    blobs = open_blob_store(load_settings())
+    blobs = open_services().blobs
     created = blobs.create()
     blobs.check()
     click.echo(f"{blobs.url}: {'created' if created else 'ready'}", err=True)
@@ -60,7 +57,7 @@ def add(files: tuple[Path, ...], kind: str, metadata_file: object) -> None:
             raise click.BadParameter(f"not JSON: {e}", param_hint="--metadata") from None
         if not isinstance(metadata, dict):
             raise click.BadParameter("must be a JSON object", param_hint="--metadata")
-    cat = open_catalogue(load_settings())
+    cat = open_services().catalogue
     failed = 0
     for path in files:
         try:
@@ -78,7 +75,7 @@ def add(files: tuple[Path, ...], kind: str, metadata_file: object) -> None:
 @click.argument("prefix", default="")
 def ls(prefix: str) -> None:
     """List blobs whose key starts with PREFIX, as JSON lines (key, size, modified)."""
-    for info in open_blob_store(load_settings()).list(prefix):
+    for info in open_services().blobs.list(prefix):
         echo_json({"key": info.key, "size": info.size, "modified": iso_utc(info.modified)})
 
 
@@ -86,7 +83,7 @@ def ls(prefix: str) -> None:
 @click.argument("key")
 def cat_blob(key: str) -> None:
     """Write a blob's bytes to stdout (as stored: .gz resources stay compressed)."""
-    with open_blob_store(load_settings()).open_read(key) as f:
+    with open_services().blobs.open_read(key) as f:
         while chunk := f.read(1024 * 1024):
             sys.stdout.buffer.write(chunk)
 
@@ -97,7 +94,7 @@ def cat_blob(key: str) -> None:
 def cleanup(older_than: float) -> None:
     """Remove what interrupted writes left behind (temporary files, S3 uploads
     never completed). They are never visible as blobs."""
-    removed = open_blob_store(load_settings()).cleanup(older_than * 3600)
+    removed = open_services().blobs.cleanup(older_than * 3600)
     click.echo(f"{removed} leftover(s) removed", err=True)
 
 

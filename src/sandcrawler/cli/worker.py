@@ -1,20 +1,30 @@
-"""``sandcrawler worker``: long-running Kafka consumers."""
+"""``sandcrawler worker``: long-running Kafka consumers.
+
+Topics, default batch sizes, message keys and sinks come from the worker
+registry (``sandcrawler.app.workers.WORKERS``); a command here only adds the
+options that are its own.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import partial
+from typing import Any
 
 import click
 
-from sandcrawler.app import workers as factories
-from sandcrawler.cli.options import F, parser_option, processing_options, run_pipeline
-from sandcrawler.config import Settings, load_settings
-from sandcrawler.db.sink import DatabaseSink
+from sandcrawler.app.services import Services
+from sandcrawler.app.workers import WORKERS
+from sandcrawler.cli.options import (
+    F,
+    batch_size_option,
+    open_services,
+    parser_option,
+    processing_options,
+    run_pipeline,
+)
 from sandcrawler.file_records import check_warc_source
-from sandcrawler.kafka import consumer_config, crossref_topic, producer_config
-from sandcrawler.pipeline.runner import WorkerFactory
+from sandcrawler.fileset.worker import result_messages
 from sandcrawler.pipeline.sinks import KafkaSink, Sink
 from sandcrawler.pipeline.sources import KafkaSource
 
@@ -32,17 +42,29 @@ def worker() -> None:
     """
 
 
-def consumer_options(name: str) -> Callable[[F], F]:
-    """``--group``, ``--limit``, ``--progress``: what every consumer takes."""
+def _topics_help(name: str, field: str) -> str:
+    topics = getattr(WORKERS[name], field)
+    return " and ".join(t.full("<env>") for t in topics)
+
+
+def consumer_options(name: str, what: str = "Records per batch (one offset commit)"
+                     ) -> Callable[[F], F]:
+    """``--topic``, ``--group``, ``--limit``, ``--progress``, ``--batch-size``: what
+    every consumer takes, with defaults from the worker's registry entry."""
+    multiple = len(WORKERS[name].topics_in) > 1
 
     def decorate(f: F) -> F:
         for dec in reversed([
+            click.option("--topic", "topics", multiple=True,
+                         help=f"Topic to consume{' (repeatable)' if multiple else ''} "
+                              f"[default: {_topics_help(name, 'topics_in')}]."),
             click.option("--group", "group_id",
                          help=f"Consumer group [default: sandcrawler-<env>-{name}]."),
             click.option("--limit", type=click.IntRange(1), default=None,
                          help="Exit after this many records (for testing)."),
             click.option("--progress/--no-progress", default=None,
                          help="Progress bar on stderr."),
+            batch_size_option(name, what),
         ]):
             f = dec(f)
         return f
@@ -50,50 +72,52 @@ def consumer_options(name: str) -> Callable[[F], F]:
     return decorate
 
 
-def consume(name: str, settings: Settings, topics: str | list[str], group_id: str | None,
-            factory: WorkerFactory, sink: Sink, *, batch_size: int | None,
+def consume(name: str, services: Services, topics: tuple[str, ...], group_id: str | None,
+            options: dict[str, Any], sink: Sink, *, batch_size: int | None,
             limit: int | None, progress: bool | None, note: str = "") -> None:
-    """Run ``factory``'s worker on ``topics`` until SIGTERM, into ``sink``."""
+    """Run worker ``name`` on ``topics`` (default: its registry's) until SIGTERM."""
+    env = services.settings.env
+    names = list(topics) or [t.full(env) for t in WORKERS[name].topics_in]
     stop = threading.Event()
-    group_id = group_id or f"sandcrawler-{settings.env}-{name}"
-    source = KafkaSource(consumer_config(settings, group_id), topics, stop=stop, limit=limit)
-    shown = topics if isinstance(topics, str) else ", ".join(topics)
-    click.echo(f"{name}: consuming {shown} as {group_id}{note}", err=True)
-    run_pipeline(name, source, factory, sink, settings, batch_size=batch_size,
+    group_id = group_id or f"sandcrawler-{env}-{name}"
+    source = KafkaSource(services.consumer_config(group_id), names, stop=stop, limit=limit)
+    click.echo(f"{name}: consuming {', '.join(names)} as {group_id}{note}", err=True)
+    run_pipeline(name, source, name, options, sink, services, batch_size=batch_size,
                  progress=progress, endless=True, stop=stop)
+
+
+def results_sink(name: str, services: Services, results_topic: str | None,
+                 route: Callable[[Any], list[tuple[str, Any]]] | None = None) -> KafkaSink:
+    spec = WORKERS[name]
+    topic = results_topic or spec.topics_out[0].full(services.settings.env)
+    return KafkaSink(services.producer_config(), topic, key=spec.key or (lambda _: None),
+                     route=route)
 
 
 @worker.command("persist-crossref")
 @click.option("--parse-refs", is_flag=True, help="Also parse references into grobid_refs.")
 @parser_option
-@click.option("--topic", help="Topic to consume [default: fatcat-<env>.api-crossref].")
-@consumer_options("persist-crossref")
-@click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
-              help="Records per batch (one transaction, one offset commit) [default: 100].")
-def persist_crossref(parse_refs: bool, parser: str | None, topic: str | None,
+@consumer_options("persist-crossref", "Records per batch (one transaction, one offset commit)")
+def persist_crossref(parse_refs: bool, parser: str | None, topics: tuple[str, ...],
                      group_id: str | None, batch_size: int | None, limit: int | None,
                      progress: bool | None) -> None:
     """Consume Crossref works from Kafka into the crossref (and grobid_refs) tables."""
-    settings = load_settings()
-    consume("persist-crossref", settings, topic or crossref_topic(settings), group_id,
-            partial(factories.persist_crossref, settings, parse_refs, parser),
-            # Not prepared here: a database that is down at start is waited out like
-            # any outage, by the runner's back-off on the first write.
-            DatabaseSink.from_settings(settings),
+    services = open_services()
+    # The sink checks the database at its first write: a database that is down at
+    # start is waited out like any outage, by the runner's back-off.
+    consume("persist-crossref", services, topics, group_id,
+            {"parse_refs": parse_refs, "parser": parser}, services.database_sink(),
             batch_size=batch_size, limit=limit, progress=progress)
 
 
 @worker.command("process-pdf")
-@click.option("--topic", help="Topic of file records [default: sandcrawler-<env>.pdf-files].")
 @click.option("--results-topic",
-              help="Topic for results [default: sandcrawler-<env>.pdf-results].")
+              help=f"Topic for results [default: {_topics_help('process-pdf', 'topics_out')}].")
 @consumer_options("process-pdf")
 @processing_options
-@click.option("--batch-size", type=click.IntRange(1, 10_000), default=8, show_default=True,
-              help="Records per batch (one offset commit).")
-def process_pdf(topic: str | None, results_topic: str | None, group_id: str | None,
-                source: str | None, force: bool, timeout: float, memory_limit: int,
-                batch_size: int,
+def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
+                source: str | None, force: bool, timeout: float | None,
+                memory_limit: int | None, batch_size: int | None,
                 limit: int | None, progress: bool | None) -> None:
     """Consume file records and process them like `sandcrawler process`.
 
@@ -107,31 +131,27 @@ def process_pdf(topic: str | None, results_topic: str | None, group_id: str | No
     store, the PDF table and the catalogue is keyed by the sha1, so a re-read
     record does no harm.
     """
-    settings = load_settings(warc_source=source)
-    check_warc_source(settings.warc_source)
-    results_topic = results_topic or settings.topic("pdf-results")
-    consume("process-pdf", settings, topic or settings.topic("pdf-files"), group_id,
-            partial(factories.process_pdf, settings, force, timeout, memory_limit * 2**20),
-            KafkaSink(producer_config(settings), results_topic,
-                      key=lambda out: out.get("sha1hex") if isinstance(out, dict) else None),
-            batch_size=batch_size, limit=limit, progress=progress,
-            note=f", results to {results_topic}")
+    services = open_services(warc_source=source)
+    check_warc_source(services.settings.warc.source)
+    sink = results_sink("process-pdf", services, results_topic)
+    consume("process-pdf", services, topics, group_id,
+            {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit},
+            sink, batch_size=batch_size, limit=limit, progress=progress,
+            note=f", results to {sink.topic}")
 
 
 @worker.command("ingest-fileset")
-@click.option("--topic",
-              help="Topic of ingest requests [default: sandcrawler-<env>.ingest-file-requests].")
 @click.option("--results-topic",
-              help="Fileset results [default: sandcrawler-<env>.ingest-fileset-results].")
+              help="Fileset results [default: "
+                   f"{WORKERS['ingest-fileset'].topics_out[0].full('<env>')}].")
 @click.option("--file-results-topic",
               help="Ingest-file results of single-file datasets "
-                   "[default: sandcrawler-<env>.ingest-file-results].")
-@consumer_options("ingest-fileset")
-@click.option("--batch-size", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Requests per batch (one offset commit); a dataset can take minutes.")
-def ingest_fileset(topic: str | None, results_topic: str | None, file_results_topic: str | None,
-                   group_id: str | None, batch_size: int, limit: int | None,
-                   progress: bool | None) -> None:
+                   f"[default: {WORKERS['ingest-fileset'].topics_out[1].full('<env>')}].")
+@consumer_options("ingest-fileset", "Requests per batch (one offset commit); a dataset can "
+                  "take minutes")
+def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
+                   topics: tuple[str, ...], group_id: str | None, batch_size: int | None,
+                   limit: int | None, progress: bool | None) -> None:
     """Consume ingest requests and ingest the dataset ones like `ingest requests`.
 
     Every fileset result goes to the results topic (keyed by base_url); a
@@ -140,35 +160,26 @@ def ingest_fileset(topic: str | None, results_topic: str | None, file_results_to
     committed once the broker has the results; a re-read request finds its
     archive and reports success-existing. Requests of other types are skipped.
     """
-    from sandcrawler.fileset.worker import result_key, result_messages
-
-    settings = load_settings()
-    results_topic = results_topic or settings.topic("ingest-fileset-results")
-    file_results_topic = file_results_topic or settings.topic("ingest-file-results")
-    consume("ingest-fileset", settings, topic or settings.topic("ingest-file-requests"),
-            group_id, partial(factories.ingest_fileset, settings),
-            KafkaSink(producer_config(settings), results_topic, key=result_key,
-                      route=result_messages(results_topic, file_results_topic)),
+    services = open_services()
+    env = services.settings.env
+    out = WORKERS["ingest-fileset"].topics_out
+    results_topic = results_topic or out[0].full(env)
+    file_results_topic = file_results_topic or out[1].full(env)
+    route = result_messages(results_topic, file_results_topic)
+    consume("ingest-fileset", services, topics, group_id, {},
+            results_sink("ingest-fileset", services, results_topic, route),
             batch_size=batch_size, limit=limit, progress=progress,
             note=f", results to {results_topic} and {file_results_topic}")
 
 
 @worker.command("persist-ingest-fileset")
-@click.option("--topic", "topics", multiple=True,
-              help="Topics of results (repeatable) [default: sandcrawler-<env>."
-                   "ingest-fileset-results and sandcrawler-<env>.ingest-file-results].")
-@consumer_options("persist-ingest-fileset")
-@click.option("--batch-size", type=click.IntRange(1, 100_000), default=None,
-              help="Records per batch (one transaction, one offset commit) [default: 100].")
+@consumer_options("persist-ingest-fileset",
+                  "Records per batch (one transaction, one offset commit)")
 def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
                            batch_size: int | None, limit: int | None,
                            progress: bool | None) -> None:
     """Consume ingest results into ingest_file_result and ingest_fileset_platform
     (only results whose platform was identified), like `persist ingest-fileset`."""
-    settings = load_settings()
-    names = list(topics) or [settings.topic("ingest-fileset-results"),
-                             settings.topic("ingest-file-results")]
-    consume("persist-ingest-fileset", settings, names, group_id,
-            partial(factories.persist_ingest_fileset, settings),
-            DatabaseSink.from_settings(settings),
-            batch_size=batch_size, limit=limit, progress=progress)
+    services = open_services()
+    consume("persist-ingest-fileset", services, topics, group_id, {},
+            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress)

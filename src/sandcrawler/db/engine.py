@@ -12,7 +12,6 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from sandcrawler.config import Settings
 from sandcrawler.errors import ConfigError, DatabaseUnavailable
 from sandcrawler.jsontext import dumps as json_dumps
 
@@ -34,10 +33,7 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-def make_engine(url_or_settings: str | Settings) -> Engine:
-    url = (
-        url_or_settings.database_url if isinstance(url_or_settings, Settings) else url_or_settings
-    )
+def make_engine(url: str) -> Engine:
     try:
         parsed = make_url(normalise_url(url))
     except ArgumentError as e:

@@ -8,9 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
-from sandcrawler.config import Settings
-from sandcrawler.db.engine import begin, first_line, make_engine
-from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.engine import begin, first_line
 from sandcrawler.db.persist import write_tables
 from sandcrawler.pipeline.sinks import Rejection
 from sandcrawler.work import Outcome
@@ -27,18 +25,17 @@ class DatabaseSink:
     is an infrastructure error like any other, which workers back off from.
     """
 
-    def __init__(self, engine: Engine, writer: Writer = write_tables) -> None:
+    def __init__(self, engine: Engine, writer: Writer = write_tables,
+                 prepare: Callable[[], None] | None = None) -> None:
         self.engine = engine
         self.writer = writer
-        self._prepared = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> DatabaseSink:
-        return cls(make_engine(settings))
+        #: run before the first write (the composition root's one schema check)
+        self._prepare = prepare
+        self._prepared = prepare is None
 
     def prepare(self) -> None:
-        if not self._prepared:
-            ensure_schema(self.engine)
+        if not self._prepared and self._prepare is not None:
+            self._prepare()
             self._prepared = True
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:

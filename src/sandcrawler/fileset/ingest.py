@@ -20,9 +20,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from sandcrawler.config import Settings
 from sandcrawler.errors import RecordError
-from sandcrawler.fileset.platforms import platform_helpers
+from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext, make_strategy
 from sandcrawler.models.fileset import (
@@ -34,9 +33,7 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.storage.items import ItemStore
-from sandcrawler.web.archive import WebArchive, WebCapture
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.archive import WebCapture
 from sandcrawler.web.html import MAX_HTML, html_biblio
 
 log = logging.getLogger("sandcrawler.fileset")
@@ -65,33 +62,18 @@ class IngestOutcome:
 
 
 class FilesetIngester:
-    def __init__(self, settings: Settings, ctx: ArchiveContext,
-                 helpers: list[PlatformHelper] | None = None,
+    """Built by the composition root with what it archives with (``ctx``) and one
+    helper per registered platform; the fetcher and store belong to the caller."""
+
+    def __init__(self, ctx: ArchiveContext, helpers: list[PlatformHelper],
                  strategy: IngestStrategy | None = None) -> None:
-        self.settings = settings
         self.ctx = ctx
-        self.helpers = helpers if helpers is not None else platform_helpers(settings, ctx.fetcher)
+        self.helpers = helpers
         self.forced_strategy = strategy
 
-    @classmethod
-    def from_settings(cls, settings: Settings,
-                      strategy: IngestStrategy | None = None) -> FilesetIngester:
-        from sandcrawler.db.engine import make_engine
-        from sandcrawler.db.migrate import ensure_schema
-        from sandcrawler.storage.blobs import open_blob_store
-
-        engine = make_engine(settings)
-        ensure_schema(engine)
-        store = open_blob_store(settings)
-        fetcher = HttpFetcher.from_settings(settings)
-        web = WebArchive(store, engine, fetcher, gzip_level=settings.warc_gzip_level,
-                         spool_dir=settings.fileset_tmp_dir)
-        return cls(settings, ArchiveContext(settings, fetcher, web, ItemStore(store)),
-                   strategy=strategy)
-
     def close(self) -> None:
-        self.ctx.fetcher.close()
-        self.ctx.web.store.close()
+        """Nothing of its own to release: the services it was given are closed by
+        whoever built them."""
 
     # --- the pipeline --------------------------------------------------------------
 
@@ -119,8 +101,9 @@ class FilesetIngester:
         if helper is None:
             if landing_error is not None:
                 raise landing_error
+            known = ", ".join(p.title for p in PLATFORMS.values())
             raise RecordError(f"{landing.terminal_url}: not a page of a known dataset platform "
-                              "(dataverse, figshare, zenodo, archive.org)", "no-platform-match")
+                              f"({known})", "no-platform-match")
         result["platform_name"] = helper.name
         item = helper.process_request(request, landing, biblio)
         result.update(platform_name=item.platform_name, platform_domain=item.platform_domain,
@@ -188,14 +171,14 @@ class FilesetIngester:
         if not manifest:
             raise RecordError(f"{item.platform_name} {item.platform_id}: no files to archive",
                               "empty-manifest")
-        limit = self.settings.fileset_max_file_count
+        limit = self.ctx.fileset.max_file_count
         if len(manifest) > limit:
             raise RecordError(f"{len(manifest)} files, more than max_file_count {limit}",
                               "too-many-files")
         total = sum(f.size or 0 for f in manifest)
-        if total > self.settings.fileset_max_total_size:
+        if total > self.ctx.fileset.max_total_size:
             raise RecordError(f"{total:,} bytes in all, more than max_total_size "
-                              f"{self.settings.fileset_max_total_size:,}", "too-large-size")
+                              f"{self.ctx.fileset.max_total_size:,}", "too-large-size")
         # the item store's rules are the strictest any backend needs: paths that
         # would leave an item, or clash in it, are refused whatever the strategy
         self.ctx.items.check_paths(item.archiveorg_item_name or "item",

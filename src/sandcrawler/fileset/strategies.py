@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sandcrawler.config import Settings
+from sandcrawler.config import FilesetSettings
 from sandcrawler.errors import RecordError
 from sandcrawler.filemeta import FileMeta, MetaWriter
 from sandcrawler.fileset.bundle import BundleEntry, list_bundle
@@ -69,7 +69,7 @@ class ArchiveFailure(RecordError):
 class ArchiveContext:
     """What strategies archive with."""
 
-    settings: Settings
+    fileset: FilesetSettings  # limits, spool directory
     fetcher: HttpFetcher
     web: WebArchive
     items: ItemStore
@@ -188,9 +188,9 @@ class FilesetStrategy(ABC):
         return self._result(failure.status, manifest, error_message=str(failure))
 
     def _bundle_limits(self) -> dict[str, Any]:
-        s = self.ctx.settings
-        return {"max_files": s.fileset_max_file_count, "max_total_size": s.fileset_max_total_size,
-                "max_ratio": s.fileset_bundle_max_ratio}
+        s = self.ctx.fileset
+        return {"max_files": s.max_file_count, "max_total_size": s.max_total_size,
+                "max_ratio": s.bundle_max_ratio}
 
 
 class WebStrategy(FilesetStrategy):
@@ -203,7 +203,7 @@ class WebStrategy(FilesetStrategy):
             if chain is None:
                 return None
             terminal = chain[-1]
-            with _Spool(self.ctx.settings) as spool:
+            with _Spool(self.ctx.fileset.tmp_dir) as spool:
                 with spool.path.open("wb") as f:
                     web.read_payload(terminal, f)
                 try:
@@ -262,7 +262,7 @@ class WebStrategy(FilesetStrategy):
 
     def _files(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         done: list[FilesetManifestFile] = []
-        left = self.ctx.settings.fileset_max_total_size
+        left = self.ctx.fileset.max_total_size
         first: WebCapture | None = None
         for expected in item.manifest or []:
             try:
@@ -292,7 +292,7 @@ class WebStrategy(FilesetStrategy):
     def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         try:
             capture = self._capture(session, item.web_bundle_url,
-                                    self.ctx.settings.fileset_max_total_size, None)
+                                    self.ctx.fileset.max_total_size, None)
         except ArchiveFailure as e:
             return self._failed(item, [], e)
         try:
@@ -317,9 +317,8 @@ def _revisit_cdx(web: WebArchive, row: CdxRow) -> dict[str, Any] | None:
 class _Spool:
     """A temporary file for a download, removed on exit."""
 
-    def __init__(self, settings: Settings) -> None:
-        fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".spool",
-                                    dir=settings.fileset_tmp_dir)
+    def __init__(self, tmp_dir: Path | None) -> None:
+        fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".spool", dir=tmp_dir)
         os.close(fd)
         self.path = Path(name)
 
@@ -404,7 +403,7 @@ class ArchiveorgStrategy(FilesetStrategy):
         items = self.ctx.items
         done: list[FilesetManifestFile] = []
         created: list[str] = []
-        left = self.ctx.settings.fileset_max_total_size
+        left = self.ctx.fileset.max_total_size
         first: _Fetched | None = None
         for expected in item.manifest or []:
             existed = items.exists(name, expected.path)
@@ -432,11 +431,11 @@ class ArchiveorgStrategy(FilesetStrategy):
         return self._result(self.success, done, **fields)
 
     def _bundle(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
-        with _Spool(self.ctx.settings) as spool:
+        with _Spool(self.ctx.fileset.tmp_dir) as spool:
             try:
                 with spool.path.open("wb") as f:
                     got = download(self.ctx.fetcher, item.web_bundle_url, f.write,
-                                   self.ctx.settings.fileset_max_total_size, None)
+                                   self.ctx.fileset.max_total_size, None)
                 entries = list_bundle(spool.path, **self._bundle_limits())
                 manifest = check_bundle(item.manifest or [], entries,
                                         got.terminal["terminal_url"], got.terminal["terminal_dt"])
@@ -455,6 +454,9 @@ def _platform_manifest(item: FilesetPlatformItem) -> list[dict[str, Any]]:
     return [f.to_json() for f in item.manifest or []]
 
 
+#: archive backend (the strategy name's first part) -> its strategies
+BACKENDS: dict[str, type[FilesetStrategy]] = {"web": WebStrategy, "archiveorg": ArchiveorgStrategy}
+
+
 def make_strategy(strategy: IngestStrategy, ctx: ArchiveContext) -> FilesetStrategy:
-    cls = WebStrategy if strategy.backend == "web" else ArchiveorgStrategy
-    return cls(strategy, ctx)
+    return BACKENDS[strategy.backend](strategy, ctx)

@@ -14,23 +14,23 @@ from typing import Any
 
 import grobid_tei_xml
 
-from sandcrawler.config import Settings
+from sandcrawler.config import GrobidSettings
 from sandcrawler.errors import GrobidRecordError
 from sandcrawler.grobid_client import GrobidClient
 
 MIN_BODY_CHARS = 500
 
 
-def fulltext_options(settings: Settings) -> list[tuple[str, str]]:
+def fulltext_options(grobid: GrobidSettings) -> list[tuple[str, str]]:
     """The form fields sent with every ``processFulltextDocument`` request."""
     options = [
-        ("consolidateHeader", str(settings.grobid_consolidate_header)),
-        ("includeRawCitations", "1" if settings.grobid_include_raw_citations else "0"),
-        ("includeRawAffiliations", "1" if settings.grobid_include_raw_affiliations else "0"),
-        ("segmentSentences", "1" if settings.grobid_segment_sentences else "0"),
+        ("consolidateHeader", str(grobid.consolidate_header)),
+        ("includeRawCitations", "1" if grobid.include_raw_citations else "0"),
+        ("includeRawAffiliations", "1" if grobid.include_raw_affiliations else "0"),
+        ("segmentSentences", "1" if grobid.segment_sentences else "0"),
     ]
     options += [("teiCoordinates", name.strip())
-                for name in settings.grobid_tei_coordinates.split(",") if name.strip()]
+                for name in grobid.tei_coordinates.split(",") if name.strip()]
     return options
 
 

@@ -48,6 +48,7 @@ class ProcessPdfWorker(RecordWorker):
         force: bool = False,
         timeout: float = 120.0,
         memory_limit: int | None = 2 * 1024**3,
+        extract_options: dict[str, Any] | None = None,
         grobid: GrobidClient | None = None,
         grobid_options: list[tuple[str, str]] | None = None,
         grobid_max_bytes: int = 256 * 2**20,
@@ -64,6 +65,8 @@ class ProcessPdfWorker(RecordWorker):
         self.grobid_max_bytes = grobid_max_bytes
         self.force = force
         self.timeout = timeout
+        #: thumbnails, listing_width, max_text_chars for extract_pdf
+        self.extract_options = extract_options or {}
         self.sandbox = Sandbox(memory_limit=memory_limit)
 
     def process(self, item: Item) -> Outcome:
@@ -114,7 +117,8 @@ class ProcessPdfWorker(RecordWorker):
         if meta.mimetype != "application/pdf":
             return PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
         try:
-            return self.sandbox.call(extract_pdf, path, timeout=self.timeout)
+            return self.sandbox.call(extract_pdf, path, timeout=self.timeout,
+                                     **self.extract_options)
         except SandboxError as e:
             return PdfExtract(e.status, error=str(e))
 
@@ -160,10 +164,9 @@ class ProcessPdfWorker(RecordWorker):
         return grobid_fulltext(self.grobid, pdf, self.grobid_options)
 
     def close(self) -> None:
+        # The catalogue, table, locator's fetcher and GROBID client are shared
+        # services, closed by whoever built them.
         self.sandbox.close()
-        self.locator.close()
-        if self.grobid is not None:
-            self.grobid.close()
 
 
 def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:

@@ -136,8 +136,12 @@ class Runner:
         stop: threading.Event | None = None,
         report: Callable[[str], None] | None = None,
         stderr: IO[str] | None = None,
+        preload: tuple[str, ...] = (),
     ) -> None:
         self.source = source
+        #: modules the ``-j N`` fork server imports once, so each worker process
+        #: does not import them again (the workers' heavy dependencies)
+        self.preload = preload
         self.worker_factory = worker_factory
         self.sink = sink
         self.name = name
@@ -190,7 +194,8 @@ class Runner:
                 return
 
     def _run_inline(self) -> None:
-        worker = self.worker_factory()
+        # A worker's services may be down when it starts: waited out like any outage.
+        worker = self._with_retry(self.worker_factory)
         try:
             with self._sink_writer() as deliver:
                 for batch in self._batches():
@@ -208,8 +213,8 @@ class Runner:
         # Bounded in-flight work keeps memory flat however large the input; waiting
         # on the oldest future first keeps output in input order.
         ctx = multiprocessing.get_context("forkserver")
-        # Import the heavy modules once in the fork server, not once per worker.
-        ctx.set_forkserver_preload(["sandcrawler.app.workers"])
+        if self.preload:
+            ctx.set_forkserver_preload(list(self.preload))
         pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
         with ProcessPoolExecutor(
             self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)

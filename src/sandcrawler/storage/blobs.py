@@ -19,13 +19,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
-from sandcrawler.errors import ConfigError, InvalidName
+from sandcrawler.errors import InvalidName
 from sandcrawler.filemeta import new_hashers
-
-if TYPE_CHECKING:
-    from sandcrawler.config import Settings
 
 #: hashes computed on every write unless a caller asks for others; both run at
 #: over 1.5 GB/s with the CPU's SHA instructions, md5 at half that.
@@ -218,17 +215,3 @@ class BlobStore(ABC):
         pass
 
 
-def open_blob_store(settings: Settings) -> BlobStore:
-    """The store ``settings.store_url`` names: a directory or ``s3://bucket/prefix``."""
-    url = settings.store_url
-    if url.startswith("s3://"):
-        from sandcrawler.storage.s3 import S3BlobStore
-
-        return S3BlobStore.from_settings(settings)
-    from sandcrawler.storage.local import LocalBlobStore
-
-    if url.startswith("file://"):
-        url = url[len("file://") :]
-    elif "://" in url:
-        raise ConfigError(f"unsupported store_url {url!r}: use a directory or s3://BUCKET/PREFIX")
-    return LocalBlobStore(url, fsync=settings.store_fsync)

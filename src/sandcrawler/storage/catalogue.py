@@ -21,7 +21,6 @@ import orjson
 from sqlalchemy import Engine, delete, func, select
 
 from sandcrawler.db.engine import begin
-from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import catalogue
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
@@ -111,20 +110,13 @@ def parse_identifier(text: str) -> tuple[str, str]:
 
 class Catalogue:
     def __init__(self, engine: Engine, resources: ResourceStore) -> None:
-        self.engine = engine
+        self.engine = engine  # its schema is current (checked by whoever built it)
         self.resources = resources
-        self._ready = False
-
-    def _prepare(self) -> None:
-        if not self._ready:
-            ensure_schema(self.engine)
-            self._ready = True
 
     # -- lookups
 
     def lookup(self, scheme: str, value: str) -> list[str]:
         """UUIDs of documents with this identifier (normalised form)."""
-        self._prepare()
         column = catalogue.c["uuid" if scheme == "uuid" else scheme]
         with begin(self.engine) as conn:
             return list(conn.execute(
@@ -135,7 +127,6 @@ class Catalogue:
         return self.lookup(*parse_identifier(text))
 
     def get(self, doc_uuid: str) -> CatalogueEntry | None:
-        self._prepare()
         with begin(self.engine) as conn:
             row = conn.execute(
                 select(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
@@ -151,7 +142,6 @@ class Catalogue:
         and the published version, say) is another document, never an overwrite."""
         given = {k: SCHEMES[k](v) for k, v in identifiers.items() if v}
         if given:
-            self._prepare()
             sha1 = given.get("sha1")
             with begin(self.engine) as conn:
                 for scheme in IDENTIFIERS:
@@ -238,7 +228,6 @@ class Catalogue:
         return self.get(doc) or entry
 
     def forget(self, doc_uuid: str) -> bool:
-        self._prepare()
         with begin(self.engine) as conn:
             return bool(conn.execute(
                 delete(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
@@ -257,7 +246,6 @@ class Catalogue:
         return CatalogueEntry(doc, resources=tuple(sorted(names)), **ids)
 
     def _write(self, entries: list[CatalogueEntry]) -> None:
-        self._prepare()
         rows = [
             {"uuid": e.uuid, **{n: getattr(e, n) for n in IDENTIFIERS},
              "resources": list(e.resources)}
@@ -269,7 +257,6 @@ class Catalogue:
     # -- whole catalogue
 
     def entries(self) -> Iterator[CatalogueEntry]:
-        self._prepare()
         with self.engine.connect() as conn:
             result = conn.execution_options(stream_results=True, yield_per=1000).execute(
                 select(catalogue).order_by(catalogue.c.uuid)
@@ -278,7 +265,6 @@ class Catalogue:
                 yield _entry(row)
 
     def count(self) -> int:
-        self._prepare()
         with begin(self.engine) as conn:
             return int(conn.execute(select(func.count()).select_from(catalogue)).scalar_one())
 

@@ -24,7 +24,6 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from sandcrawler.db.engine import begin
-from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import pdftable_cells, pdftables
 from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
@@ -230,6 +229,11 @@ Cells = Mapping[str, Mapping[str, Any]]
 _CELLS = UpsertSpec(pdftable_cells, ("table_id", "row_key", "family", "qualifier"))
 
 
+def table_name(version: int, env: str) -> str:
+    """The seed's table name, ``wbgrp-journal-extract-<version>-<env>``."""
+    return f"wbgrp-journal-extract-{version}-{env}"
+
+
 class PdfTable:
     """One named PDF table (``wbgrp-journal-extract-<version>-<env>``) in the database."""
 
@@ -242,7 +246,6 @@ class PdfTable:
     @property
     def table_id(self) -> int:
         if self._table_id is None:
-            ensure_schema(self.engine)
             self._table_id = self._lookup_or_create()
         return self._table_id
 

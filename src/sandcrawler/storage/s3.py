@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import boto3
 from botocore.config import Config
@@ -32,9 +32,6 @@ from sandcrawler.storage.blobs import (
     check_key,
     check_prefix,
 )
-
-if TYPE_CHECKING:
-    from sandcrawler.config import Settings
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _REFUSED = {
@@ -221,21 +218,6 @@ class S3BlobStore(BlobStore):
             aws_access_key_id=access_key_id,
             aws_secret_access_key=secret_access_key,
             config=config,
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> S3BlobStore:
-        rest = settings.store_url[len("s3://") :]
-        bucket, _, prefix = rest.partition("/")
-        return cls(
-            bucket,
-            prefix,
-            endpoint_url=settings.s3_endpoint_url,
-            region=settings.s3_region,
-            access_key_id=settings.s3_access_key_id,
-            secret_access_key=settings.s3_secret_access_key,
-            part_size=settings.s3_part_size,
-            upload_concurrency=settings.s3_upload_concurrency,
         )
 
     def object_key(self, key: str) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import orjson
@@ -35,9 +35,6 @@ import urllib3
 from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import NotFound, RecordError, StoreUnavailable
-
-if TYPE_CHECKING:
-    from sandcrawler.config import Settings
 
 CHUNK = 1024 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
@@ -137,11 +134,6 @@ class HttpFetcher:
                 raise_on_redirect=False,
             ),
         )
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **kwargs: Any) -> HttpFetcher:
-        return cls(timeout=settings.fetch_timeout, max_bytes=settings.fetch_max_mb * 2**20,
-                   routes=settings.http_routes, **kwargs)
 
     def close(self) -> None:
         self._http.clear()

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
-from sandcrawler.config import Settings
 from sandcrawler.errors import CitationParseError
 
 log = logging.getLogger(__name__)
@@ -17,10 +16,6 @@ log = logging.getLogger(__name__)
 class CrfCitationParser:
     def __init__(self, model: CrfModel):
         self.model = model
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> CrfCitationParser:
-        return cls(CrfModel.load(settings.citation_model))
 
     def parse(self, text: str) -> GrobidBiblio:
         try:

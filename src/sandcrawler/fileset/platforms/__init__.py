@@ -1,18 +1,42 @@
-"""Platform helpers: one module per platform, and the ordered list the ingester tries."""
+"""The platform registry: name -> helper and its settings section, in the order
+the ingester tries them.
+
+A new platform is one module (its helper, its ``Section`` of settings) and one
+line in ``PLATFORMS``; the settings' ``[name]`` table, the CLI's help, the
+ingester's "no platform matched" message and the docs' list read it from here.
+"""
 
 from __future__ import annotations
 
-from sandcrawler.config import Settings
-from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper
+from dataclasses import dataclass
+
+from sandcrawler.config import FilesetSettings, Section
+from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
 from sandcrawler.fileset.platforms.base import PlatformHelper
-from sandcrawler.fileset.platforms.dataverse import DataverseHelper
-from sandcrawler.fileset.platforms.figshare import FigshareHelper
-from sandcrawler.fileset.platforms.zenodo import ZenodoHelper
+from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
+from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
+from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
 from sandcrawler.web.fetch import HttpFetcher
 
-HELPERS: tuple[type[PlatformHelper], ...] = (
-    DataverseHelper, FigshareHelper, ZenodoHelper, ArchiveOrgHelper)
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    name: str
+    helper: type[PlatformHelper]
+    settings: type[Section]
+    #: what people call it, for messages and docs
+    title: str
 
 
-def platform_helpers(settings: Settings, fetcher: HttpFetcher) -> list[PlatformHelper]:
-    return [cls(settings, fetcher) for cls in HELPERS]
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (
+    Platform("dataverse", DataverseHelper, DataverseSettings, "Dataverse"),
+    Platform("figshare", FigshareHelper, FigshareSettings, "figshare"),
+    Platform("zenodo", ZenodoHelper, ZenodoSettings, "Zenodo"),
+    Platform("archiveorg", ArchiveOrgHelper, ArchiveOrgSettings, "archive.org"),
+)}
+
+
+def platform_helpers(sections: dict[str, Section], fetcher: HttpFetcher,
+                     rule: FilesetSettings) -> list[PlatformHelper]:
+    """One helper per registered platform, each with its own settings section."""
+    return [p.helper(sections[name], fetcher, rule) for name, p in PLATFORMS.items()]

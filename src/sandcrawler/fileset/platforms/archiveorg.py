@@ -16,6 +16,9 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote
 
+from pydantic import Field, field_validator
+
+from sandcrawler.config import Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformHelper,
@@ -30,17 +33,33 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 
+
+class ArchiveOrgSettings(Section):
+    hosts: list[str] = Field(["archive.org"], description="archive.org hosts")
+    metadata_url: str = Field(
+        "https://archive.org/metadata", description="archive.org item metadata API base"
+    )
+    download_url: str = Field(
+        "https://archive.org/download", description="archive.org file download base"
+    )
+
+    @field_validator("metadata_url", "download_url")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.rstrip("/")
+
+
 _PAGE = re.compile(r"^/(details|download)/([A-Za-z0-9._-]+)(?:/(.+?))?/?$")
 _SYSTEM_FORMATS = {"Metadata", "Archive BitTorrent", "Item Tile", "Thumbnail", "JSON"}
 _SYSTEM_SUFFIXES = ("_meta.xml", "_files.xml", "_meta.sqlite", "_reviews.xml", "_archive.torrent")
 
 
-class ArchiveOrgHelper(PlatformHelper):
+class ArchiveOrgHelper(PlatformHelper[ArchiveOrgSettings]):
     name = "archiveorg"
 
     def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, str, str | None] | None:
-        found = self.find_page(request, resource, self.settings.archiveorg_hosts, _PAGE)
+        found = self.find_page(request, resource, self.settings.hosts, _PAGE)
         if found is None:
             return None
         url, m = found
@@ -52,7 +71,7 @@ class ArchiveOrgHelper(PlatformHelper):
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, identifier, file_path = parsed
-        obj = self.get_json(f"{self.settings.archiveorg_metadata_url}/{identifier}")
+        obj = self.get_json(f"{self.settings.metadata_url}/{identifier}")
         if not isinstance(obj, dict) or not obj:
             raise PlatformNotFoundError(f"archive.org: no item {identifier!r}")
         metadata = obj.get("metadata") or {}
@@ -60,7 +79,7 @@ class ArchiveOrgHelper(PlatformHelper):
             raise PlatformRestrictedError(f"archive.org: item {identifier} is dark")
         if str(metadata.get("access-restricted-item", "")).lower() == "true":
             raise PlatformRestrictedError(f"archive.org: item {identifier} is access-restricted")
-        download = self.settings.archiveorg_download_url
+        download = self.settings.download_url
         manifest = [
             FilesetManifestFile(
                 path=f["name"], size=int(f["size"]) if str(f.get("size", "")).isdigit() else None,
@@ -82,7 +101,7 @@ class ArchiveOrgHelper(PlatformHelper):
             archiveorg_item_meta=meta | {"source": page}, web_base_url=page)
 
     def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:
-        return choose_strategy(item, self.settings, backend="archiveorg")
+        return choose_strategy(item, self.rule, backend="archiveorg")
 
 
 def _is_original(identifier: str, f: dict[str, Any]) -> bool:

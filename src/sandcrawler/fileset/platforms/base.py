@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-from sandcrawler.config import Settings
+from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.errors import RecordError
 from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
 from sandcrawler.web.fetch import HttpFetcher
@@ -70,14 +70,21 @@ class LandingPage:
         return seen
 
 
-class PlatformHelper(ABC):
-    """One platform: ``match_request``, ``process_request``, ``choose_strategy``."""
+S = TypeVar("S", bound=Section)
+
+
+class PlatformHelper(ABC, Generic[S]):
+    """One platform: ``match_request``, ``process_request``, ``choose_strategy``.
+
+    A helper gets its own settings section (declared beside it), the fetcher,
+    and the fileset settings that hold the strategy rule's thresholds."""
 
     name: str
 
-    def __init__(self, settings: Settings, fetcher: HttpFetcher) -> None:
+    def __init__(self, settings: S, fetcher: HttpFetcher, rule: FilesetSettings) -> None:
         self.settings = settings
         self.fetcher = fetcher
+        self.rule = rule
 
     @abstractmethod
     def locate(self, request: IngestRequest, resource: LandingPage) -> Any | None:
@@ -97,7 +104,7 @@ class PlatformHelper(ABC):
         PlatformApiError when that cannot be had."""
 
     def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:
-        return choose_strategy(item, self.settings)
+        return choose_strategy(item, self.rule)
 
     @staticmethod
     def find_page(request: IngestRequest, resource: LandingPage, hosts: list[str],
@@ -127,22 +134,22 @@ class PlatformHelper(ABC):
         return value
 
 
-def choose_strategy(item: FilesetPlatformItem, settings: Settings,
+def choose_strategy(item: FilesetPlatformItem, rule: FilesetSettings,
                     backend: str | None = None) -> IngestStrategy:
     """The documented rule (docs/fileset.md): the web archive for a few small
-    files, the item store beyond ``fileset_web_max_*``; one file is a ``*-file``;
+    files, the item store beyond ``fileset.web_max_*``; one file is a ``*-file``;
     many files with a platform "download all" zip, at least
-    ``fileset_bundle_min_files`` of them, are ``*-fileset-bundled``."""
+    ``fileset.bundle_min_files`` of them, are ``*-fileset-bundled``."""
     manifest = item.manifest or []
     sizes = [f.size or 0 for f in manifest]
     if backend is None:
-        small = (len(manifest) <= settings.fileset_web_max_files
-                 and sum(sizes) <= settings.fileset_web_max_total_size
-                 and max(sizes, default=0) <= settings.fileset_web_max_file_size)
+        small = (len(manifest) <= rule.web_max_files
+                 and sum(sizes) <= rule.web_max_total_size
+                 and max(sizes, default=0) <= rule.web_max_file_size)
         backend = "web" if small else "archiveorg"
     if len(manifest) == 1:
         return IngestStrategy(f"{backend}-file")
-    if item.web_bundle_url and len(manifest) >= settings.fileset_bundle_min_files:
+    if item.web_bundle_url and len(manifest) >= rule.bundle_min_files:
         return IngestStrategy(f"{backend}-fileset-bundled")
     return IngestStrategy(f"{backend}-fileset")
 

@@ -19,6 +19,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from pydantic import Field
+
+from sandcrawler.config import Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformApiError,
@@ -32,12 +35,22 @@ from sandcrawler.fileset.platforms.base import (
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
 
+
+class DataverseSettings(Section):
+    hosts: list[str] = Field(
+        ["dataverse.harvard.edu", "dataverse.rsu.lv", "data.qdr.syr.edu",
+         "dataverse.nl", "borealisdata.ca", "dataverse.no", "demo.dataverse.org"],
+        description="Dataverse installations; any host's /dataset.xhtml or /file.xhtml page "
+        "with a persistentId also matches",
+    )
+
+
 _PAGES = ("/dataset.xhtml", "/file.xhtml")
 _CHECKSUM_FIELDS = {"md5": "md5", "sha-1": "sha1", "sha1": "sha1", "sha-256": "sha256",
                     "sha256": "sha256"}
 
 
-class DataverseHelper(PlatformHelper):
+class DataverseHelper(PlatformHelper[DataverseSettings]):
     name = "dataverse"
 
     def locate(self, request: IngestRequest, resource: LandingPage) -> str | None:
@@ -45,7 +58,7 @@ class DataverseHelper(PlatformHelper):
             path = urlsplit(url).path
             if path in _PAGES and query_param(url, "persistentId"):
                 return url
-            if host_matches(url_host(url), self.settings.dataverse_hosts) and path in _PAGES:
+            if host_matches(url_host(url), self.settings.hosts) and path in _PAGES:
                 return url
         return None
 

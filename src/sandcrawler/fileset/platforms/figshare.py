@@ -15,6 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import Field, field_validator
+
+from sandcrawler.config import Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformApiError,
@@ -25,15 +28,33 @@ from sandcrawler.fileset.platforms.base import (
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
 
+
+class FigshareSettings(Section):
+    api_url: str = Field("https://api.figshare.com/v2", description="figshare public API base")
+    download_url: str = Field(
+        "https://ndownloader.figshare.com",
+        description="figshare download host (its 'download all' zip of an article version)",
+    )
+    hosts: list[str] = Field(
+        ["figshare.com"],
+        description="hosts (and their subdomains) whose /articles/ pages are figshare items",
+    )
+
+    @field_validator("api_url", "download_url")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.rstrip("/")
+
+
 _ARTICLE = re.compile(r"^/articles/(?:[^/]+/)*?(\d+)(?:/(\d+))?/?$")
 
 
-class FigshareHelper(PlatformHelper):
+class FigshareHelper(PlatformHelper[FigshareSettings]):
     name = "figshare"
 
     def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, int, int | None] | None:
-        found = self.find_page(request, resource, self.settings.figshare_hosts, _ARTICLE)
+        found = self.find_page(request, resource, self.settings.hosts, _ARTICLE)
         if found is None:
             return None
         url, m = found
@@ -48,7 +69,7 @@ class FigshareHelper(PlatformHelper):
             raise PlatformScopeError(
                 f"figshare: {page} names all versions of article {article_id}; "
                 "ingest one version (/{id}/{version})")
-        api = self.settings.figshare_api_url
+        api = self.settings.api_url
         obj = self.get_json(f"{api}/articles/{article_id}/versions/{version}")
         if not isinstance(obj, dict) or obj.get("id") != article_id:
             raise PlatformApiError(f"figshare API: unexpected answer for article {article_id}")
@@ -73,5 +94,5 @@ class FigshareHelper(PlatformHelper):
             archiveorg_item_name=item_name("figshare.com", str(article_id), str(version)),
             archiveorg_item_meta={k: v for k, v in meta.items() if v},
             web_base_url=page,
-            web_bundle_url=(f"{self.settings.figshare_download_url}/articles/{article_id}"
+            web_bundle_url=(f"{self.settings.download_url}/articles/{article_id}"
                             f"/versions/{version}"))

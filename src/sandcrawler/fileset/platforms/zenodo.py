@@ -16,6 +16,9 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote
 
+from pydantic import Field, field_validator
+
+from sandcrawler.config import Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformApiError,
@@ -27,15 +30,28 @@ from sandcrawler.fileset.platforms.base import (
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
 
+
+class ZenodoSettings(Section):
+    api_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base")
+    hosts: list[str] = Field(
+        ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
+    )
+
+    @field_validator("api_url")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        return value.rstrip("/")
+
+
 _RECORD = re.compile(r"^/records?/(\d+)(?:/files/(.+?))?/?$")
 
 
-class ZenodoHelper(PlatformHelper):
+class ZenodoHelper(PlatformHelper[ZenodoSettings]):
     name = "zenodo"
 
     def locate(self, request: IngestRequest,
                resource: LandingPage) -> tuple[str, str, str | None] | None:
-        found = self.find_page(request, resource, self.settings.zenodo_hosts, _RECORD)
+        found = self.find_page(request, resource, self.settings.hosts, _RECORD)
         if found is None:
             return None
         url, m = found
@@ -46,7 +62,7 @@ class ZenodoHelper(PlatformHelper):
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, record_id, file_key = parsed
-        api = self.settings.zenodo_api_url
+        api = self.settings.api_url
         obj = self.get_json(f"{api}/records/{record_id}")
         if not isinstance(obj, dict) or "id" not in obj:
             raise PlatformApiError(f"zenodo API: unexpected answer for record {record_id}")

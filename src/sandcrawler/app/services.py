@@ -1,0 +1,227 @@
+"""The composition root: the services of one process, built once from the settings.
+
+Every command, and every ``-j N`` worker process, has one ``Services``. It owns
+what is expensive or holds connections (the database engine and its pool, the
+blob store, the HTTP fetcher's pool, the GROBID client) and derives the rest
+from them (catalogue, PDF table, web archive, item store, platform helpers,
+the fileset ingester). Each is built on first use and closed together with
+the others by ``close()``. Components get the collaborators and the settings
+section they use, never the whole configuration.
+
+    Settings ──▶ Services ─┬─ engine (schema checked once) ─┬─ Catalogue ◀── ResourceStore ◀─┐
+                           ├─ blob store ───────────────────┼─ PdfTable                       │
+                           ├─ HTTP fetcher ─────────────────┼─ WebArchive ◀───────────────────┤
+                           ├─ GROBID client                 └─ DatabaseSink                   │
+                           └─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine
+
+from sandcrawler.app.settings import platform_sections
+from sandcrawler.citations.base import CitationParser
+from sandcrawler.citations.registry import choose_parser
+from sandcrawler.config import CoreSettings
+from sandcrawler.db.engine import make_engine
+from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.sink import DatabaseSink
+from sandcrawler.errors import ConfigError
+from sandcrawler.file_records import FileLocator
+from sandcrawler.fileset.ingest import FilesetIngester
+from sandcrawler.fileset.platforms import platform_helpers
+from sandcrawler.fileset.platforms.base import PlatformHelper
+from sandcrawler.fileset.strategies import ArchiveContext
+from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.kafka import consumer_config, producer_config, topic_name
+from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.storage.blobs import BlobStore
+from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.items import ItemStore
+from sandcrawler.storage.pdftable import PdfTable, table_name
+from sandcrawler.storage.resources import ResourceStore
+from sandcrawler.storage.schemes import open_blob_store
+from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.fetch import HttpFetcher
+
+T = TypeVar("T")
+
+
+class Services:
+    def __init__(self, settings: CoreSettings) -> None:
+        self.settings = settings
+        self._closers: list[Callable[[], Any]] = []
+        self._schema_checked = False
+        self._lock = threading.Lock()
+
+    # --- the process's own ----------------------------------------------------------
+
+    _current: Services | None = None
+    _current_pid: int | None = None
+
+    @classmethod
+    def for_process(cls, settings: CoreSettings) -> Services:
+        """This process's services for ``settings``: the CLI's sink and the worker it
+        runs inline share one engine; a ``-j N`` child builds its own, once."""
+        current = cls._current
+        if current is None or cls._current_pid != os.getpid() or current.settings != settings:
+            current = cls._current = cls(settings)
+            cls._current_pid = os.getpid()
+        return current
+
+    def _owned(self, thing: T, close: Callable[[], Any]) -> T:
+        self._closers.append(close)
+        return thing
+
+    def close(self) -> None:
+        """Close everything built, the most recent first."""
+        while self._closers:
+            self._closers.pop()()
+        for name in list(vars(self)):
+            if name in _BUILT:
+                delattr(self, name)
+        self._schema_checked = False
+        if Services._current is self:
+            Services._current = None
+
+    def __enter__(self) -> Services:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- infrastructure ---------------------------------------------------------------
+
+    @cached_property
+    def raw_engine(self) -> Engine:
+        """The engine, schema not checked: for ``db init``/``upgrade``/``status``."""
+        engine = make_engine(self.settings.database.url)
+        return self._owned(engine, engine.dispose)
+
+    def check_schema(self) -> None:
+        """Once per process: the embedded database brings itself up to date; any
+        other must be at this version's schema (ConfigError otherwise)."""
+        with self._lock:
+            if not self._schema_checked:
+                ensure_schema(self.raw_engine)
+                self._schema_checked = True
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of a database whose schema is current."""
+        self.check_schema()
+        return self.raw_engine
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        store = open_blob_store(self.settings.store, self.settings.s3)
+        return self._owned(store, store.close)
+
+    @cached_property
+    def fetcher(self) -> HttpFetcher:
+        http = self.settings.http
+        fetcher = HttpFetcher(timeout=http.timeout, max_bytes=http.max_mb * 2**20,
+                              routes=http.routes)
+        return self._owned(fetcher, fetcher.close)
+
+    @cached_property
+    def grobid(self) -> GrobidClient | None:
+        """The GROBID client, or None when no GROBID URL is configured."""
+        g = self.settings.grobid
+        if not g.url:
+            return None
+        client = GrobidClient(g.url, timeout=g.timeout, retries=g.retries,
+                              pool_size=g.concurrency)
+        return self._owned(client, client.close)
+
+    def require_grobid(self) -> GrobidClient:
+        if self.grobid is None:
+            raise ConfigError("no GROBID URL configured: set SANDCRAWLER_GROBID_URL "
+                              "(or url in the [grobid] table of the configuration file)")
+        return self.grobid
+
+    # --- storage ------------------------------------------------------------------------
+
+    @cached_property
+    def resources(self) -> ResourceStore:
+        return ResourceStore(self.blobs)
+
+    @cached_property
+    def catalogue(self) -> Catalogue:
+        return Catalogue(self.engine, self.resources)
+
+    @property
+    def pdftable_name(self) -> str:
+        return table_name(self.settings.pdftable.version, self.settings.env)
+
+    @cached_property
+    def pdftable(self) -> PdfTable:
+        return PdfTable(self.engine, self.pdftable_name)
+
+    @cached_property
+    def items(self) -> ItemStore:
+        return ItemStore(self.blobs)
+
+    @cached_property
+    def web_archive(self) -> WebArchive:
+        return WebArchive(self.blobs, self.engine, self.fetcher,
+                          gzip_level=self.settings.warc.gzip_level,
+                          spool_dir=self.settings.fileset.tmp_dir)
+
+    def database_sink(self) -> DatabaseSink:
+        """A sink that checks the schema at its first write, so a database that is
+        down when a worker starts is waited out like any outage."""
+        return DatabaseSink(self.raw_engine, prepare=self.check_schema)
+
+    def file_locator(self, warc_source: str | None = None) -> FileLocator:
+        """Where file records' bytes come from; ``warc_source`` overrides the setting."""
+        locator = FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
+                              warc_source=warc_source or self.settings.warc.source)
+        return locator
+
+    # --- parsers, platforms, ingest -----------------------------------------------------
+
+    def citation_parser(self, name: str | None = None) -> CitationParser:
+        """The parser ``name`` (a registry name, or None for the setting); the
+        caller closes it."""
+        spec = choose_parser(name or self.settings.citation.parser, self.settings.grobid.url)
+        client = self.require_grobid() if spec.needs_grobid else None
+        return spec.build(self.settings.citation, self.settings.grobid, client)
+
+    def check_citation_parser(self, name: str | None = None) -> None:
+        """Fail before any input is read when the parser cannot work (ConfigError,
+        InfrastructureError)."""
+        parser = self.citation_parser(name)
+        try:
+            parser.check()
+        finally:
+            parser.close()
+
+    def platform_helpers(self) -> list[PlatformHelper]:
+        return platform_helpers(platform_sections(self.settings), self.fetcher,
+                                self.settings.fileset)
+
+    def fileset_ingester(self, strategy: IngestStrategy | None = None) -> FilesetIngester:
+        ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items)
+        return FilesetIngester(ctx, self.platform_helpers(), strategy)
+
+    # --- Kafka --------------------------------------------------------------------------
+
+    def topic(self, name: str, prefix: str = "sandcrawler") -> str:
+        return topic_name(self.settings.env, name, prefix)
+
+    def consumer_config(self, group_id: str) -> dict[str, Any]:
+        return consumer_config(self.settings.kafka, group_id)
+
+    def producer_config(self) -> dict[str, Any]:
+        return producer_config(self.settings.kafka)
+
+
+#: the cached properties, forgotten by close() so a closed Services can be reused
+_BUILT = {name for name, value in vars(Services).items() if isinstance(value, cached_property)}

@@ -1,0 +1,44 @@
+"""The whole configuration: the core sections (``sandcrawler.config``) and one
+section per registered platform, each declared beside its helper.
+
+Only the composition root and the CLI see this object; every component gets
+its own section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from pydantic import create_model
+
+from sandcrawler.citations.registry import CITATION_PARSERS, choose_parser
+from sandcrawler.config import CoreSettings, load
+from sandcrawler.errors import ConfigError
+from sandcrawler.fileset.platforms import PLATFORMS
+
+Settings = cast(type[CoreSettings], create_model(
+    "Settings",
+    __base__=CoreSettings,
+    __doc__="Every setting: the core sections and one section per platform.",
+    **{name: (p.settings, p.settings()) for name, p in PLATFORMS.items()},  # type: ignore[call-overload]
+))
+
+
+def load_settings(overrides: Mapping[str, Any] | None = None, /, **flat: Any) -> CoreSettings:
+    """The settings, from ``overrides`` and ``flat`` (flat or dotted names, e.g.
+    ``grobid_url`` or ``grobid.url``; None means "not given"), the environment,
+    the configuration file and the defaults. ConfigError, one line, when any
+    value is bad."""
+    settings = load(Settings, {**(overrides or {}), **flat})
+    if settings.citation.parser != "auto" and settings.citation.parser not in CITATION_PARSERS:
+        known = ", ".join(["auto", *CITATION_PARSERS])
+        raise ConfigError(f"invalid configuration: citation.parser (given "
+                          f"{settings.citation.parser!r}): not one of {known}")
+    choose_parser(settings.citation.parser, settings.grobid.url)
+    return settings
+
+
+def platform_sections(settings: CoreSettings) -> dict[str, Any]:
+    """Platform name -> its settings section."""
+    return {name: getattr(settings, name) for name in PLATFORMS}
