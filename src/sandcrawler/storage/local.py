@@ -113,8 +113,7 @@ class LocalBlobStore(BlobStore):
         return self.root / check_key(key)
 
     def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
-        check_key(key)
-        return _LocalWriter(self, key, hashes)
+        return _LocalWriter(self, check_key(key), hashes)
 
     def open_read(self, key: str) -> IO[bytes]:
         path = self.path(key)
@@ -124,8 +123,9 @@ class LocalBlobStore(BlobStore):
             raise NotFound(f"no blob {key!r} in {self.url}") from None
 
     def stat(self, key: str) -> BlobInfo | None:
+        key = check_key(key)
         try:
-            st = self.path(key).stat()
+            st = (self.root / key).stat()
         except (FileNotFoundError, NotADirectoryError):
             return None
         if not stat.S_ISREG(st.st_mode):
@@ -133,7 +133,7 @@ class LocalBlobStore(BlobStore):
         return BlobInfo(key, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC))
 
     def list(self, prefix: str = "") -> Iterator[BlobInfo]:
-        check_prefix(prefix)
+        prefix = check_prefix(prefix)
         # Start at the deepest directory the prefix names; filter the rest by string.
         head, _, _ = prefix.rpartition("/")
         start = self.root / head if head else self.root
