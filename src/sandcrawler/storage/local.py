@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
+from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
     RESERVED_SEGMENT,
@@ -38,6 +39,8 @@ def _current_umask() -> int:
 
 # Read once: os.umask can only be read by setting it, which is not thread-safe.
 _FILE_MODE = 0o666 & ~_current_umask()
+#: a rename that lost a race with a delete pruning its directory: try again at once
+_RENAME_RACE = RetryPolicy(attempts=3, base=0.0)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -66,14 +69,15 @@ class _LocalWriter(BlobWriter):
             if self._store.fsync:
                 os.fsync(self._fh.fileno())
             self._fh.close()
-            for attempt in range(3):
+            race = Backoff(_RENAME_RACE)
+            while True:
                 try:
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(self._tmp, final)
                     break
                 except FileNotFoundError:
                     # A concurrent delete pruned the (then empty) directory.
-                    if attempt == 2:
+                    if not race.retry():
                         raise
                 except (FileExistsError, NotADirectoryError, IsADirectoryError):
                     # A file cannot also be a directory, as an S3 key can.
