@@ -408,6 +408,21 @@ def test_kafka_sink_broker_unreachable() -> None:
         sink.close()
 
 
+def test_kafka_sink_full_queue_is_waited_out_until_flush_timeout() -> None:
+    from sandcrawler.testing.postgres import free_port
+
+    sink = KafkaSink({"bootstrap.servers": f"127.0.0.1:{free_port()}",
+                      "queue.buffering.max.messages": 1}, "t", flush_timeout=0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(KafkaUnavailable, match="local queue full"):
+            sink.write([Outcome(where=f"line {i}", status="success", output={"a": i})
+                        for i in range(3)])
+        assert 0.4 < time.monotonic() - started < 5
+    finally:
+        sink.close()
+
+
 def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
                                       crossref_lines: dict[str, bytes]) -> None:
     """The batch command can publish its rows to a topic instead of stdout."""

@@ -32,8 +32,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from sandcrawler.errors import ConfigError, InvalidName, NotFound, RecordError
+from sandcrawler.errors import ConfigError, NotFound, RecordError
 from sandcrawler.identifiers import sha1_hex
+from sandcrawler.paths import safe_relative_path
 from sandcrawler.web.cdx import CdxLine
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.warc import copy_payload
@@ -172,8 +173,8 @@ class FileLocator:
                 raise RecordError(f"{where}: no WARC source configured (--source or "
                                   "SANDCRAWLER_WARC_SOURCE)", status="no-warc-source")
             if self._is_url:
-                resp = self.fetcher.open_range(f"{self.warc_source}/{ref.path}", ref.offset,
-                                               ref.csize)
+                resp = self.fetcher.open_range(f"{self.warc_source}/{_warc_name(ref.path)}",
+                                               ref.offset, ref.csize)
                 try:
                     copy_payload(resp, dest, where=where, length=ref.csize, max_bytes=max_bytes)
                 finally:
@@ -230,10 +231,15 @@ def check_warc_source(source: str | None) -> str | None:
     return source.rstrip("/") or "/"
 
 
+def _warc_name(relative: str) -> str:
+    """``relative`` if it cannot leave the WARC source (the rule of
+    ``sandcrawler.paths``; status ``bad-name``). It is used as given, not in NFC:
+    it names a file that exists, and Linux filesystems and URLs keep both forms
+    apart."""
+    safe_relative_path(relative, what="WARC file name", status="bad-name")
+    return relative
+
+
 def _inside(root: str, relative: str) -> str:
     """``root/relative``, refusing names that would leave ``root``."""
-    parts = relative.split("/")
-    if (not relative or relative.startswith("/") or "\\" in relative or "\x00" in relative
-            or any(p in ("", ".", "..") for p in parts)):
-        raise InvalidName(f"WARC file name {relative!r} is not a plain relative path")
-    return os.path.join(root, *parts)
+    return os.path.join(root, *_warc_name(relative).split("/"))

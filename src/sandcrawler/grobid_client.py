@@ -13,16 +13,16 @@ Endpoints, per GROBID's documentation:
   ``segmentSentences`` (0/1), ``teiCoordinates`` (repeated element names);
   200 TEI XML of the whole document, 204 nothing extracted, 500, 503 as above.
 
-Busy (503) and unreachable servers are retried with exponential back-off; once
-retries run out that is an InfrastructureError, since every later request would
-fail the same way. A 4xx/5xx answer or a timeout for one request is a record error.
+Busy (503) and unreachable servers are retried with exponential back-off
+(``retry.Backoff``, honouring ``Retry-After``); once retries run out that is an
+InfrastructureError, since every later request would fail the same way. A
+4xx/5xx answer or a timeout for one request is a record error.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,6 +30,7 @@ import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
 
 from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
+from sandcrawler.retry import Backoff, RetryPolicy, retry_after_seconds
 
 log = logging.getLogger("sandcrawler.grobid_client")
 
@@ -64,6 +65,13 @@ class GrobidClient:
             headers={"User-Agent": "sandcrawler"},
         )
         self._path_prefix = urllib3.util.parse_url(self.base_url).path or ""
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """``retries`` after the first try, waits from ``backoff`` doubling up to
+        ``max_backoff``; a ``Retry-After`` of up to two minutes is honoured."""
+        return RetryPolicy(attempts=self.retries + 1, base=self.backoff, cap=self.max_backoff,
+                           max_retry_after=120.0)
 
     def close(self) -> None:
         self._pool.close()
@@ -127,10 +135,8 @@ class GrobidClient:
 
     def _request(self, method: str, path: str, **kwargs: object) -> urllib3.BaseHTTPResponse:
         url = f"{self.base_url}{path}"
-        delay = self.backoff
-        attempt = 0
+        backoff = Backoff(self.retry_policy)
         while True:
-            attempt += 1
             try:
                 resp = self._pool.request(
                     method, self._path_prefix + path, **kwargs  # type: ignore[arg-type]
@@ -140,19 +146,19 @@ class GrobidClient:
                     f"GROBID {path} timed out after {self.timeout:g}s", status="grobid-timeout"
                 ) from e
             except (ConnectTimeoutError, HTTPError) as e:  # refused, reset, DNS, ...
-                if attempt > self.retries:
+                delay = backoff.next_delay()
+                if delay is None:
                     raise GrobidUnavailable(
                         f"GROBID at {self.base_url} not reachable ({type(e).__name__}: {e})"
                     ) from e
             else:
                 if resp.status == 503:
-                    if attempt > self.retries:
+                    delay = backoff.next_delay(retry_after_seconds(resp.headers.get("Retry-After")))
+                    if delay is None:
                         raise GrobidUnavailable(
-                            f"GROBID at {self.base_url} still busy (503) after {attempt} attempts"
+                            f"GROBID at {self.base_url} still busy (503) after "
+                            f"{backoff.failures} attempts"
                         )
-                    retry_after = _retry_after(resp)
-                    if retry_after is not None:
-                        delay = max(delay, retry_after)
                 elif resp.status >= 400:
                     body = _text(resp).strip()
                     first = body.splitlines()[0][:200] if body else ""
@@ -162,10 +168,9 @@ class GrobidClient:
                     )
                 else:
                     return resp
-            log.info("GROBID %s %s: attempt %d failed, retrying in %.1fs", method, url, attempt,
-                     delay)
-            time.sleep(delay)
-            delay = min(delay * 2, self.max_backoff)
+            log.info("GROBID %s %s: attempt %d failed, retrying in %.1fs", method, url,
+                     backoff.failures, delay)
+            backoff.wait(delay)
 
 
 def _text(resp: urllib3.BaseHTTPResponse) -> str:
@@ -185,13 +190,3 @@ def form_encode(fields: Iterable[tuple[str, str]]) -> bytes:
     """Same bytes as ``urllib.parse.urlencode``, several times faster: reference strings
     are mostly safe characters, and urllib quotes byte by byte in Python."""
     return b"&".join(_form_quote(k) + b"=" + _form_quote(v) for k, v in fields)
-
-
-def _retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:
-    value = resp.headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return min(float(value), 120.0)
-    except ValueError:
-        return None

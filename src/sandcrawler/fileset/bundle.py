@@ -14,11 +14,12 @@ is refused with a ``BundleError`` whose ``status`` says why:
     deflated, a CRC error, a local header that disagrees with the central
     directory, or a member whose data is not the size its header says.
 ``unsafe-path``
-    a member name (or its Info-ZIP Unicode Path name) that is absolute, climbs
-    out with ``..``, has backslashes, control characters or empty components; a
-    symlink or special file; or a name that clashes with another member's
-    (exactly, after NFC normalisation, or as a file where another member needs
-    a directory).
+    a member name (or its Info-ZIP Unicode Path name) that breaks the rule of
+    ``sandcrawler.paths`` (absolute, a drive letter, ``..``, backslashes, control
+    characters, empty components, over-long); a symlink or special file; or a
+    name that clashes with another member's (``paths.find_clash``: exactly,
+    after NFC normalisation, or as a file where another member needs a
+    directory). Names are checked before any header.
 ``too-many-files`` / ``too-large-size``
     over ``max_files`` files, or over ``max_total_size`` bytes uncompressed.
 ``zip-bomb``
@@ -34,10 +35,8 @@ from __future__ import annotations
 
 import io
 import itertools
-import re
 import stat
 import struct
-import unicodedata
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -47,6 +46,7 @@ from typing import IO, Any, cast
 
 from sandcrawler.errors import RecordError
 from sandcrawler.filemeta import CHUNK, file_metadata, open_file
+from sandcrawler.paths import find_clash, path_problem, shown
 
 #: a member must be bigger than this (uncompressed) for its ratio to count: tiny
 #: files of repetitive text compress far beyond any sane ratio and are harmless
@@ -67,7 +67,6 @@ _FLAG_UTF8 = 0x800
 # on the output, so a few KiB can become gigabytes in memory; real bundles are
 # stored or deflated, and those two are decompressed here with a bound.
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
-_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 class BundleError(RecordError):
@@ -212,24 +211,10 @@ def _check_directory_size(f: IO[bytes], max_entries: int) -> None:
         )
 
 
-def _path_problem(name: str) -> str | None:
-    """Why ``name`` is not a safe relative path for extraction, or None."""
-    if not name:
-        return "an empty name"
-    if name.startswith(("/", "\\")):
-        return "an absolute path"
-    if _DRIVE.match(name):
-        return "a drive letter"
-    if "\\" in name:
-        return "a backslash in the name"
-    if any(unicodedata.category(c) == "Cc" for c in name):
-        return "a control character in the name"
-    parts = (name[:-1] if name.endswith("/") else name).split("/")
-    if ".." in parts:
-        return "a '..' component"
-    if "" in parts or "." in parts:
-        return "an empty or '.' component"
-    return None
+def _name_problem(name: str) -> str | None:
+    """Why the member name ``name`` is unsafe for extraction (``sandcrawler.paths``'
+    rule; a directory entry ends in ``/``), or None."""
+    return path_problem(name[:-1] if name.endswith("/") else name)
 
 
 def _unicode_path(extra: bytes) -> str | None:
@@ -243,44 +228,37 @@ def _unicode_path(extra: bytes) -> str | None:
 
 
 def _check_members(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
-    """Check every member's name and header; the file members, in order."""
-    files = []
-    seen: dict[str, str] = {}  # NFC path -> the member that has it
-    directories: set[str] = set()  # every directory some member needs
+    """Check every member's names, then every member's header; the file members,
+    in order."""
     for info in infos:
         # orig_filename: zipfile's .filename is cut at a NUL, hiding it
         name = info.orig_filename
-        problem = _path_problem(name)
+        problem = _name_problem(name)
         if problem is None:
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
-                problem = "a symbolic link"
+                problem = "is a symbolic link"
             elif stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
-                problem = "a special file"
+                problem = "is a special file"
         if problem:
-            raise BundleError(f"member {name!r}: {problem}", status="unsafe-path")
+            raise BundleError(f"member {shown(name)} {problem}", status="unsafe-path")
         for other in {info.filename, _unicode_path(info.extra)} - {name, None}:
             # extractors that honour the Info-ZIP Unicode Path field (as zipfile's
             # .filename does from Python 3.12) would write the file under this name
-            problem = _path_problem(other) if other is not None else None
+            problem = _name_problem(other) if other is not None else None
             if problem:
                 raise BundleError(
-                    f"member {name!r} has another name {other!r}: {problem}",
+                    f"member {shown(name)} has another name {shown(other)} that {problem}",
                     status="unsafe-path",
                 )
-        is_dir = name.endswith("/")
-        # macOS writes NFD, most others NFC: one path on disk, two names in the zip
-        key = unicodedata.normalize("NFC", name[:-1] if is_dir else name)
-        if key in seen:
-            how = "" if seen[key] == name else " after Unicode normalisation"
-            raise BundleError(
-                f"member {name!r} duplicates member {seen[key]!r}{how}", status="unsafe-path"
-            )
-        seen[key] = name
-        parts = key.split("/")
-        directories.update("/".join(parts[:i]) for i in range(1, len(parts)))
-        if is_dir:
-            directories.add(key)
+    # macOS writes NFD, most others NFC: one path on disk, two names in the zip
+    clash = find_clash(info.orig_filename for info in infos)
+    if clash is not None:
+        raise BundleError(clash.describe("member"), status="unsafe-path")
+    files = []
+    for info in infos:
+        name = info.orig_filename
+        if name.endswith("/"):
             continue
         if info.flag_bits & _FLAG_ENCRYPTED:
             raise BundleError(f"member {name!r} is encrypted")
@@ -294,13 +272,6 @@ def _check_members(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
                 f"but declares {info.file_size}"
             )
         files.append(info)
-    for info in files:
-        if unicodedata.normalize("NFC", info.orig_filename) in directories:
-            raise BundleError(
-                f"member {info.orig_filename!r} is a file, but other members "
-                "are inside it as a directory",
-                status="unsafe-path",
-            )
     return files
 
 

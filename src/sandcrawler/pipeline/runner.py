@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeVar
 from tqdm import tqdm
 
 from sandcrawler.errors import InfrastructureError
+from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Item, Outcome, Worker
 
 if TYPE_CHECKING:
@@ -316,12 +317,14 @@ class Runner:
         back-off 1, 2, 4 ... s (at most ``max_backoff``) until a stop is requested."""
         if self.on_infrastructure_error == "fail":
             return fn()
-        delay = 1.0
+        backoff = Backoff(RetryPolicy(attempts=None, base=1.0, cap=self.max_backoff),
+                          stop=self.stop)
         while True:
             try:
                 return fn()
             except InfrastructureError as e:
+                delay = backoff.next_delay()
+                assert delay is not None  # no limit on attempts, no deadline
                 self.report(f"{self.name}: {e}; retrying in {delay:.0f}s")
-                if self.stop.wait(delay):
+                if not backoff.wait(delay):
                     raise Stopped() from e
-                delay = min(delay * 2, self.max_backoff)

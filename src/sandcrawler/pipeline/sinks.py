@@ -10,10 +10,13 @@ from typing import IO, Any, Protocol
 
 import orjson
 
+from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Outcome
 
 #: (index into the outcomes list, status, message) for outputs the sink refused
 Rejection = tuple[int, str, str]
+#: a full producer queue: produce again every half second until flush_timeout
+_QUEUE_FULL = RetryPolicy(attempts=None, base=0.5, factor=1.0, cap=0.5)
 
 
 class Sink(Protocol):
@@ -73,7 +76,10 @@ class KafkaSink:
             if err is not None:
                 errors.append(err)
 
-        deadline = time.monotonic() + self.flush_timeout
+        # A full local queue is waited out serving delivery reports (poll), but not
+        # forever: a broker that is down must become an error the runner backs off from.
+        queue_full = Backoff(_QUEUE_FULL, deadline=time.monotonic() + self.flush_timeout,
+                             sleep=self._producer.poll)
         for o in outcomes:
             if o.output is None:
                 continue
@@ -86,11 +92,8 @@ class KafkaSink:
                         )
                         break
                     except BufferError:
-                        # Local queue full: let deliveries drain, but not forever (a broker
-                        # that is down must become an error the runner can back off from).
-                        if time.monotonic() > deadline:
+                        if not queue_full.retry():
                             raise_for_kafka_error("local queue full", f"producing to {topic}")
-                        self._producer.poll(0.5)
         remaining = self._producer.flush(self.flush_timeout)
         if errors:
             raise_for_kafka_error(errors[0], f"producing to {self.topic}")

@@ -8,9 +8,11 @@ and the files under it, at their dataset paths::
 
 The metadata file is the commit marker: an item whose metadata is there is
 complete and verified, so ``check_existing`` trusts it and nothing else. Paths
-come from platforms, so every key is checked (``unsafe-path``) before anything
-is written: no ``..``, no absolute paths, no control characters, and not the
-metadata file's own name.
+come from platforms, so every path is checked (``unsafe-path``) before anything
+is written: the rule of ``sandcrawler.paths`` (no ``..``, no absolute paths, no
+control characters, ...; stored in NFC), the whole key within the blob store's
+limits, and not the metadata file's own name; ``check_paths`` also refuses
+paths that clash (``paths.find_clash``).
 """
 
 from __future__ import annotations
@@ -19,20 +21,19 @@ from typing import Any
 
 import orjson
 
-from sandcrawler.errors import InvalidName, NotFound, RecordError
+from sandcrawler.errors import InvalidName, NotFound
+from sandcrawler.paths import UnsafePath, find_clash, safe_relative_path, shown
 from sandcrawler.storage.blobs import BlobStore, BlobWriter, check_key
 
 ITEMS_PREFIX = "items"
 META_SUFFIX = "_meta.json"
 
 
-class UnsafePath(RecordError):
-    status = "unsafe-path"
-
-
 def check_item_name(name: str) -> str:
-    if not name or "/" in name or name in (".", ".."):
-        raise UnsafePath(f"item name {name!r} is not a single path segment")
+    """``name`` (in NFC) if it is one safe path segment, else UnsafePath."""
+    name = safe_relative_path(name, what="item name")
+    if "/" in name:
+        raise UnsafePath(f"item name {shown(name)} is not a single path segment")
     return name
 
 
@@ -41,41 +42,34 @@ class ItemStore:
         self.store = store
 
     def meta_key(self, item: str) -> str:
-        check_item_name(item)
+        item = check_item_name(item)
         return f"{ITEMS_PREFIX}/{item}/{item}{META_SUFFIX}"
 
     def file_key(self, item: str, path: str) -> str:
         """The blob key of ``path`` in ``item``; UnsafePath if the path would leave
-        the item or is not a clean relative path."""
-        check_item_name(item)
-        parts = path.split("/")
-        if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise UnsafePath(f"{item}: file path {path!r} is not a clean relative path")
+        the item or is not a safe relative path."""
+        item = check_item_name(item)
+        path = safe_relative_path(path, what=f"{item}: file path")
         key = f"{ITEMS_PREFIX}/{item}/{path}"
         try:
             check_key(key)
         except InvalidName as e:
-            raise UnsafePath(f"{item}: file path {path!r}: {e}") from None
+            raise UnsafePath(f"{item}: file path {shown(path)}: {e}") from None
         meta = self.meta_key(item)
         if key == meta or key.startswith(meta + "/"):
-            raise UnsafePath(f"{item}: file path {path!r} is (or is under) the item's own "
+            raise UnsafePath(f"{item}: file path {shown(path)} is (or is under) the item's own "
                              "metadata file")
         return key
 
     def check_paths(self, item: str, paths: list[str]) -> None:
-        """UnsafePath unless every path is a clean key of ``item`` and no two clash:
-        the same path twice, or a file that is another file's directory (a local
-        store, or a disk the item is extracted to, cannot hold both)."""
-        seen: set[str] = set()
+        """UnsafePath unless every path is a safe key of ``item`` and no two clash:
+        the same path twice (after NFC), or a file that is another file's directory
+        (a local store, or a disk the item is extracted to, cannot hold both)."""
         for path in paths:
             self.file_key(item, path)
-            if path in seen:
-                raise UnsafePath(f"{item}: {path!r} appears more than once")
-            seen.add(path)
-        directories = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
-        for path in paths:
-            if path in directories:
-                raise UnsafePath(f"{item}: {path!r} is a file, and a directory of other files")
+        clash = find_clash(paths)
+        if clash is not None:
+            raise UnsafePath(f"{item}: {clash.describe('file')}")
 
     def open_file(self, item: str, path: str) -> BlobWriter:
         return self.store.open_write(self.file_key(item, path), hashes=())

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
+from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
     RESERVED_SEGMENT,
@@ -38,6 +39,8 @@ def _current_umask() -> int:
 
 # Read once: os.umask can only be read by setting it, which is not thread-safe.
 _FILE_MODE = 0o666 & ~_current_umask()
+#: a rename that lost a race with a delete pruning its directory: try again at once
+_RENAME_RACE = RetryPolicy(attempts=3, base=0.0)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -66,14 +69,15 @@ class _LocalWriter(BlobWriter):
             if self._store.fsync:
                 os.fsync(self._fh.fileno())
             self._fh.close()
-            for attempt in range(3):
+            race = Backoff(_RENAME_RACE)
+            while True:
                 try:
                     final.parent.mkdir(parents=True, exist_ok=True)
                     os.replace(self._tmp, final)
                     break
                 except FileNotFoundError:
                     # A concurrent delete pruned the (then empty) directory.
-                    if attempt == 2:
+                    if not race.retry():
                         raise
                 except (FileExistsError, NotADirectoryError, IsADirectoryError):
                     # A file cannot also be a directory, as an S3 key can.
@@ -113,8 +117,7 @@ class LocalBlobStore(BlobStore):
         return self.root / check_key(key)
 
     def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
-        check_key(key)
-        return _LocalWriter(self, key, hashes)
+        return _LocalWriter(self, check_key(key), hashes)
 
     def open_read(self, key: str) -> IO[bytes]:
         path = self.path(key)
@@ -124,8 +127,9 @@ class LocalBlobStore(BlobStore):
             raise NotFound(f"no blob {key!r} in {self.url}") from None
 
     def stat(self, key: str) -> BlobInfo | None:
+        key = check_key(key)
         try:
-            st = self.path(key).stat()
+            st = (self.root / key).stat()
         except (FileNotFoundError, NotADirectoryError):
             return None
         if not stat.S_ISREG(st.st_mode):
@@ -133,7 +137,7 @@ class LocalBlobStore(BlobStore):
         return BlobInfo(key, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC))
 
     def list(self, prefix: str = "") -> Iterator[BlobInfo]:
-        check_prefix(prefix)
+        prefix = check_prefix(prefix)
         # Start at the deepest directory the prefix names; filter the rest by string.
         head, _, _ = prefix.rpartition("/")
         start = self.root / head if head else self.root

@@ -22,10 +22,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.filemeta import new_hashers
+from sandcrawler.paths import MAX_PATH_BYTES
 from sandcrawler.storage.blobs import (
     CHUNK,
     DEFAULT_HASHES,
-    MAX_KEY_BYTES,
     BlobInfo,
     BlobStore,
     BlobWriter,
@@ -222,17 +222,16 @@ class S3BlobStore(BlobStore):
 
     def object_key(self, key: str) -> str:
         full = self.prefix + check_key(key)
-        if len(full.encode("utf-8")) > MAX_KEY_BYTES:
+        if len(full.encode("utf-8")) > MAX_PATH_BYTES:
             raise InvalidName(
                 f"blob key too long for S3 with prefix {self.prefix!r} "
-                f"(over {MAX_KEY_BYTES} bytes in all)",
+                f"(over {MAX_PATH_BYTES} bytes in all)",
                 status="bad-key",
             )
         return full
 
     def open_write(self, key: str, *, hashes: Iterable[str] = DEFAULT_HASHES) -> BlobWriter:
-        check_key(key)
-        return _S3Writer(self, key, hashes)
+        return _S3Writer(self, check_key(key), hashes)
 
     def put(
         self, key: str, data: bytes | IO[bytes], *, hashes: Iterable[str] = DEFAULT_HASHES
@@ -242,6 +241,7 @@ class S3BlobStore(BlobStore):
         multipart writer."""
         if not isinstance(data, bytes | bytearray | memoryview) or len(data) > MAX_SINGLE_PUT:
             return super().put(key, data, hashes=hashes)
+        key = check_key(key)
         object_key = self.object_key(key)
         hashers = new_hashers(hashes)
 
@@ -270,6 +270,7 @@ class S3BlobStore(BlobStore):
         return answer["Body"]  # a streaming, closeable io.IOBase
 
     def stat(self, key: str) -> BlobInfo | None:
+        key = check_key(key)
         try:
             with _mapped_errors(self, key):
                 head = self.client.head_object(Bucket=self.bucket, Key=self.object_key(key))
@@ -278,7 +279,7 @@ class S3BlobStore(BlobStore):
         return BlobInfo(key, int(head["ContentLength"]), head.get("LastModified"))
 
     def list(self, prefix: str = "") -> Iterator[BlobInfo]:
-        check_prefix(prefix)
+        prefix = check_prefix(prefix)
         paginator = self.client.get_paginator("list_objects_v2")
         with _mapped_errors(self, prefix):
             for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + prefix):

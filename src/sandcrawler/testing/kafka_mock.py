@@ -29,7 +29,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from sandcrawler.retry import Backoff, RetryPolicy
+
 _BOOTSTRAP = re.compile(r"bootstrap\.servers=(\S+)")
+#: a full producer queue: serve delivery reports for 0.1 s, then produce again
+_QUEUE_FULL = RetryPolicy(attempts=None, base=0.1, factor=1.0, cap=0.1)
 
 
 class MockKafka:
@@ -110,6 +114,7 @@ def produce(
 
         return on_delivery
 
+    queue_full = Backoff(_QUEUE_FULL, sleep=producer.poll)
     for i, value in enumerate(values):
         key = keys[i] if keys is not None else None
         while True:
@@ -117,7 +122,7 @@ def produce(
                 producer.produce(topic, value, key=key, on_delivery=report(i))
                 break
             except BufferError:
-                producer.poll(0.1)
+                queue_full.retry()  # no limit, as before: the local mock cluster drains
     remaining = producer.flush(timeout)
     if errors or remaining:
         raise RuntimeError(

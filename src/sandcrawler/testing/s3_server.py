@@ -30,9 +30,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.testing.postgres import free_port
 
 BINDIR = Path("/usr/bin")
+#: start-up: look again every 0.1 s until the deadline
+_READY_POLL = RetryPolicy(attempts=None, base=0.1, factor=1.0, cap=0.1)
 SERVERS = ("account", "container", "object", "proxy")
 REQUIRED_BINARIES = (*(f"swift-{name}-server" for name in SERVERS), "memcached")
 # s3api needs an auth middleware after it, and slo (with dlo, copy) for multipart uploads.
@@ -357,6 +360,7 @@ class S3Server:
 
     def _wait_ready(self, deadline: float) -> None:
         last_error: object = None
+        poll = Backoff(_READY_POLL, deadline=deadline)
         while True:
             for name, proc in self._procs.items():
                 if proc.poll() is not None:
@@ -372,12 +376,11 @@ class S3Server:
                     last_error = exc
             else:
                 last_error = "not all ports accept connections yet"
-            if time.monotonic() > deadline:
+            if not poll.retry():
                 raise RuntimeError(
                     f"Swift S3 server not ready after {self.startup_timeout:.0f}s "
                     f"({last_error})\n" + self.log_tail()
                 )
-            time.sleep(0.1)
 
     # -- use --------------------------------------------------------------
 
