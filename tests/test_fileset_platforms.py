@@ -22,8 +22,8 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.storage.items import check_item_name
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 
 DV = "dataverse.example.edu"  # not in settings.dataverse_hosts: matched by its page shape
 HARVARD = "dataverse.harvard.edu"  # in the default settings.dataverse_hosts

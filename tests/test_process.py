@@ -11,7 +11,7 @@ import pytest
 from sandcrawler.config import load_settings
 from sandcrawler.storage import open_catalogue, open_pdftable
 from sandcrawler.storage.docid import document_uuid
-from sandcrawler.testing.pdfs import make_pdf
+from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
 
 PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else []

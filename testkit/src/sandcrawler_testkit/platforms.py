@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from sandcrawler.testing.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
 
 CHUNK = 64 * 1024
 ZENODO = "zenodo.org"
@@ -1396,7 +1396,7 @@ def demo_server(port: int = 0) -> PlatformServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m sandcrawler.testing.platforms``: serve the demo datasets on
+    """``python -m sandcrawler_testkit.platforms``: serve the demo datasets on
     loopback and print the ``http_routes`` that send the platforms' URLs here."""
     import argparse
     import signal

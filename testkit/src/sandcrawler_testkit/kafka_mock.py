@@ -5,7 +5,7 @@ bundled with ``confluent-kafka`` contains a mock cluster that speaks the real
 Kafka protocol on loopback: any client created with ``test.mock.num.brokers``
 starts one, and other processes can connect to it for as long as the creating
 process lives. ``MockKafka`` runs that creating process (``python -m
-sandcrawler.testing.kafka_mock``), which prints the bootstrap address on stdout
+sandcrawler_testkit.kafka_mock``), which prints the bootstrap address on stdout
 and lives until its stdin closes or it is killed.
 
 Topics auto-create on first produce, with 4 partitions (the mock's default);
@@ -43,7 +43,7 @@ class MockKafka:
 
     def start(self) -> str:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sandcrawler.testing.kafka_mock", str(self.brokers)],
+            [sys.executable, "-m", "sandcrawler_testkit.kafka_mock", str(self.brokers)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )
         self._proc = proc

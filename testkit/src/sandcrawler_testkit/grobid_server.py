@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from sandcrawler.testing.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
 
 _BIBL = re.compile(r"<biblStruct\b[^>]*>.*?</biblStruct>", re.S)
 _RAW = re.compile(r'<note type="raw_reference">(.*?)</note>', re.S)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandcrawler.testing.postgres import free_port
+from sandcrawler_testkit.postgres import free_port
 
 BINDIR = Path("/usr/bin")
 SERVERS = ("account", "container", "object", "proxy")
