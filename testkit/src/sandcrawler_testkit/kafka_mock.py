@@ -19,6 +19,8 @@ tests few and the session timeout short (around 6000 ms) where you can.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import logging
 import re
 import select
@@ -28,6 +30,8 @@ import threading
 import time
 from collections.abc import Sequence
 from typing import Any
+
+from sandcrawler_testkit import _cli
 
 _BOOTSTRAP = re.compile(r"bootstrap\.servers=(\S+)")
 
@@ -195,5 +199,25 @@ def _serve(brokers: int) -> None:
         producer.poll(0.2)
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler_testkit.kafka_mock [BROKERS]``: what ``MockKafka`` runs."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.kafka_mock",
+        "Start librdkafka's mock Kafka cluster (on loopback ports it picks itself) and\n"
+        "print its bootstrap.servers; it lives until stdin closes (Ctrl-D) or the\n"
+        "process is killed.")
+    parser.add_argument("brokers", nargs="?", type=_positive, default=1,
+                        help="number of brokers (default: 1)")
+    args = parser.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        _serve(args.brokers)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return int(text)
+
+
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    main()

@@ -19,7 +19,6 @@ path and query percent-decoded. ``Range`` headers are ignored (always 200).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import io
@@ -38,6 +37,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+from sandcrawler_testkit import _cli
 from sandcrawler_testkit.loopback import LoopbackHTTPServer
 
 CHUNK = 64 * 1024
@@ -1396,21 +1396,24 @@ def demo_server(port: int = 0) -> PlatformServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m sandcrawler_testkit.platforms``: serve the demo datasets on
-    loopback and print the ``http_routes`` that send the platforms' URLs here."""
-    import argparse
-    import signal
-
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--port", type=int, default=8765)
+    """``python -m sandcrawler_testkit.platforms``: the quickstart's demo datasets."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.platforms",
+        "Serve demo datasets as Zenodo, figshare, Dataverse and archive.org on one\n"
+        "loopback port, and print (one JSON line) the http_routes that send the\n"
+        "platforms' URLs here: SANDCRAWLER_HTTP_ROUTES for sandcrawler. Serves until\n"
+        "SIGTERM or Ctrl-C.")
+    _cli.add_port(parser, 8765)
     args = parser.parse_args(argv)
-    server = demo_server(args.port).start()
-    print(json.dumps(server.routes()), flush=True)
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    with contextlib.suppress(KeyboardInterrupt):
-        stopped.wait()
-    server.stop()
+    try:
+        server = demo_server(args.port).start()
+    except OSError as e:
+        _cli.fail(parser, _cli.listen_error(args.port, e))
+    try:
+        print(json.dumps(server.routes()), flush=True)
+        _cli.wait_until_stopped()
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":
