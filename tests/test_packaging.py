@@ -79,3 +79,11 @@ def test_kit_wheel_has_the_kit(tmp_path: Path) -> None:
     assert {name.split("/")[0] for name in names} == {
         "sandcrawler_testkit", "sandcrawler_testkit-0.1.0.dist-info"}
     assert "sandcrawler_testkit/platforms.py" in names
+    # the recorded platform answers and their sources ship with the kit
+    data = ROOT / "testkit" / "src"
+    recorded = sorted(path.relative_to(data).as_posix()
+                      for path in (data / "sandcrawler_testkit" / "data").rglob("*")
+                      if path.is_file())
+    assert "sandcrawler_testkit/data/platforms/SOURCES.md" in recorded
+    assert len(recorded) > 10
+    assert set(recorded) <= set(names)

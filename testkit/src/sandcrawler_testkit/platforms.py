@@ -15,6 +15,10 @@ truncated or stalled body, redirect hops or a loop, chunked encoding). Any
 other page is added with ``add_page`` (it wins over the platform routes).
 Every request is recorded in ``requests`` as ``(host, method, path)``, with the
 path and query percent-decoded. ``Range`` headers are ignored (always 200).
+
+Answers the platforms really gave are served with ``add_recorded`` (see
+``sandcrawler_testkit.recorded``); the invented datasets above stay for what the
+real ones cannot give: downloads whose bytes match their checksums, and faults.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.recorded import Recorded
 
 CHUNK = 64 * 1024
 ZENODO = "zenodo.org"
@@ -1336,6 +1341,14 @@ class PlatformServer(LoopbackHTTPServer):
         """Any other page; ``path`` may hold a query. It wins over the platform routes."""
         with self._lock:
             self._pages[(host.lower(), unquote(path))] = _Page(body, status, content_type, location)
+
+    def add_recorded(self, *answers: Recorded) -> None:
+        """Answers the platforms really gave (``sandcrawler_testkit.recorded``),
+        each at every request it is recorded for; they win over the platform routes."""
+        for answer in answers:
+            for served in answer.served:
+                self.add_page(served.host, served.path, answer.body(served),
+                              status=served.status, content_type=served.content_type)
 
     # -- internals used by the handler and the platforms --
 
