@@ -30,9 +30,9 @@ from typing import Any
 
 import orjson
 
-from sandcrawler.testing.grobid_server import FakeGrobid
-from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
 from sandcrawler.timestamps import iso_utc
+from sandcrawler_testkit.grobid_server import FakeGrobid
+from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))

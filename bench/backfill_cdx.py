@@ -62,7 +62,7 @@ from _common import (
     write_lines,
 )
 
-from sandcrawler.testing.postgres import PostgresCluster
+from sandcrawler_testkit.postgres import PostgresCluster
 
 SAMPLE = FIXTURES / "example.cdx"
 JOBS = (1, 2)

@@ -414,10 +414,10 @@ def raw_download(client: Any, bucket: str, prefix: str = "") -> Callable[[Object
 
 @contextmanager
 def s3_server() -> Iterator[Any]:
-    from sandcrawler.testing.s3_server import S3Server, swift_available
+    from sandcrawler_testkit.s3_server import S3Server, swift_available
 
     if not swift_available():
-        skip("Swift servers and memcached not installed (see sandcrawler.testing.s3_server)")
+        skip("Swift servers and memcached not installed (see sandcrawler_testkit.s3_server)")
     with S3Server() as server:
         yield server
 

@@ -1,6 +1,6 @@
 """Fileset ingest throughput and peak memory against a plain streamed download.
 
-Input: a loopback platform server (``sandcrawler.testing.platforms.PlatformServer``,
+Input: a loopback platform server (``sandcrawler_testkit.platforms.PlatformServer``,
 threads of this process) playing Zenodo, with four records generated here:
 
   startup   1 file of 1 KiB: what a run costs besides moving bytes (interpreter and
@@ -315,7 +315,7 @@ def main() -> None:
         skip("needs Linux (/proc, wait4)")
 
     from sandcrawler.config import Settings
-    from sandcrawler.testing.platforms import FakeFile, PlatformServer
+    from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 
     default_level = Settings.model_fields["warc_gzip_level"].default
     big, small_big = args.big_mb * MiB, args.small_big_mb * MiB

@@ -55,7 +55,7 @@ from _common import (
     write_lines,
 )
 
-from sandcrawler.testing.postgres import PostgresCluster
+from sandcrawler_testkit.postgres import PostgresCluster
 
 COPY_SQL = (
     "COPY grobid_refs (source, source_id, source_ts, refs_json) FROM STDIN (DELIMITER E'\\t');"

@@ -31,7 +31,7 @@ from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.pipeline import Item
 from sandcrawler.refs.worker import _read_work
-from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler_testkit.grobid_server import FakeGrobid
 
 
 def per_work(label: str, n: int, fn: Callable[[], Any]) -> Any:
@@ -54,7 +54,7 @@ def main() -> None:
     answers = [FakeGrobid(tei_paths).answer([r.text for r in w.refs])[1] for w in works]
 
     server = subprocess.Popen(
-        [sys.executable, "-m", "sandcrawler.testing.grobid_server", *map(str, tei_paths)],
+        [sys.executable, "-m", "sandcrawler_testkit.grobid_server", *map(str, tei_paths)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None

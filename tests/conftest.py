@@ -19,9 +19,9 @@ from sandcrawler.config import CoreSettings
 from sandcrawler.fileset.ingest import FilesetIngester
 from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.storage.blobs import BlobStore
-from sandcrawler.testing.grobid_server import FakeGrobid
-from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
-from sandcrawler.testing.s3_server import S3Server, swift_available
+from sandcrawler_testkit.grobid_server import FakeGrobid
+from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
+from sandcrawler_testkit.s3_server import S3Server, swift_available
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))

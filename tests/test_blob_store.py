@@ -590,7 +590,7 @@ def test_s3_create_bucket(s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_s3_unreachable_endpoint(s3_bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A closed port is StoreUnavailable, with the store's own retry settings."""
-    from sandcrawler.testing.postgres import free_port
+    from sandcrawler_testkit.postgres import free_port
 
     monkeypatch.setenv("SANDCRAWLER_S3_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
     store = _s3_store()

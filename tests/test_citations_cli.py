@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.conftest import invoke, run_cli
 
 

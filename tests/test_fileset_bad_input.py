@@ -22,8 +22,8 @@ from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import SUCCESS, FilesetIngester, IngestOutcome
 from sandcrawler.fileset.worker import IngestFilesetWorker
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.work import Item
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import open_ingester
 
 S = IngestStrategy

@@ -23,8 +23,8 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.storage.items import check_item_name
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import open_ingester
 
 DV = "dataverse.example.edu"  # not in settings.dataverse_hosts: matched by its page shape

@@ -25,8 +25,8 @@ from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
 from sandcrawler.web.archive import REVISIT_MIME, CdxRow
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import open_ingester
 
 S = IngestStrategy

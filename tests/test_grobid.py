@@ -11,7 +11,7 @@ import pytest
 from sandcrawler.citations.grobid_parser import GrobidCitationParser
 from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
 from sandcrawler.grobid_client import GrobidClient
-from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler_testkit.grobid_server import FakeGrobid
 
 
 @pytest.fixture

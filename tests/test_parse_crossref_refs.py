@@ -8,7 +8,7 @@ import grobid_tei_xml
 import orjson
 import pytest
 
-from sandcrawler.testing.grobid_server import FakeGrobid
+from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.conftest import FIXTURES, GROBID_TEI, invoke, run_cli
 from tests.test_refs_selection import EXPECTED_KEYS
 

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from sandcrawler.pdf.extract import LISTING_WIDTH, extract_pdf, read_xmp
-from sandcrawler.testing.pdfs import FILE_ID, make_pdf
+from sandcrawler_testkit.pdfs import FILE_ID, make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA
 
 PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else []

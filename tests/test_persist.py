@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 from sandcrawler.db.schema import crossref, grobid_refs
-from sandcrawler.testing.grobid_server import FakeGrobid
 from sandcrawler.timestamps import iso_utc
+from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.conftest import invoke
 from tests.test_parse_crossref_refs import rows, work_line
 from tests.test_refs_selection import EXPECTED_KEYS

@@ -14,7 +14,7 @@ import pytest
 import urllib3
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 
 DV = "dataverse.example.org"
 PID = "doi:10.7910/DVN/ABC123"

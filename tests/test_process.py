@@ -11,7 +11,7 @@ import pytest
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.storage.docid import document_uuid
-from sandcrawler.testing.pdfs import make_pdf
+from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
 
 PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else []

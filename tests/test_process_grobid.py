@@ -12,9 +12,9 @@ import pytest
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.pdf.fulltext import quality
-from sandcrawler.testing.grobid_server import FakeGrobid
-from sandcrawler.testing.pdfs import make_pdf
-from sandcrawler.testing.postgres import free_port
+from sandcrawler_testkit.grobid_server import FakeGrobid
+from sandcrawler_testkit.pdfs import make_pdf
+from sandcrawler_testkit.postgres import free_port
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
 
 FULLTEXT = FIXTURES / "grobid-0.4.1-sample2.tei.fulltext.xml"

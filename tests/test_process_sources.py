@@ -13,9 +13,9 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.testing.http_files import FileServer
-from sandcrawler.testing.pdfs import make_pdf
-from sandcrawler.testing.warcs import Capture, write_warc
+from sandcrawler_testkit.http_files import FileServer
+from sandcrawler_testkit.pdfs import make_pdf
+from sandcrawler_testkit.warcs import Capture, write_warc
 from tests.conftest import invoke
 
 ONE = make_pdf(["The first captured paper"], title="First")

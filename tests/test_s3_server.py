@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandcrawler.testing.s3_server import S3Server, swift_available
+from sandcrawler_testkit.s3_server import S3Server, swift_available
 
 pytestmark = pytest.mark.skipif(
     not swift_available(),

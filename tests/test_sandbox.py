@@ -11,7 +11,7 @@ import pytest
 from sandcrawler.errors import RecordError
 from sandcrawler.pdf.extract import extract_pdf
 from sandcrawler.sandbox import Sandbox, TaskCrashed, TaskMemoryLimit, TaskTimeout
-from sandcrawler.testing.pdfs import make_pdf
+from sandcrawler_testkit.pdfs import make_pdf
 
 
 def square(x: int) -> int:

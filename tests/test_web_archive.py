@@ -9,9 +9,9 @@ from pathlib import Path
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.testing.http_files import FileServer
 from sandcrawler.web.archive import WebArchive, surt
 from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler_testkit.http_files import FileServer
 
 
 def _archive(tmp_path: Path, server: FileServer) -> WebArchive:

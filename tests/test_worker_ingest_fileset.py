@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import select
 
 from sandcrawler.db.schema import ingest_file_result, ingest_fileset_platform, web_cdx
-from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
-from sandcrawler.testing.platforms import FakeFile, PlatformServer
+from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import invoke
 from tests.test_worker_kafka import committed, wait_until
 

@@ -1,6 +1,6 @@
 """`sandcrawler worker persist-crossref` as a real process against a real Kafka protocol.
 
-The broker is librdkafka's mock cluster (sandcrawler.testing.kafka_mock), one per
+The broker is librdkafka's mock cluster (sandcrawler_testkit.kafka_mock), one per
 test; the database is SQLite or the suite's PostgreSQL (``db_url``/``engine``).
 Auto-created topics have 4 partitions, so records spread over several partitions.
 """
@@ -24,9 +24,9 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.sinks import KafkaSink
-from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
-from sandcrawler.testing.postgres import PostgresCluster, find_pg_bindir
 from sandcrawler.work import Outcome
+from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 
 pytestmark = pytest.mark.kafka
 
@@ -398,7 +398,7 @@ def test_kafka_sink_round_trip(kafka: MockKafka) -> None:
 
 
 def test_kafka_sink_broker_unreachable() -> None:
-    from sandcrawler.testing.postgres import free_port
+    from sandcrawler_testkit.postgres import free_port
 
     sink = KafkaSink({"bootstrap.servers": f"127.0.0.1:{free_port()}"}, "t", flush_timeout=0.5)
     try:
@@ -409,7 +409,7 @@ def test_kafka_sink_broker_unreachable() -> None:
 
 
 def test_kafka_sink_full_queue_is_waited_out_until_flush_timeout() -> None:
-    from sandcrawler.testing.postgres import free_port
+    from sandcrawler_testkit.postgres import free_port
 
     sink = KafkaSink({"bootstrap.servers": f"127.0.0.1:{free_port()}",
                       "queue.buffering.max.messages": 1}, "t", flush_timeout=0.5)
@@ -445,8 +445,8 @@ def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
 
 def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, engine: Engine,
                                            db_url: str) -> None:
-    from sandcrawler.testing.grobid_server import FakeGrobid
-    from sandcrawler.testing.postgres import free_port
+    from sandcrawler_testkit.grobid_server import FakeGrobid
+    from sandcrawler_testkit.postgres import free_port
 
     port = free_port()
     values = [orjson.dumps({
@@ -472,7 +472,7 @@ def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, e
 
 
 def test_database_down_at_start_is_waited_for(kafka: MockKafka, workers: Workers) -> None:
-    from sandcrawler.testing.postgres import free_port
+    from sandcrawler_testkit.postgres import free_port
 
     produce(kafka.bootstrap, TOPIC, [work(0)])
     w = workers.start(env={

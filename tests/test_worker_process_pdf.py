@@ -15,11 +15,11 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.testing.http_files import FileServer
-from sandcrawler.testing.kafka_mock import MockKafka, consume, produce
-from sandcrawler.testing.pdfs import make_pdf
-from sandcrawler.testing.warcs import Capture, write_warc
 from sandcrawler.web.cdx import parse_cdx_line
+from sandcrawler_testkit.http_files import FileServer
+from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.pdfs import make_pdf
+from sandcrawler_testkit.warcs import Capture, write_warc
 from tests.conftest import invoke
 from tests.test_worker_kafka import committed, wait_until
 

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from sandcrawler.testing.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import json
 import os
 import pwd
 import secrets
@@ -31,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.retry import Backoff, RetryPolicy
-from sandcrawler.testing.postgres import free_port
+from sandcrawler_testkit import _cli
+from sandcrawler_testkit.postgres import free_port
 
 BINDIR = Path("/usr/bin")
 #: start-up: look again every 0.1 s until the deadline
@@ -214,7 +216,9 @@ class S3Server:
     secret_key = "testing"
     region = "us-east-1"
 
-    def __init__(self, *, startup_timeout: float = 30.0) -> None:
+    def __init__(self, *, startup_timeout: float = 30.0, port: int = 0) -> None:
+        """``port``: the S3 endpoint's (Swift's proxy); 0 for a free one, as the
+        other servers' always are."""
         missing = [name for name in REQUIRED_BINARIES if not os.access(BINDIR / name, os.X_OK)]
         if missing:
             raise RuntimeError(
@@ -225,6 +229,8 @@ class S3Server:
         self.startup_timeout = startup_timeout
         self.python = swift_python()
         self.ports = {name: free_port() for name in (*SERVERS, "memcached")}
+        if port:
+            self.ports["proxy"] = port
         self.base: Path | None = None
         self.startup_seconds: float | None = None
         self._procs: dict[str, subprocess.Popen] = {}
@@ -459,3 +465,47 @@ class S3Server:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler_testkit.s3_server``: an S3 server to try the S3 store with."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.s3_server",
+        "Start a throwaway S3 server on loopback (OpenStack Swift with s3api and a\n"
+        "memcached, in a temporary directory that is removed on exit) and print, as\n"
+        "one JSON line, the settings that point sandcrawler at it (s3_endpoint_url,\n"
+        "s3_access_key_id, s3_secret_access_key, s3_region: SANDCRAWLER_S3_* in the\n"
+        "environment). Needs Debian's swift-proxy, swift-account, swift-container,\n"
+        "swift-object and memcached. Serves until SIGTERM or Ctrl-C.")
+    _cli.add_port(parser, 0)
+    parser.add_argument("--bucket", action="append", default=[],
+                        help="create this bucket once the server is up (repeatable)")
+    args = parser.parse_args(argv)
+    try:
+        _cli.check_port(args.port)
+    except OSError as e:
+        _cli.fail(parser, _cli.listen_error(args.port, e))
+    try:
+        server = S3Server(port=args.port)
+    except RuntimeError as e:
+        _cli.fail(parser, str(e))
+    try:
+        try:
+            server.start()
+            for bucket in args.bucket:
+                server.create_bucket(bucket)
+        except (RuntimeError, OSError) as e:
+            _cli.fail(parser, str(e))
+        except Exception as e:  # botocore's errors, creating a bucket
+            _cli.fail(parser, f"{type(e).__name__}: {e}")
+        settings = {"s3_endpoint_url": server.endpoint_url,
+                    "s3_access_key_id": server.access_key,
+                    "s3_secret_access_key": server.secret_key, "s3_region": server.region}
+        print(json.dumps(settings), flush=True)
+        _cli.wait_until_stopped()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

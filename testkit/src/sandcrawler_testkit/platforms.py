@@ -15,11 +15,14 @@ truncated or stalled body, redirect hops or a loop, chunked encoding). Any
 other page is added with ``add_page`` (it wins over the platform routes).
 Every request is recorded in ``requests`` as ``(host, method, path)``, with the
 path and query percent-decoded. ``Range`` headers are ignored (always 200).
+
+Answers the platforms really gave are served with ``add_recorded`` (see
+``sandcrawler_testkit.recorded``); the invented datasets above stay for what the
+real ones cannot give: downloads whose bytes match their checksums, and faults.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import html
 import io
@@ -38,7 +41,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-from sandcrawler.testing.loopback import LoopbackHTTPServer
+from sandcrawler_testkit import _cli
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.recorded import Recorded
 
 CHUNK = 64 * 1024
 ZENODO = "zenodo.org"
@@ -1337,6 +1342,14 @@ class PlatformServer(LoopbackHTTPServer):
         with self._lock:
             self._pages[(host.lower(), unquote(path))] = _Page(body, status, content_type, location)
 
+    def add_recorded(self, *answers: Recorded) -> None:
+        """Answers the platforms really gave (``sandcrawler_testkit.recorded``),
+        each at every request it is recorded for; they win over the platform routes."""
+        for answer in answers:
+            for served in answer.served:
+                self.add_page(served.host, served.path, answer.body(served),
+                              status=served.status, content_type=served.content_type)
+
     # -- internals used by the handler and the platforms --
 
     def _next_id(self) -> int:
@@ -1396,21 +1409,24 @@ def demo_server(port: int = 0) -> PlatformServer:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m sandcrawler.testing.platforms``: serve the demo datasets on
-    loopback and print the ``http_routes`` that send the platforms' URLs here."""
-    import argparse
-    import signal
-
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--port", type=int, default=8765)
+    """``python -m sandcrawler_testkit.platforms``: the quickstart's demo datasets."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.platforms",
+        "Serve demo datasets as Zenodo, figshare, Dataverse and archive.org on one\n"
+        "loopback port, and print (one JSON line) the http_routes that send the\n"
+        "platforms' URLs here: SANDCRAWLER_HTTP_ROUTES for sandcrawler. Serves until\n"
+        "SIGTERM or Ctrl-C.")
+    _cli.add_port(parser, 8765)
     args = parser.parse_args(argv)
-    server = demo_server(args.port).start()
-    print(json.dumps(server.routes()), flush=True)
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    with contextlib.suppress(KeyboardInterrupt):
-        stopped.wait()
-    server.stop()
+    try:
+        server = demo_server(args.port).start()
+    except OSError as e:
+        _cli.fail(parser, _cli.listen_error(args.port, e))
+    try:
+        print(json.dumps(server.routes()), flush=True)
+        _cli.wait_until_stopped()
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from sandcrawler.testing.loopback import LoopbackHTTPServer
+from sandcrawler_testkit import _cli
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
 
 _BIBL = re.compile(r"<biblStruct\b[^>]*>.*?</biblStruct>", re.S)
 _RAW = re.compile(r'<note type="raw_reference">(.*?)</note>', re.S)
@@ -189,13 +190,35 @@ class FakeGrobid(LoopbackHTTPServer):
         return 200, TEI_HEAD + "".join(blocks) + TEI_TAIL
 
 
-def main() -> None:  # pragma: no cover - used by benchmarks as a separate process
-    import sys
-
-    server = FakeGrobid(sys.argv[1:]).start()
-    print(server.url, flush=True)
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler_testkit.grobid_server [TEI...]``: used by the benchmarks
+    as a separate process."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.grobid_server",
+        "Answer as GROBID on loopback with the real GROBID output in the TEI files\n"
+        "given (processCitationList answers; --fulltext-tei for processFulltextDocument),\n"
+        "and print the base URL (SANDCRAWLER_GROBID_URL). Serves until stdin closes\n"
+        "(Ctrl-D), SIGTERM or Ctrl-C.")
+    parser.add_argument("tei", nargs="*", type=Path,
+                        help="TEI that GROBID returned from processCitationList")
+    parser.add_argument("--fulltext-tei", type=Path, metavar="TEI",
+                        help="TEI that GROBID returned from processFulltextDocument")
+    parser.add_argument("--slow-seconds", type=float, default=5.0,
+                        help="how long a #slow citation waits (default: 5)")
+    _cli.add_port(parser, 0)
+    args = parser.parse_args(argv)
     try:
-        sys.stdin.read()
+        server = FakeGrobid(args.tei, slow_seconds=args.slow_seconds, port=args.port,
+                            fulltext_tei=args.fulltext_tei)
+    except (OSError, UnicodeDecodeError) as e:
+        _cli.fail(parser, f"cannot read TEI: {e}")
+    try:
+        server.start()
+    except OSError as e:
+        _cli.fail(parser, _cli.listen_error(args.port, e))
+    try:
+        print(server.url, flush=True)
+        _cli.wait_until_stopped(stdin_eof=True)
     finally:
         server.stop()
 

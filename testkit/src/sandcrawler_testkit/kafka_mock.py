@@ -5,7 +5,7 @@ bundled with ``confluent-kafka`` contains a mock cluster that speaks the real
 Kafka protocol on loopback: any client created with ``test.mock.num.brokers``
 starts one, and other processes can connect to it for as long as the creating
 process lives. ``MockKafka`` runs that creating process (``python -m
-sandcrawler.testing.kafka_mock``), which prints the bootstrap address on stdout
+sandcrawler_testkit.kafka_mock``), which prints the bootstrap address on stdout
 and lives until its stdin closes or it is killed.
 
 Topics auto-create on first produce, with 4 partitions (the mock's default);
@@ -19,6 +19,8 @@ tests few and the session timeout short (around 6000 ms) where you can.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import logging
 import re
 import select
@@ -30,6 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sandcrawler.retry import Backoff, RetryPolicy
+from sandcrawler_testkit import _cli
 
 _BOOTSTRAP = re.compile(r"bootstrap\.servers=(\S+)")
 #: a full producer queue: serve delivery reports for 0.1 s, then produce again
@@ -47,7 +50,7 @@ class MockKafka:
 
     def start(self) -> str:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "sandcrawler.testing.kafka_mock", str(self.brokers)],
+            [sys.executable, "-m", "sandcrawler_testkit.kafka_mock", str(self.brokers)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         )
         self._proc = proc
@@ -200,5 +203,25 @@ def _serve(brokers: int) -> None:
         producer.poll(0.2)
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler_testkit.kafka_mock [BROKERS]``: what ``MockKafka`` runs."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.kafka_mock",
+        "Start librdkafka's mock Kafka cluster (on loopback ports it picks itself) and\n"
+        "print its bootstrap.servers; it lives until stdin closes (Ctrl-D) or the\n"
+        "process is killed.")
+    parser.add_argument("brokers", nargs="?", type=_positive, default=1,
+                        help="number of brokers (default: 1)")
+    args = parser.parse_args(argv)
+    with contextlib.suppress(KeyboardInterrupt):
+        _serve(args.brokers)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return int(text)
+
+
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    main()

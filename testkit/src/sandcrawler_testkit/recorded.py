@@ -1,0 +1,132 @@
+"""Answers the platforms' APIs really gave, and where the loopback platform
+server serves them.
+
+The files are under ``data/platforms/<platform>/``, kept as they were recorded;
+``data/platforms/SOURCES.md`` says where each comes from and under which
+licence. ``RECORDED`` names each one and lists the requests it answers: the
+recorded request itself and, where a client asks another endpoint for the same
+object, that endpoint with a documented derivation (``derive``). Serve them with
+``PlatformServer.add_recorded(*RECORDED.values())``; they win over the
+server's invented datasets on the same paths.
+
+The checksums in these answers describe files we do not have (except the one
+recorded download, ``dataverse/datafile-2353203.tab``), so they test what the
+platform helpers read from an answer, not downloads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "platforms"
+JSON = "application/json"
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request a recorded answer is served for: ``host``, then ``path`` with
+    its query as a client sends it (percent-decoded), and the answer's status."""
+
+    host: str
+    path: str
+    status: int = 200
+    content_type: str = JSON
+    derive: Callable[[bytes], bytes] | None = None  # what the endpoint makes of the file
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A recorded answer (``file`` under ``data/platforms``) and where it is served."""
+
+    file: str
+    served: tuple[Served, ...]
+
+    @property
+    def raw(self) -> bytes:
+        return (DATA / self.file).read_bytes()
+
+    def json(self) -> Any:
+        return json.loads(self.raw)
+
+    def body(self, served: Served) -> bytes:
+        return served.derive(self.raw) if served.derive else self.raw
+
+
+def dataverse_version(raw: bytes) -> bytes:
+    """A dataset answer (``/api/datasets/:persistentId``) as the version endpoint
+    (``/api/datasets/:persistentId/versions/{v}``) gives it: the same envelope
+    around ``data.latestVersion``. Dataverse prints both with one JSON printer
+    for a dataset version; this is a re-serialisation, not the bytes it sent."""
+    answer = json.loads(raw)
+    return json.dumps({"status": answer["status"], "data": answer["data"]["latestVersion"]},
+                      ensure_ascii=False).encode()
+
+
+def _zenodo(record_id: int) -> Recorded:
+    return Recorded(f"zenodo/record-{record_id}.json",
+                    (Served("zenodo.org", f"/api/records/{record_id}"),))
+
+
+def _dataverse(file: str, host: str, pid: str, version: str) -> Recorded:
+    """A dataset answer: served as recorded, and as the version endpoint both for
+    ``:latest-published`` and for its own version number."""
+    query = f"?persistentId={pid}"
+    return Recorded(f"dataverse/{file}", (
+        Served(host, f"/api/datasets/:persistentId{query}"),
+        Served(host, f"/api/datasets/:persistentId/versions/:latest-published{query}",
+               derive=dataverse_version),
+        Served(host, f"/api/datasets/:persistentId/versions/{version}{query}",
+               derive=dataverse_version),
+    ))
+
+
+RECORDED: dict[str, Recorded] = {
+    "zenodo-3463499": _zenodo(3463499),
+    "zenodo-3459420": _zenodo(3459420),
+    # GET /v2/articles/123456; the answer is its version 1, which the versions
+    # endpoint answers with the same article presenter
+    "figshare-123456": Recorded("figshare/article-123456.json", (
+        Served("api.figshare.com", "/v2/articles/123456"),
+        Served("api.figshare.com", "/v2/articles/123456/versions/1"),
+    )),
+    # figshare's documented answer for a version that does not exist; the request
+    # it is served for (a version 2 of article 123456) is our choice
+    "figshare-version-not-found": Recorded("figshare/version-not-found.json", (
+        Served("api.figshare.com", "/v2/articles/123456/versions/2", status=404),
+    )),
+    "dataverse-harvard-TJCLKP": _dataverse(
+        "dataset-harvard-DVN-TJCLKP.json", "dataverse.harvard.edu", "doi:10.7910/DVN/TJCLKP",
+        "4.0"),
+    "dataverse-harvard-RLMYMR": _dataverse(
+        "dataset-harvard-DVN-RLMYMR.json", "dataverse.harvard.edu", "doi:10.7910/DVN/RLMYMR",
+        "2.0"),
+    "dataverse-harvard-26721": _dataverse(
+        "dataset-harvard-DVN-26721.json", "dataverse.harvard.edu", "doi:10.7910/DVN/26721",
+        "2.2"),
+    "dataverse-harvard-CR02PG": _dataverse(
+        "dataset-harvard-DVN-CR02PG.json", "dataverse.harvard.edu", "doi:10.7910/DVN/CR02PG",
+        "9.0"),
+    "dataverse-icrisat-TCCVS7": _dataverse(
+        "dataset-icrisat-D2-TCCVS7.json", "dataverse.icrisat.org", "doi:10.21421/D2/TCCVS7",
+        "1.0"),
+    "dataverse-demo-P1TO3S": _dataverse(
+        "dataset-demo-FK2-P1TO3S.json", "demo.dataverse.org", "doi:10.70122/FK2/P1TO3S", "3.0"),
+    # the default download of the tabular file "Test Data Alpha.tab" of P1TO3S
+    "dataverse-demo-datafile-2353203": Recorded("dataverse/datafile-2353203.tab", (
+        Served("demo.dataverse.org", "/api/access/datafile/2353203",
+               content_type=('text/tab-separated-values; name="Test%20Data%20Alpha.tab";'
+                             "charset=UTF-8")),
+    )),
+    "archiveorg-nasa": Recorded("archiveorg/metadata-nasa.json", (
+        Served("archive.org", "/metadata/nasa"),
+    )),
+    # what the metadata API answers for an identifier that names no item; the
+    # identifier it is served for is our choice
+    "archiveorg-unknown-identifier": Recorded("archiveorg/metadata-unknown-identifier.json", (
+        Served("archive.org", "/metadata/no-such-item-here"),
+    )),
+}
