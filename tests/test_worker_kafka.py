@@ -23,7 +23,7 @@ from sqlalchemy import Engine, text
 from sandcrawler.app.settings import load_settings
 from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
-from sandcrawler.pipeline.sinks import KafkaSink
+from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.work import Outcome
 from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir

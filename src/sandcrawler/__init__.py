@@ -1,3 +1,127 @@
-"""sandcrawler: harvest, archive, process and catalogue scholarly documents."""
+"""sandcrawler: harvest, archive, process and catalogue scholarly documents.
 
-__version__ = "0.1.0"
+The library is the product; the ``sandcrawler`` command is a thin layer over
+it. The public names are listed in ``__all__`` (a test pins them); everything
+else is internal and may change. Three lines do what the quickstart's commands
+do::
+
+    import sandcrawler
+    services = sandcrawler.open_services()            # settings from env/TOML, as the CLI
+    refs = services.citation_parser().parse_lists([["Smith J. A title. Nature. 2001;409:1-5."]])
+    entry = services.catalogue.add_file("paper.pdf", metadata={"DOI": "10.5555/x"})
+    services.catalogue.get(entry.uuid)
+
+The names are resolved on first use, so ``import sandcrawler`` (and every CLI
+command, which imports this package first) does not pay for the database,
+S3, PDF and HTTP libraries it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from sandcrawler.version import __version__
+
+if TYPE_CHECKING:
+    from sandcrawler.app.services import Services
+    from sandcrawler.app.settings import Settings, load_settings
+    from sandcrawler.app.workers import WORKERS, WorkerSpec
+    from sandcrawler.citations.base import CitationParser
+    from sandcrawler.citations.registry import CITATION_PARSERS
+    from sandcrawler.errors import (
+        ConfigError,
+        InfrastructureError,
+        RecordError,
+        SandcrawlerError,
+    )
+    from sandcrawler.fileset.ingest import FilesetIngester
+    from sandcrawler.fileset.platforms import PLATFORMS
+    from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
+    from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+    from sandcrawler.pipeline.runner import Runner
+    from sandcrawler.storage.blobs import BlobStore
+    from sandcrawler.storage.catalogue import Catalogue
+    from sandcrawler.storage.pdftable import PdfTable
+    from sandcrawler.work import Item, Outcome, RecordWorker
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "Services": "sandcrawler.app.services",
+    "Settings": "sandcrawler.app.settings",
+    "load_settings": "sandcrawler.app.settings",
+    "WORKERS": "sandcrawler.app.workers",
+    "WorkerSpec": "sandcrawler.app.workers",
+    "CitationParser": "sandcrawler.citations.base",
+    "CITATION_PARSERS": "sandcrawler.citations.registry",
+    "SandcrawlerError": "sandcrawler.errors",
+    "ConfigError": "sandcrawler.errors",
+    "RecordError": "sandcrawler.errors",
+    "InfrastructureError": "sandcrawler.errors",
+    "FilesetIngester": "sandcrawler.fileset.ingest",
+    "PLATFORMS": "sandcrawler.fileset.platforms",
+    "IngestRequest": "sandcrawler.models.fileset",
+    "IngestStrategy": "sandcrawler.models.fileset",
+    "FilesetIngestResult": "sandcrawler.models.fileset",
+    "PdfExtract": "sandcrawler.pdf.extract",
+    "extract_pdf": "sandcrawler.pdf.extract",
+    "Runner": "sandcrawler.pipeline.runner",
+    "BlobStore": "sandcrawler.storage.blobs",
+    "Catalogue": "sandcrawler.storage.catalogue",
+    "PdfTable": "sandcrawler.storage.pdftable",
+    "Item": "sandcrawler.work",
+    "Outcome": "sandcrawler.work",
+    "RecordWorker": "sandcrawler.work",
+}
+
+__all__ = [
+    "CITATION_PARSERS",
+    "PLATFORMS",
+    "WORKERS",
+    "BlobStore",
+    "Catalogue",
+    "CitationParser",
+    "ConfigError",
+    "FilesetIngestResult",
+    "FilesetIngester",
+    "InfrastructureError",
+    "IngestRequest",
+    "IngestStrategy",
+    "Item",
+    "Outcome",
+    "PdfExtract",
+    "PdfTable",
+    "RecordError",
+    "RecordWorker",
+    "Runner",
+    "SandcrawlerError",
+    "Services",
+    "Settings",
+    "WorkerSpec",
+    "__version__",
+    "extract_pdf",
+    "load_settings",
+    "open_services",
+]
+
+
+def open_services(**overrides: Any) -> Services:
+    """The services for the settings the CLI would use (environment, TOML file,
+    defaults) with ``overrides`` (flat or dotted names: ``store_url=...``,
+    ``"grobid.url": ...``). Close them with ``close()`` or a ``with`` block."""
+    services_module = importlib.import_module("sandcrawler.app.services")
+    settings_module = importlib.import_module("sandcrawler.app.settings")
+    return services_module.Services(settings_module.load_settings(overrides))
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandcrawler' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

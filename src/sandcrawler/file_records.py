@@ -35,6 +35,7 @@ import orjson
 from sandcrawler.errors import ConfigError, NotFound, RecordError
 from sandcrawler.identifiers import sha1_hex
 from sandcrawler.paths import safe_relative_path
+from sandcrawler.storage.resources import resource_kind
 from sandcrawler.web.cdx import CdxLine
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.warc import copy_payload
@@ -194,8 +195,6 @@ class FileLocator:
     def _from_store(self, sha1: str, dest: IO[bytes]) -> None:
         if self.catalogue is None:
             raise NotFound(f"sha1 {sha1}: no catalogue to look it up in")
-        from sandcrawler.storage.resources import resource_kind
-
         for doc in self.catalogue.lookup("sha1", sha1):
             entry = self.catalogue.get(doc)
             primary = [k for k in entry.resources if resource_kind(k).primary] if entry else []

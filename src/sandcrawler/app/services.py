@@ -31,7 +31,6 @@ from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.migrate import ensure_schema
-from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.errors import ConfigError
 from sandcrawler.file_records import FileLocator
 from sandcrawler.fileset.ingest import FilesetIngester
@@ -41,6 +40,7 @@ from sandcrawler.fileset.strategies import ArchiveContext
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.kafka import consumer_config, producer_config, topic_name
 from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.items import ItemStore

@@ -15,13 +15,9 @@ from typing import Any
 
 import click
 
-from sandcrawler import __version__
+from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 from sandcrawler.errors import InfrastructureError, SandcrawlerError
-
-EXIT_FAILED = 1
-EXIT_INFRASTRUCTURE = 3
-EXIT_INTERRUPTED = 130
-
+from sandcrawler.version import __version__
 
 #: command name -> "module:attribute"; modules are imported only when their command
 #: runs, so `sandcrawler persist ...` never pays for the HTTP client and vice versa.

@@ -7,6 +7,7 @@ import sys
 import click
 import orjson
 
+from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
@@ -44,8 +45,6 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
     Exit status 0 when it is archived (success, success-file, success-existing),
     1 otherwise; the status says why.
     """
-    from sandcrawler.cli import EXIT_FAILED
-
     ingester = open_services().fileset_ingester(IngestStrategy(strategy) if strategy else None)
     out = ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
                                         force_recrawl=force_recrawl))

@@ -15,6 +15,7 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.app.workers import WORKERS, worker_factory
 from sandcrawler.citations.registry import CITATION_PARSERS
+from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 from sandcrawler.pipeline import Runner
 from sandcrawler.pipeline.sinks import Sink
 from sandcrawler.pipeline.sources import Source
@@ -150,8 +151,6 @@ def run_pipeline(
     process's services. ``endless``: the source never runs out (a Kafka topic),
     so a stop signal is how the run ends normally (exit 0), and outages are
     waited out rather than fatal. The services are closed at the end."""
-    from sandcrawler.cli import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
-
     stop = stop or threading.Event()
     restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
     settings = services.settings

@@ -11,9 +11,9 @@ from sandcrawler.cli.options import (
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.db.sink import DatabaseSink
 from sandcrawler.errors import NotFound
 from sandcrawler.mime import normalize_mime
+from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
 columns_option = click.option(

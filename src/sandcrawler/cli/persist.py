@@ -12,7 +12,7 @@ from sandcrawler.cli.options import (
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.db.sink import DatabaseSink
+from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
 

@@ -12,7 +12,8 @@ from sandcrawler.cli.options import (
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.pipeline.sinks import KafkaSink, Sink, StdoutSink
+from sandcrawler.pipeline.kafka_io import KafkaSink
+from sandcrawler.pipeline.sinks import Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
 

@@ -25,8 +25,8 @@ from sandcrawler.cli.options import (
 )
 from sandcrawler.file_records import check_warc_source
 from sandcrawler.fileset.worker import result_messages
-from sandcrawler.pipeline.sinks import KafkaSink, Sink
-from sandcrawler.pipeline.sources import KafkaSource
+from sandcrawler.pipeline.kafka_io import KafkaSink, KafkaSource
+from sandcrawler.pipeline.sinks import Sink
 
 
 @click.group()

@@ -21,9 +21,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image
 
 from sandcrawler.filemeta import sniff_mime
 
@@ -253,8 +255,6 @@ def _thumbnails(page: Any, sizes: dict[str, int],
 
 
 def _encode(image: Any, width: int, fmt: str) -> bytes:
-    from PIL import Image
-
     height = max(1, round(image.height * width / image.width))
     scaled = image if image.width == width else image.resize((width, height),
                                                              Image.Resampling.LANCZOS)
@@ -298,8 +298,6 @@ def read_xmp(src: bytes | str | Path) -> dict[str, str]:
             break
     else:
         return {}
-    from xml.etree import ElementTree
-
     try:
         root = ElementTree.fromstring(packet.group(0))
     except ElementTree.ParseError:

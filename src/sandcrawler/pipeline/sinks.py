@@ -1,16 +1,15 @@
-"""Where outcomes go: stdout JSON lines, a Kafka topic (the database sink is db.sink)."""
+"""Where outcomes go: the sink protocol and stdout JSON lines (Kafka in kafka_io,
+the database in db_sink)."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-import time
-from collections.abc import Callable
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 import orjson
 
-from sandcrawler.retry import Backoff, RetryPolicy
+from sandcrawler.retry import RetryPolicy
 from sandcrawler.work import Outcome
 
 #: (index into the outcomes list, status, message) for outputs the sink refused
@@ -45,64 +44,3 @@ class StdoutSink:
     def close(self) -> None:
         with contextlib.suppress(BrokenPipeError):
             self.stream.flush()
-
-
-class KafkaSink:
-    """Produces each output as JSON to ``topic``; returns only once the broker has them all."""
-
-    def __init__(
-        self,
-        producer_config: dict[str, Any],
-        topic: str,
-        key: Callable[[Any], str | bytes | None] = lambda _: None,
-        flush_timeout: float = 60.0,
-        route: Callable[[Any], list[tuple[str, Any]]] | None = None,
-    ) -> None:
-        from confluent_kafka import Producer
-
-        self.topic = topic
-        self.key = key
-        #: output -> (topic, message) pairs, when one output makes several messages
-        self.route = route or (lambda out: [(topic, out)])
-        self.flush_timeout = flush_timeout
-        self._producer = Producer(producer_config)
-
-    def write(self, outcomes: list[Outcome]) -> list[Rejection]:
-        from sandcrawler.kafka import raise_for_kafka_error
-
-        errors: list[Any] = []
-
-        def on_delivery(err: Any, _msg: Any) -> None:
-            if err is not None:
-                errors.append(err)
-
-        # A full local queue is waited out serving delivery reports (poll), but not
-        # forever: a broker that is down must become an error the runner backs off from.
-        queue_full = Backoff(_QUEUE_FULL, deadline=time.monotonic() + self.flush_timeout,
-                             sleep=self._producer.poll)
-        for o in outcomes:
-            if o.output is None:
-                continue
-            for topic, message in self.route(o.output):
-                while True:
-                    try:
-                        self._producer.produce(
-                            topic, orjson.dumps(message), key=self.key(message),
-                            on_delivery=on_delivery,
-                        )
-                        break
-                    except BufferError:
-                        if not queue_full.retry():
-                            raise_for_kafka_error("local queue full", f"producing to {topic}")
-        remaining = self._producer.flush(self.flush_timeout)
-        if errors:
-            raise_for_kafka_error(errors[0], f"producing to {self.topic}")
-        if remaining:
-            raise_for_kafka_error(
-                f"{remaining} message(s) not delivered within {self.flush_timeout:g}s",
-                f"producing to {self.topic}",
-            )
-        return []
-
-    def close(self) -> None:
-        self._producer.flush(self.flush_timeout)

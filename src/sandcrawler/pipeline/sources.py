@@ -7,12 +7,11 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Protocol
 
 import orjson
 
@@ -89,94 +88,6 @@ class JsonLinesSource:
     def close(self) -> None:
         if self._fh is not sys.stdin.buffer:
             self._fh.close()
-
-
-class KafkaSource:
-    """A consumer-group member of one topic; offsets are committed only by ack().
-
-    Auto-commit is off: the runner acks a batch after the sink has made it
-    durable, so a crash re-delivers (at-least-once) and never skips.
-    """
-
-    progress_unit = "rec"
-    progress_total = None
-
-    def __init__(
-        self,
-        consumer_config: dict[str, Any],
-        topic: str | list[str],
-        *,
-        stop: threading.Event,
-        poll_timeout: float = 1.0,
-        limit: int | None = None,
-    ) -> None:
-        from confluent_kafka import Consumer
-
-        self.topic = topic
-        self.stop = stop
-        self.poll_timeout = poll_timeout
-        self.limit = limit
-        self._count = 0
-        self._consumer = Consumer(
-            {
-                **consumer_config,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-            }
-        )
-        self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic))
-
-    def progress_position(self) -> int:
-        return self._count
-
-    def batches(self, size: int) -> Iterator[list[Item]]:
-        from confluent_kafka import KafkaError
-
-        from sandcrawler.kafka import log, raise_for_kafka_error
-
-        while not self.stop.is_set():
-            if self.limit is not None and self._count >= self.limit:
-                return
-            want = size if self.limit is None else min(size, self.limit - self._count)
-            msgs = self._consumer.consume(num_messages=want, timeout=self.poll_timeout)
-            batch = []
-            for msg in msgs:
-                err = msg.error()
-                if err is not None:
-                    if err.fatal():
-                        raise_for_kafka_error(err, f"consuming {self.topic}")
-                    # Anything else (topic not created yet, broker down, ...) is
-                    # informational: librdkafka recovers by itself, so keep polling.
-                    if err.code() != KafkaError._PARTITION_EOF:
-                        log.warning("consuming %s: %s", self.topic, err.str())
-                    continue
-                where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
-                batch.append(Item(where, msg.value() or b"", (msg.topic(), msg.partition(),
-                                                              msg.offset())))
-            self._count += len(batch)
-            # An empty batch tells the runner the topic is idle: time to book (and
-            # commit) what has been written, rather than wait for more records.
-            yield batch
-
-    def ack(self, items: list[Item]) -> None:
-        from confluent_kafka import KafkaException, TopicPartition
-
-        from sandcrawler.kafka import log
-
-        last: dict[tuple[str, int], int] = {}
-        for item in items:
-            topic, partition, offset = item.token
-            last[(topic, partition)] = max(offset, last.get((topic, partition), -1))
-        offsets = [TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
-        try:
-            self._consumer.commit(offsets=offsets, asynchronous=False)
-        except KafkaException as e:
-            # Typically a rebalance took the partition away; its new owner re-reads
-            # from the last commit, which idempotent sinks absorb.
-            log.warning("offset commit failed (records will be re-delivered): %s", e)
-
-    def close(self) -> None:
-        self._consumer.close()
 
 
 class _FileItemsSource:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
+from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.storage.blobs import (
@@ -112,6 +113,11 @@ class LocalBlobStore(BlobStore):
             self.tmp_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise ConfigError(f"cannot use {self.root} as a blob store: {e}") from e
+
+    @classmethod
+    def from_url(cls, rest: str, store: StoreSettings, _s3: S3Settings) -> LocalBlobStore:
+        """``file://DIR`` or a plain directory."""
+        return cls(rest, fsync=store.fsync)
 
     def path(self, key: str) -> Path:
         return self.root / check_key(key)

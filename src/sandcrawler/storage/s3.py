@@ -20,6 +20,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.filemeta import new_hashers
 from sandcrawler.paths import MAX_PATH_BYTES
@@ -219,6 +220,14 @@ class S3BlobStore(BlobStore):
             aws_secret_access_key=secret_access_key,
             config=config,
         )
+
+    @classmethod
+    def from_url(cls, rest: str, _store: StoreSettings, s3: S3Settings) -> S3BlobStore:
+        """``s3://BUCKET[/PREFIX]``, with the endpoint and credentials of ``s3``."""
+        bucket, _, prefix = rest.partition("/")
+        return cls(bucket, prefix, endpoint_url=s3.endpoint_url, region=s3.region,
+                   access_key_id=s3.access_key_id, secret_access_key=s3.secret_access_key,
+                   part_size=s3.part_size, upload_concurrency=s3.upload_concurrency)
 
     def object_key(self, key: str) -> str:
         full = self.prefix + check_key(key)

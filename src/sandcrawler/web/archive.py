@@ -36,13 +36,13 @@ from sqlalchemy import Engine, insert, select
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from sandcrawler import __version__
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
 from sandcrawler.filemeta import FileMeta, MetaWriter
 from sandcrawler.mime import normalize_mime
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
+from sandcrawler.version import __version__
 from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, TooLarge, stream_body
 from sandcrawler.web.warc import WarcPayload, copy_payload
 
