@@ -24,9 +24,9 @@ from sandcrawler.config import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
+from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.testing.platforms import FakeFile, PlatformServer
-from sandcrawler.web.archive import REVISIT_MIME, CdxRow
 
 S = IngestStrategy
 DV = "dataverse.example.edu"
@@ -83,7 +83,7 @@ def file_downloads(srv: PlatformServer) -> list[str]:
                                          or p.endswith("/files-archive"))]
 
 
-def payload(ingester: FilesetIngester, row: CdxRow) -> bytes:
+def payload(ingester: FilesetIngester, row: CdxRecord) -> bytes:
     buf = io.BytesIO()
     ingester.ctx.web.read_payload(row, buf)
     return buf.getvalue()
@@ -94,11 +94,9 @@ def all_cdx(ingester: FilesetIngester) -> list[dict[str, Any]]:
         return [dict(r._mapping) for r in conn.execute(select(web_cdx))]
 
 
-def cdx_rows(ingester: FilesetIngester, url: str) -> list[CdxRow]:
+def cdx_rows(ingester: FilesetIngester, url: str) -> list[CdxRecord]:
     """Every capture of ``url``, originals first."""
-    fields = set(CdxRow.__dataclass_fields__)
-    rows = [CdxRow(**{k: v for k, v in row.items() if k in fields})
-            for row in all_cdx(ingester) if row["url"] == url]
+    rows = [CdxRecord.from_row(row) for row in all_cdx(ingester) if row["url"] == url]
     return sorted(rows, key=lambda row: row.is_revisit)
 
 

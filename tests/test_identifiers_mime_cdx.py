@@ -82,7 +82,7 @@ GOOD = (f"org,example)/a.pdf 20170706005950 http://example.org/a.pdf application
 
 def test_parse_cdx_line() -> None:
     cdx = parse_cdx_line(GOOD.encode())
-    assert (cdx.surt, cdx.datetime, cdx.url, cdx.mime, cdx.status_code) == (
+    assert (cdx.surt, cdx.datetime, cdx.url, cdx.mimetype, cdx.status_code) == (
         "org,example)/a.pdf", "20170706005950", "http://example.org/a.pdf", "application/pdf", 200)
     assert (cdx.sha1hex, cdx.warc_csize, cdx.warc_offset, cdx.warc_path) == (
         HEX, 361006, 17120058, "CRAWL/file.warc.gz")

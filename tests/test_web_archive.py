@@ -10,7 +10,8 @@ from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.testing.http_files import FileServer
-from sandcrawler.web.archive import WebArchive, surt
+from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.cdx import surt
 from sandcrawler.web.fetch import HttpFetcher
 
 

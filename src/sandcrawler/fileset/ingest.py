@@ -173,7 +173,7 @@ class FilesetIngester:
         landing.hops = [row.url for row in capture.rows]
         landing.status_code = terminal.status_code
         landing.mimetype = terminal.mimetype
-        result["terminal"] = capture.terminal.to_terminal()
+        result["terminal"] = terminal.to_terminal().to_json()
         result["cdx"] = terminal.to_cdx()
         if capture.revisit_of is not None:
             result["revisit_cdx"] = capture.revisit_of.to_cdx()
