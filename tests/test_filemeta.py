@@ -28,7 +28,7 @@ def test_hashes_in_one_pass(size: int, tmp_path: Path) -> None:
     path.write_bytes(data)
     for source in (path, str(path), data, io.BytesIO(data)):
         meta = file_metadata(source)
-        assert (meta.size, meta.sha1hex, meta.sha256hex, meta.md5hex) == expected(data)
+        assert (meta.size_bytes, meta.sha1hex, meta.sha256hex, meta.md5hex) == expected(data)
 
 
 def test_hash_chunks_any_split() -> None:
@@ -44,7 +44,7 @@ def test_real_pdfs() -> None:
         data = pdf.read_bytes()
         meta = file_metadata(pdf)
         assert meta.mimetype == "application/pdf", pdf.name
-        assert (meta.size, meta.sha1hex, meta.sha256hex, meta.md5hex) == expected(data)
+        assert (meta.size_bytes, meta.sha1hex, meta.sha256hex, meta.md5hex) == expected(data)
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/data not present")

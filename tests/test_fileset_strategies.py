@@ -67,13 +67,15 @@ def ingest(ingester: FilesetIngester, url: str, *, force: bool = False) -> Inges
 
 
 def hashes(data: bytes) -> dict[str, Any]:
-    return {"size": len(data), "sha1hex": hashlib.sha1(data).hexdigest(),
+    """What ``file_meta`` says of ``data`` (all but the MIME type)."""
+    return {"size_bytes": len(data), "sha1hex": hashlib.sha1(data).hexdigest(),
             "sha256hex": hashlib.sha256(data).hexdigest(), "md5hex": hashlib.md5(data).hexdigest()}
 
 
 def manifest_hashes(data: bytes) -> dict[str, Any]:
     h = hashes(data)
-    return {"size": h["size"], "sha1": h["sha1hex"], "sha256": h["sha256hex"], "md5": h["md5hex"]}
+    return {"size": h["size_bytes"], "sha1": h["sha1hex"], "sha256": h["sha256hex"],
+            "md5": h["md5hex"]}
 
 
 def file_downloads(srv: PlatformServer) -> list[str]:

@@ -19,12 +19,12 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.mime import OCTET_STREAM
+from sandcrawler.models.files import FileMeta
 
 CHUNK = 1024 * 1024
 SNIFF_BYTES = 8192
@@ -107,19 +107,6 @@ def _is_text(head: bytes) -> bool:
         if e.start < len(head) - 3:
             return False
     return True
-
-
-@dataclass(frozen=True, slots=True)
-class FileMeta:
-    size: int
-    sha1hex: str
-    sha256hex: str
-    md5hex: str
-    mimetype: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"size": self.size, "sha1hex": self.sha1hex, "sha256hex": self.sha256hex,
-                "md5hex": self.md5hex, "mimetype": self.mimetype}
 
 
 def new_hashers(names: Iterable[str]) -> dict[str, Any]:
@@ -252,4 +239,5 @@ def file_metadata(source: str | Path | bytes | IO[bytes]) -> FileMeta:
 
 
 def _meta(size: int, digests: dict[str, str], mimetype: str) -> FileMeta:
-    return FileMeta(size, digests["sha1"], digests["sha256"], digests["md5"], mimetype)
+    return FileMeta(size_bytes=size, sha1hex=digests["sha1"], sha256hex=digests["sha256"],
+                    md5hex=digests["md5"], mimetype=mimetype)

@@ -35,10 +35,10 @@ from urllib.parse import unquote, urlsplit
 
 from sandcrawler.config import Settings
 from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.filemeta import MetaWriter
 from sandcrawler.fileset.bundle import BundleEntry, list_bundle
 from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import Terminal
+from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.fileset import (
     ArchiveStrategyResult,
     FilesetManifestFile,
@@ -74,7 +74,7 @@ class ArchiveContext:
 def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
     """``mismatch-size`` / ``-md5`` / ``-sha1`` / ``-sha256`` when the bytes are not
     what the platform said; None when every size and checksum it gave agrees."""
-    if expected.size is not None and expected.size != meta.size:
+    if expected.size is not None and expected.size != meta.size_bytes:
         return "mismatch-size"
     for algo, got in (("md5", meta.md5hex), ("sha1", meta.sha1hex), ("sha256", meta.sha256hex)):
         want = getattr(expected, algo)
@@ -86,7 +86,8 @@ def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
 def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta, status: str) -> str:
     algo = status.removeprefix("mismatch-")
     if algo == "size":
-        return f"{expected.path}: the platform says {expected.size:,} bytes, got {meta.size:,}"
+        return (f"{expected.path}: the platform says {expected.size:,} bytes, "
+                f"got {meta.size_bytes:,}")
     got = {"md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex}[algo]
     return f"{expected.path}: the platform's {algo} is {getattr(expected, algo)}, got {got}"
 
@@ -96,7 +97,7 @@ def archived(expected: FilesetManifestFile, meta: FileMeta,
     """The manifest entry of a verified file: what the platform said, completed
     with every checksum we computed and where the fetch ended."""
     return expected.model_copy(update={
-        "size": meta.size, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
+        "size": meta.size_bytes, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
         "mimetype": expected.mimetype or meta.mimetype or None, "status": OK,
         "terminal_url": terminal.terminal_url, "terminal_dt": terminal.terminal_dt})
 
@@ -133,7 +134,8 @@ def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry]
             entry = candidates[0] if len(candidates) == 1 else None
         if entry is None:
             raise ArchiveFailure(f"the bundle has no file {want.path!r}", "bundle-incomplete")
-        meta = FileMeta(entry.size, entry.sha1, entry.sha256, entry.md5, entry.mimetype)
+        meta = FileMeta(size_bytes=entry.size, sha1hex=entry.sha1, sha256hex=entry.sha256,
+                        md5hex=entry.md5, mimetype=entry.mimetype)
         if status := mismatch(want, meta):
             raise ArchiveFailure(f"in the bundle: {_mismatch_message(want, meta, status)}",
                                  status)
@@ -208,9 +210,8 @@ class WebStrategy(FilesetStrategy):
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
             return self._result("success-existing", manifest,
-                                bundle_file_meta=web.payload_meta(terminal).to_json(),
-                                bundle_terminal=terminal.to_terminal().to_json(),
-                                bundle_cdx=terminal.to_cdx(),
+                                bundle_file_meta=web.payload_meta(terminal),
+                                bundle_terminal=terminal.to_terminal(), bundle_cdx=terminal,
                                 bundle_revisit_cdx=_revisit_cdx(web, terminal))
         manifest = []
         rows = []
@@ -225,9 +226,8 @@ class WebStrategy(FilesetStrategy):
         if self.strategy.entity == "file" and rows:
             meta = web.payload_meta(rows[0])
             assert meta is not None
-            fields = {"file_file_meta": meta.to_json(),
-                      "file_terminal": rows[0].to_terminal().to_json(),
-                      "file_cdx": rows[0].to_cdx(),
+            fields = {"file_file_meta": meta, "file_terminal": rows[0].to_terminal(),
+                      "file_cdx": rows[0],
                       "file_revisit_cdx": _revisit_cdx(web, rows[0])}
         return self._result("success-existing", manifest, **fields)
 
@@ -272,16 +272,15 @@ class WebStrategy(FilesetStrategy):
                 failure = ArchiveFailure(_mismatch_message(expected, capture.file_meta, status),
                                          status)
                 return self._failed(item, done, failure, expected)
-            left -= capture.file_meta.size
+            left -= capture.file_meta.size_bytes
             first = first or capture
             done.append(archived(expected, capture.file_meta, capture.terminal.to_terminal()))
         fields: dict[str, Any] = {}
         if self.strategy.entity == "file" and first is not None:
             assert first.file_meta is not None
-            fields = {"file_file_meta": first.file_meta.to_json(),
-                      "file_terminal": first.terminal.to_terminal().to_json(),
-                      "file_cdx": first.terminal.to_cdx(),
-                      "file_revisit_cdx": first.revisit_of.to_cdx() if first.revisit_of else None}
+            fields = {"file_file_meta": first.file_meta,
+                      "file_terminal": first.terminal.to_terminal(),
+                      "file_cdx": first.terminal, "file_revisit_cdx": first.revisit_of}
         return self._result(self.success, done, **fields)
 
     def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
@@ -299,14 +298,13 @@ class WebStrategy(FilesetStrategy):
         finally:
             capture.close()
         return self._result(
-            OK, manifest, bundle_file_meta=capture.file_meta.to_json(),
-            bundle_terminal=capture.terminal.to_terminal().to_json(),
-            bundle_cdx=capture.terminal.to_cdx(),
-            bundle_revisit_cdx=capture.revisit_of.to_cdx() if capture.revisit_of else None)
+            OK, manifest, bundle_file_meta=capture.file_meta,
+            bundle_terminal=capture.terminal.to_terminal(), bundle_cdx=capture.terminal,
+            bundle_revisit_cdx=capture.revisit_of)
 
 
-def _revisit_cdx(web: WebArchive, row: CdxRecord) -> dict[str, Any] | None:
-    return web.original(row).to_cdx() if row.is_revisit else None
+def _revisit_cdx(web: WebArchive, row: CdxRecord) -> CdxRecord | None:
+    return web.original(row) if row.is_revisit else None
 
 
 class _Spool:
@@ -419,13 +417,12 @@ class ArchiveorgStrategy(FilesetStrategy):
                 return self._failed(item, done, e, expected)
             if not existed:
                 created.append(expected.path)
-            left -= got.meta.size
+            left -= got.meta.size_bytes
             first = first or got
             done.append(archived(expected, got.meta, got.terminal))
         fields: dict[str, Any] = {}
         if self.strategy.entity == "file" and first is not None:
-            fields = {"file_file_meta": first.meta.to_json(),
-                      "file_terminal": first.terminal.to_json()}
+            fields = {"file_file_meta": first.meta, "file_terminal": first.terminal}
         return self._result(self.success, done, **fields)
 
     def _bundle(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
@@ -441,8 +438,8 @@ class ArchiveorgStrategy(FilesetStrategy):
                     self.ctx.items.store.put(self.ctx.items.file_key(name, path), f, hashes=())
             except RecordError as e:
                 return self._failed(item, [], e)
-        return self._result(OK, manifest, bundle_file_meta=got.meta.to_json(),
-                            bundle_terminal=got.terminal.to_json(), bundle_archiveorg_path=path)
+        return self._result(OK, manifest, bundle_file_meta=got.meta,
+                            bundle_terminal=got.terminal, bundle_archiveorg_path=path)
 
 
 def _platform_manifest(item: FilesetPlatformItem) -> list[dict[str, Any]]:

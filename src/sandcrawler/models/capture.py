@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import sha1_base32, sha1_hex
 from sandcrawler.models.files import DT14, SHA1_HEX, Terminal
 
@@ -50,7 +51,10 @@ class CdxRecord(BaseModel):
             data = dict(data)
             b32 = data.pop("sha1b32")
             if b32 is not None:
-                hexed = sha1_hex(b32)
+                try:
+                    hexed = sha1_hex(b32)
+                except RecordError as e:
+                    raise ValueError(str(e)) from None
                 if data.get("sha1hex") not in (None, hexed):
                     raise ValueError(f"sha1b32 {b32} and sha1hex {data['sha1hex']} differ")
                 data["sha1hex"] = hexed

@@ -40,9 +40,10 @@ from sandcrawler import __version__
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.filemeta import MetaWriter
 from sandcrawler.mime import normalize_mime
 from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
+from sandcrawler.models.files import FileMeta
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
 from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.web.cdx import surt
@@ -191,7 +192,8 @@ class WarcSession:
         record_id = f"<urn:uuid:{uuid.uuid4()}>"
         headers = {"WARC-Record-ID": record_id, "WARC-Date": warc_date(dt)}
         if meta is None:  # no body: a redirect
-            meta = FileMeta(0, _sha1(b"").hexdigest(), "", "", "")
+            meta = FileMeta(size_bytes=0, sha1hex=_sha1(b"").hexdigest(), sha256hex="",
+                            md5hex="", mimetype="")
             block_sha1 = _sha1(http.headers_buff).hexdigest()
         if refers_to is not None:
             rec_type, body, length = "revisit", io.BytesIO(), 0
@@ -200,7 +202,7 @@ class WarcSession:
                             "WARC-Refers-To-Target-URI": refers_to.url,
                             "WARC-Refers-To-Date": warc_date(refers_to.datetime)})
         else:
-            rec_type, length = "response", meta.size
+            rec_type, length = "response", meta.size_bytes
         assert block_sha1 is not None
         headers.update({"WARC-Block-Digest": _digest(block_sha1),
                         "WARC-Payload-Digest": _digest(meta.sha1hex)})
@@ -213,7 +215,7 @@ class WarcSession:
             url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
             mimetype=REVISIT_MIME if refers_to is not None else _mimetype(hop, meta),
             warc_path=self.key, warc_offset=offset, warc_csize=csize, location=hop.location,
-            sha1hex=meta.sha1hex, size=meta.size, sha256hex=meta.sha256hex or None,
+            sha1hex=meta.sha1hex, size=meta.size_bytes, sha256hex=meta.sha256hex or None,
             md5hex=meta.md5hex or None)
         self._add(row)
         return row
@@ -326,8 +328,8 @@ class WebArchive:
         if row.size is None or row.sha1hex is None:
             return None
         mimetype = self.original(row).mimetype if row.is_revisit else row.mimetype
-        return FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
-                        mimetype or "")
+        return FileMeta(size_bytes=row.size, sha1hex=row.sha1hex, sha256hex=row.sha256hex or "",
+                        md5hex=row.md5hex or "", mimetype=mimetype or "")
 
     def read_payload(self, row: CdxRecord, dest: IO[bytes], *,
                      max_bytes: int = 2**62) -> WarcPayload:
