@@ -71,6 +71,14 @@ def test_pmid_pmcid_arxiv() -> None:
     ("binary/octet-stream", "application/octet-stream"),
     ("not a mime", "application/octet-stream"),
     ("image/png", "image/png"),
+    # dataset formats: the names servers use, onto the ones the sniffer gives
+    ("application/x-gzip", "application/gzip"),
+    ("application/csv", "text/csv"),
+    ("text/tsv", "text/tab-separated-values"),
+    ("application/x-parquet", "application/vnd.apache.parquet"),
+    ("application/netcdf", "application/x-netcdf"),
+    ("application/tar", "application/x-tar"),
+    ("application/x-hdf5", "application/x-hdf5"),
 ])
 def test_normalize_mime(raw: str | None, norm: str) -> None:
     assert normalize_mime(raw) == norm
