@@ -38,7 +38,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
@@ -61,6 +60,7 @@ from _common import (
     work_dir,
     write_lines,
 )
+from warcio.timeutils import sec_to_timestamp, timestamp_to_sec
 
 from sandcrawler_testkit.postgres import PostgresCluster
 
@@ -87,8 +87,8 @@ def cdx_variants(real: Sequence[str], n: int) -> Iterator[bytes]:
         fields = real[j].split(" ")
         if copy:
             surt, dt, url, mime, status, sha1, redirect, meta, c_size, offset, warc = fields
-            ts = datetime.strptime(dt, "%Y%m%d%H%M%S") + timedelta(seconds=STEP_SECONDS * copy)
-            fields = [surt, ts.strftime("%Y%m%d%H%M%S"), url, mime, status,
+            ts = sec_to_timestamp(timestamp_to_sec(dt) + STEP_SECONDS * copy)
+            fields = [surt, ts, url, mime, status,
                       derived_sha1(sha1, copy), redirect, meta, c_size,
                       str((int(offset) + STEP_OFFSET * copy) % 1_000_000_000), warc]
         yield " ".join(fields).encode() + b"\n"

@@ -376,7 +376,7 @@ def measure(what: str, path: Path) -> None:
         detail = {"status": out.status, "pages": out.page_count, "words": out.word_count}
     else:
         meta = file_metadata(path)
-        detail = {"status": "success", "size": meta.size, "mime": meta.mimetype}
+        detail = {"status": "success", "size": meta.size_bytes, "mime": meta.mimetype}
     wall = time.perf_counter() - t0
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
     print(

@@ -243,7 +243,7 @@ def test_landing_500_on_platform_url(srv: PlatformServer) -> None:
     assert r["terminal"]["terminal_status_code"] == 500
     assert r["platform_name"] == "zenodo"
     assert "html_biblio" not in r
-    assert r["fileset_file"]["file_meta"]["size"] == len(data)
+    assert r["fileset_file"]["file_meta"]["size_bytes"] == len(data)
 
 
 # --- manifests that would escape the store --------------------------------------------------

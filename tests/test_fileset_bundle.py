@@ -134,7 +134,7 @@ def test_lists_files_in_order_with_hashes_and_mimetypes(tmp_path: Path) -> None:
             sha256=hashlib.sha256(data).hexdigest(),
             mimetype=file_metadata(data).mimetype,
         )
-    assert entries[0].mimetype == "text/plain"
+    assert entries[0].mimetype == "text/csv"
     assert entries[-1].mimetype == "application/zip"  # a nested zip is just a file
     assert entries[0].to_manifest() == {
         "path": "data/table.csv",
@@ -142,7 +142,7 @@ def test_lists_files_in_order_with_hashes_and_mimetypes(tmp_path: Path) -> None:
         "md5": hashlib.md5(files[0][1]).hexdigest(),
         "sha1": hashlib.sha1(files[0][1]).hexdigest(),
         "sha256": hashlib.sha256(files[0][1]).hexdigest(),
-        "mimetype": "text/plain",
+        "mimetype": "text/csv",
     }
 
 

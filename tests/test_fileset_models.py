@@ -58,13 +58,15 @@ def test_request_keeps_unknown_fields_and_result_has_the_seed_fields() -> None:
     assert req.to_json()["producer_note"] == "kept"
     with pytest.raises(ValidationError):
         IngestRequest.model_validate({"ingest_type": "dataset"})
+    file_meta = {"size_bytes": 10, "sha1hex": "c" * 40, "sha256hex": "d" * 64,
+                 "md5hex": "e" * 32, "mimetype": "text/csv"}
     result = FilesetIngestResult(
         hit=True, status="success-file", request=req.to_json(), platform_name="zenodo",
         ingest_strategy="web-file", file_count=1, total_size=10,
-        fileset_file={"file_meta": {"sha1hex": "c" * 40}})
+        fileset_file={"file_meta": file_meta})
     out = result.to_json()
     assert out["ingest_strategy"] == "web-file"
-    assert out["fileset_file"] == {"file_meta": {"sha1hex": "c" * 40}}
+    assert out["fileset_file"] == {"file_meta": file_meta}
     assert set(FilesetIngestResult.model_fields) >= {
         "hit", "status", "request", "terminal", "file_meta", "cdx", "revisit_cdx",
         "html_biblio", "manifest", "platform_name", "platform_domain", "platform_id",

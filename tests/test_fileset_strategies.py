@@ -24,8 +24,8 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
+from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
-from sandcrawler.web.archive import REVISIT_MIME, CdxRow
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import open_ingester
 
@@ -68,13 +68,15 @@ def ingest(ingester: FilesetIngester, url: str, *, force: bool = False) -> Inges
 
 
 def hashes(data: bytes) -> dict[str, Any]:
-    return {"size": len(data), "sha1hex": hashlib.sha1(data).hexdigest(),
+    """What ``file_meta`` says of ``data`` (all but the MIME type)."""
+    return {"size_bytes": len(data), "sha1hex": hashlib.sha1(data).hexdigest(),
             "sha256hex": hashlib.sha256(data).hexdigest(), "md5hex": hashlib.md5(data).hexdigest()}
 
 
 def manifest_hashes(data: bytes) -> dict[str, Any]:
     h = hashes(data)
-    return {"size": h["size"], "sha1": h["sha1hex"], "sha256": h["sha256hex"], "md5": h["md5hex"]}
+    return {"size": h["size_bytes"], "sha1": h["sha1hex"], "sha256": h["sha256hex"],
+            "md5": h["md5hex"]}
 
 
 def file_downloads(srv: PlatformServer) -> list[str]:
@@ -84,7 +86,7 @@ def file_downloads(srv: PlatformServer) -> list[str]:
                                          or p.endswith("/files-archive"))]
 
 
-def payload(ingester: FilesetIngester, row: CdxRow) -> bytes:
+def payload(ingester: FilesetIngester, row: CdxRecord) -> bytes:
     buf = io.BytesIO()
     ingester.ctx.web.read_payload(row, buf)
     return buf.getvalue()
@@ -95,11 +97,9 @@ def all_cdx(ingester: FilesetIngester) -> list[dict[str, Any]]:
         return [dict(r._mapping) for r in conn.execute(select(web_cdx))]
 
 
-def cdx_rows(ingester: FilesetIngester, url: str) -> list[CdxRow]:
+def cdx_rows(ingester: FilesetIngester, url: str) -> list[CdxRecord]:
     """Every capture of ``url``, originals first."""
-    fields = set(CdxRow.__dataclass_fields__)
-    rows = [CdxRow(**{k: v for k, v in row.items() if k in fields})
-            for row in all_cdx(ingester) if row["url"] == url]
+    rows = [CdxRecord.from_row(row) for row in all_cdx(ingester) if row["url"] == url]
     return sorted(rows, key=lambda row: row.is_revisit)
 
 

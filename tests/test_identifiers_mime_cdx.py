@@ -71,6 +71,14 @@ def test_pmid_pmcid_arxiv() -> None:
     ("binary/octet-stream", "application/octet-stream"),
     ("not a mime", "application/octet-stream"),
     ("image/png", "image/png"),
+    # dataset formats: the names servers use, onto the ones the sniffer gives
+    ("application/x-gzip", "application/gzip"),
+    ("application/csv", "text/csv"),
+    ("text/tsv", "text/tab-separated-values"),
+    ("application/x-parquet", "application/vnd.apache.parquet"),
+    ("application/netcdf", "application/x-netcdf"),
+    ("application/tar", "application/x-tar"),
+    ("application/x-hdf5", "application/x-hdf5"),
 ])
 def test_normalize_mime(raw: str | None, norm: str) -> None:
     assert normalize_mime(raw) == norm
@@ -82,7 +90,7 @@ GOOD = (f"org,example)/a.pdf 20170706005950 http://example.org/a.pdf application
 
 def test_parse_cdx_line() -> None:
     cdx = parse_cdx_line(GOOD.encode())
-    assert (cdx.surt, cdx.datetime, cdx.url, cdx.mime, cdx.status_code) == (
+    assert (cdx.surt, cdx.datetime, cdx.url, cdx.mimetype, cdx.status_code) == (
         "org,example)/a.pdf", "20170706005950", "http://example.org/a.pdf", "application/pdf", 200)
     assert (cdx.sha1hex, cdx.warc_csize, cdx.warc_offset, cdx.warc_path) == (
         HEX, 361006, 17120058, "CRAWL/file.warc.gz")

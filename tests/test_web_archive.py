@@ -9,7 +9,8 @@ from pathlib import Path
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.web.archive import WebArchive, surt
+from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.cdx import surt
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.http_files import FileServer
 

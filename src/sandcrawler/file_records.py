@@ -34,9 +34,9 @@ import orjson
 
 from sandcrawler.errors import ConfigError, NotFound, RecordError
 from sandcrawler.identifiers import sha1_hex
+from sandcrawler.models.capture import CdxRecord
 from sandcrawler.paths import safe_relative_path
 from sandcrawler.storage.resources import resource_kind
-from sandcrawler.web.cdx import CdxLine
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.warc import copy_payload
 
@@ -58,7 +58,7 @@ class FileRecord:
     url: str | None = None
     sha1: str | None = None  # hex; the expected digest, or (alone) what to look up
     warc: WarcRef | None = None
-    cdx: CdxLine | None = None  # when the record came from a CDX line
+    cdx: CdxRecord | None = None  # when the record came from a CDX line
 
     def describe(self) -> dict[str, Any]:
         """What a result line says about where the file came from."""
@@ -114,7 +114,7 @@ def _str_field(obj: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def record_from_cdx(cdx: CdxLine) -> FileRecord:
+def record_from_cdx(cdx: CdxRecord) -> FileRecord:
     return FileRecord(cdx.url, sha1=cdx.sha1hex, cdx=cdx,
                       warc=WarcRef(cdx.warc_path, cdx.warc_offset, cdx.warc_csize))
 

@@ -1,11 +1,5 @@
 """File metadata in one streaming pass: size, sha1, sha256, md5 and the MIME type
-sniffed from the bytes (never from the file name).
-
-The sniffer knows the full-text formats this system stores (PDF, PostScript,
-JATS/publisher XML, HTML, Word, EPUB) and the common containers and images, by
-their magic numbers or, for text formats, by their first markup. Anything else
-is ``application/octet-stream`` (or ``text/plain`` for UTF-8 text). Results are
-in the normalised form of ``sandcrawler.mime``.
+sniffed from the first bytes (never from the file name; ``sandcrawler.mime``).
 
 Hashing reads 1 MiB at a time; hashlib releases the GIL on large buffers, so
 the three digests run on separate threads while the next chunk is read.
@@ -14,112 +8,19 @@ the three digests run on separate threads while the next chunk is read.
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.mime import OCTET_STREAM
+from sandcrawler.mime import SNIFF_BYTES, sniff_mime
+from sandcrawler.models.files import FileMeta
 
 CHUNK = 1024 * 1024
-SNIFF_BYTES = 8192
 HASHES = ("sha1", "sha256", "md5")
-
-#: magic numbers at offset 0 -> MIME type (zip-based formats are told apart below)
-_MAGIC: tuple[tuple[bytes, str], ...] = (
-    (b"%!PS", "application/postscript"),
-    (b"\x04%!PS", "application/postscript"),  # with a leading ^D, as some drivers write
-    (b"\xc5\xd0\xd3\xc6", "application/postscript"),  # DOS EPS binary header
-    (b"\x1f\x8b", "application/gzip"),
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-    (b"II*\x00", "image/tiff"),
-    (b"MM\x00*", "image/tiff"),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "application/msword"),  # OLE2 (.doc)
-    (b"{\\rtf", "application/rtf"),
-    (b"WARC/", "application/warc"),
-)
-DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-_BOMS = (b"\xef\xbb\xbf",)
-_HTML_START = re.compile(rb"^(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title)[\s>]",
-                         re.IGNORECASE | re.DOTALL)
-_XML_START = re.compile(rb"^(<\?xml[^>]*\?>\s*)?(<!--.*?-->\s*|<\?[^>]*\?>\s*)*<(!doctype\s+)?"
-                        rb"([a-z_][\w.:-]*)", re.IGNORECASE | re.DOTALL)
-_JATS_HINTS = (b"jats", b"-//nlm//dtd", b"journalpublishing", b"archivearticle")
-
-
-def sniff_mime(head: bytes) -> str:
-    """The MIME type of content starting with ``head`` (give at least 8 KiB)."""
-    # PDF readers accept the header anywhere in the first kilobyte (junk before it
-    # is common in crawled files); so does this.
-    if b"%PDF-" in head[:1024]:
-        return "application/pdf"
-    for magic, mime in _MAGIC:
-        if head.startswith(magic):
-            return mime
-    if head.startswith(b"PK\x03\x04"):
-        if head[30:58] == b"mimetypeapplication/epub+zip":
-            return "application/epub+zip"
-        if b"word/" in head:
-            return DOCX
-        return "application/zip"
-    text = head
-    for bom in _BOMS:
-        if text.startswith(bom):
-            text = text[len(bom):]
-    text = text.lstrip()
-    if text.startswith(b"<"):
-        if _HTML_START.match(text):
-            return "text/html"
-        m = _XML_START.match(text)
-        if m:
-            if m.group(4).lower() == b"html":
-                return "text/html"  # XHTML is served and read as HTML
-            return "application/xml"
-    if _is_text(head):
-        return "application/json" if text[:1] in (b"{", b"[") else "text/plain"
-    return OCTET_STREAM
-
-
-def is_jats(head: bytes) -> bool:
-    """XML that is JATS (PubMed Central's and most publishers' article XML)."""
-    lower = head[:SNIFF_BYTES].lower()
-    if any(hint in lower for hint in _JATS_HINTS):
-        return True
-    m = _XML_START.match(lower.lstrip(b"\xef\xbb\xbf").lstrip())
-    return bool(m and m.group(4) == b"article" and b"<front" in lower)
-
-
-def _is_text(head: bytes) -> bool:
-    if not head or b"\x00" in head:
-        return False
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as e:
-        # A multi-byte character cut at the end of the sample is still text.
-        if e.start < len(head) - 3:
-            return False
-    return True
-
-
-@dataclass(frozen=True, slots=True)
-class FileMeta:
-    size: int
-    sha1hex: str
-    sha256hex: str
-    md5hex: str
-    mimetype: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"size": self.size, "sha1hex": self.sha1hex, "sha256hex": self.sha256hex,
-                "md5hex": self.md5hex, "mimetype": self.mimetype}
 
 
 def new_hashers(names: Iterable[str]) -> dict[str, Any]:
@@ -252,4 +153,5 @@ def file_metadata(source: str | Path | bytes | IO[bytes]) -> FileMeta:
 
 
 def _meta(size: int, digests: dict[str, str], mimetype: str) -> FileMeta:
-    return FileMeta(size, digests["sha1"], digests["sha256"], digests["md5"], mimetype)
+    return FileMeta(size_bytes=size, sha1hex=digests["sha1"], sha256hex=digests["sha256"],
+                    md5hex=digests["md5"], mimetype=mimetype)

@@ -1,8 +1,16 @@
-"""Timestamps: aware UTC datetimes inside, ISO 8601 with ``Z`` in JSON."""
+"""Timestamps: aware UTC datetimes inside, ISO 8601 with ``Z`` in JSON, and the
+14-digit ``YYYYMMDDhhmmss`` (UTC) of CDX lines and WARC file names.
+
+Formatting is warcio's (``warcio.timeutils``), which every WARC of ours is
+written with; parsing ISO 8601 is the standard library's, which also takes
+offsets other than ``Z``.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+
+from warcio.timeutils import datetime_to_iso_date, timestamp_now, timestamp_to_iso_date
 
 
 def parse_timestamp(value: str | datetime | None) -> datetime | None:
@@ -19,6 +27,20 @@ def parse_timestamp(value: str | datetime | None) -> datetime | None:
 
 
 def iso_utc(ts: datetime | None) -> str | None:
-    """``2021-05-10T22:08:45Z``: the form every JSON record of ours uses."""
+    """``2021-05-10T22:08:45Z`` (microseconds when there are some): the form every
+    JSON record of ours uses."""
     ts = parse_timestamp(ts)
-    return None if ts is None else ts.isoformat().replace("+00:00", "Z")
+    if ts is None:
+        return None
+    # warcio formats naive UTC datetimes
+    return datetime_to_iso_date(ts.replace(tzinfo=None), use_micros=True)
+
+
+def now14() -> str:
+    """Now, as the 14 digits of a CDX line (UTC, to the second)."""
+    return timestamp_now()
+
+
+def warc_date(dt14: str) -> str:
+    """``WARC-Date`` of a 14-digit timestamp: ``2017-07-06T00:59:50Z``."""
+    return timestamp_to_iso_date(dt14)

@@ -142,7 +142,7 @@ def list_bundle(
         for info in files:
             chunks = _member_chunks(f, info, data_offsets[id(info)])
             meta = file_metadata(cast(IO[bytes], _ChunkStream(chunks)))
-            total += meta.size
+            total += meta.size_bytes
             # the sizes were checked as declared; this holds them to it as read
             if total > max_total_size:
                 raise BundleError(
@@ -151,7 +151,7 @@ def list_bundle(
             entries.append(
                 BundleEntry(
                     info.orig_filename,
-                    meta.size,
+                    meta.size_bytes,
                     meta.md5hex,
                     meta.sha1hex,
                     meta.sha256hex,

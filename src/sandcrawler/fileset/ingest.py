@@ -156,12 +156,11 @@ class FilesetIngester:
         landing.hops = [row.url for row in capture.rows]
         landing.status_code = terminal.status_code
         landing.mimetype = terminal.mimetype
-        result["terminal"] = capture.terminal.to_terminal()
-        result["cdx"] = terminal.to_cdx()
-        if capture.revisit_of is not None:
-            result["revisit_cdx"] = capture.revisit_of.to_cdx()
+        result["terminal"] = terminal.to_terminal()
+        result["cdx"] = terminal
+        result["revisit_cdx"] = capture.revisit_of
         if capture.file_meta is not None:
-            result["file_meta"] = capture.file_meta.to_json()
+            result["file_meta"] = capture.file_meta
             if "html" in (capture.file_meta.mimetype + (terminal.mimetype or "")) and capture.spool:
                 with capture.spool.open("rb") as f:
                     landing.html = f.read(MAX_HTML)

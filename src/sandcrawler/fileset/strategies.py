@@ -35,8 +35,10 @@ from urllib.parse import unquote, urlsplit
 
 from sandcrawler.config import FilesetSettings
 from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.filemeta import MetaWriter
 from sandcrawler.fileset.bundle import BundleEntry, list_bundle
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.fileset import (
     ArchiveStrategyResult,
     FilesetManifestFile,
@@ -44,14 +46,8 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.storage.items import ItemStore
-from sandcrawler.web.archive import (
-    CdxRow,
-    WarcSession,
-    WebArchive,
-    WebCapture,
-    now14,
-    terminal_json,
-)
+from sandcrawler.timestamps import now14
+from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
 from sandcrawler.web.fetch import HttpFetcher, TooLarge
 
 DOWNLOAD_ERROR = "error-platform-download"
@@ -78,7 +74,7 @@ class ArchiveContext:
 def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
     """``mismatch-size`` / ``-md5`` / ``-sha1`` / ``-sha256`` when the bytes are not
     what the platform said; None when every size and checksum it gave agrees."""
-    if expected.size is not None and expected.size != meta.size:
+    if expected.size is not None and expected.size != meta.size_bytes:
         return "mismatch-size"
     for algo, got in (("md5", meta.md5hex), ("sha1", meta.sha1hex), ("sha256", meta.sha256hex)):
         want = getattr(expected, algo)
@@ -90,19 +86,20 @@ def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
 def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta, status: str) -> str:
     algo = status.removeprefix("mismatch-")
     if algo == "size":
-        return f"{expected.path}: the platform says {expected.size:,} bytes, got {meta.size:,}"
+        return (f"{expected.path}: the platform says {expected.size:,} bytes, "
+                f"got {meta.size_bytes:,}")
     got = {"md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex}[algo]
     return f"{expected.path}: the platform's {algo} is {getattr(expected, algo)}, got {got}"
 
 
 def archived(expected: FilesetManifestFile, meta: FileMeta,
-             terminal_url: str | None, terminal_dt: str | None) -> FilesetManifestFile:
+             terminal: Terminal) -> FilesetManifestFile:
     """The manifest entry of a verified file: what the platform said, completed
-    with every checksum we computed."""
+    with every checksum we computed and where the fetch ended."""
     return expected.model_copy(update={
-        "size": meta.size, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
-        "mimetype": expected.mimetype or meta.mimetype or None,
-        "status": OK, "terminal_url": terminal_url, "terminal_dt": terminal_dt})
+        "size": meta.size_bytes, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
+        "mimetype": expected.mimetype or meta.mimetype or None, "status": OK,
+        "terminal_url": terminal.terminal_url, "terminal_dt": terminal.terminal_dt})
 
 
 def _budget(expected: FilesetManifestFile, left: int) -> int:
@@ -121,7 +118,7 @@ def _too_large(e: TooLarge, expected: FilesetManifestFile | None) -> ArchiveFail
 
 
 def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry],
-                 terminal_url: str | None, terminal_dt: str | None) -> list[FilesetManifestFile]:
+                 terminal: Terminal) -> list[FilesetManifestFile]:
     """The manifest of a bundle: its interior files. Every file the platform lists
     must be inside, with its size and checksums (``bundle-incomplete``,
     ``mismatch-*``); extra members (a MANIFEST.TXT) are listed too."""
@@ -137,7 +134,8 @@ def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry]
             entry = candidates[0] if len(candidates) == 1 else None
         if entry is None:
             raise ArchiveFailure(f"the bundle has no file {want.path!r}", "bundle-incomplete")
-        meta = FileMeta(entry.size, entry.sha1, entry.sha256, entry.md5, entry.mimetype)
+        meta = FileMeta(size_bytes=entry.size, sha1hex=entry.sha1, sha256hex=entry.sha256,
+                        md5hex=entry.md5, mimetype=entry.mimetype)
         if status := mismatch(want, meta):
             raise ArchiveFailure(f"in the bundle: {_mismatch_message(want, meta, status)}",
                                  status)
@@ -148,7 +146,7 @@ def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry]
             mimetype=(matched[e.path].mimetype if e.path in matched else None) or e.mimetype,
             platform_url=matched[e.path].platform_url if e.path in matched else None,
             extra=matched[e.path].extra if e.path in matched else None,
-            status=OK, terminal_url=terminal_url, terminal_dt=terminal_dt)
+            status=OK, terminal_url=terminal.terminal_url, terminal_dt=terminal.terminal_dt)
         for e in entries
     ]
 
@@ -208,14 +206,12 @@ class WebStrategy(FilesetStrategy):
                     web.read_payload(terminal, f)
                 try:
                     entries = list_bundle(spool.path, **self._bundle_limits())
-                    manifest = check_bundle(item.manifest or [], entries, terminal.url,
-                                            terminal.datetime)
+                    manifest = check_bundle(item.manifest or [], entries, terminal.to_terminal())
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
             return self._result("success-existing", manifest,
-                                bundle_file_meta=web.payload_meta(terminal).to_json(),
-                                bundle_terminal=terminal.to_terminal(),
-                                bundle_cdx=terminal.to_cdx(),
+                                bundle_file_meta=web.payload_meta(terminal),
+                                bundle_terminal=terminal.to_terminal(), bundle_cdx=terminal,
                                 bundle_revisit_cdx=_revisit_cdx(web, terminal))
         manifest = []
         rows = []
@@ -225,13 +221,13 @@ class WebStrategy(FilesetStrategy):
             if chain is None or meta is None or mismatch(expected, meta):
                 return None  # not captured, or not as the platform describes it now
             rows.append(chain[-1])
-            manifest.append(archived(expected, meta, chain[-1].url, chain[-1].datetime))
+            manifest.append(archived(expected, meta, chain[-1].to_terminal()))
         fields = {}
         if self.strategy.entity == "file" and rows:
             meta = web.payload_meta(rows[0])
             assert meta is not None
-            fields = {"file_file_meta": meta.to_json(), "file_terminal": rows[0].to_terminal(),
-                      "file_cdx": rows[0].to_cdx(),
+            fields = {"file_file_meta": meta, "file_terminal": rows[0].to_terminal(),
+                      "file_cdx": rows[0],
                       "file_revisit_cdx": _revisit_cdx(web, rows[0])}
         return self._result("success-existing", manifest, **fields)
 
@@ -276,17 +272,15 @@ class WebStrategy(FilesetStrategy):
                 failure = ArchiveFailure(_mismatch_message(expected, capture.file_meta, status),
                                          status)
                 return self._failed(item, done, failure, expected)
-            left -= capture.file_meta.size
+            left -= capture.file_meta.size_bytes
             first = first or capture
-            done.append(archived(expected, capture.file_meta, capture.terminal.url,
-                                 capture.terminal.datetime))
+            done.append(archived(expected, capture.file_meta, capture.terminal.to_terminal()))
         fields: dict[str, Any] = {}
         if self.strategy.entity == "file" and first is not None:
             assert first.file_meta is not None
-            fields = {"file_file_meta": first.file_meta.to_json(),
+            fields = {"file_file_meta": first.file_meta,
                       "file_terminal": first.terminal.to_terminal(),
-                      "file_cdx": first.terminal.to_cdx(),
-                      "file_revisit_cdx": first.revisit_of.to_cdx() if first.revisit_of else None}
+                      "file_cdx": first.terminal, "file_revisit_cdx": first.revisit_of}
         return self._result(self.success, done, **fields)
 
     def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
@@ -298,20 +292,19 @@ class WebStrategy(FilesetStrategy):
         try:
             assert capture.spool is not None and capture.file_meta is not None
             entries = list_bundle(capture.spool, **self._bundle_limits())
-            manifest = check_bundle(item.manifest or [], entries, capture.terminal.url,
-                                    capture.terminal.datetime)
+            manifest = check_bundle(item.manifest or [], entries, capture.terminal.to_terminal())
         except RecordError as e:
             return self._failed(item, [], e)
         finally:
             capture.close()
         return self._result(
-            OK, manifest, bundle_file_meta=capture.file_meta.to_json(),
-            bundle_terminal=capture.terminal.to_terminal(), bundle_cdx=capture.terminal.to_cdx(),
-            bundle_revisit_cdx=capture.revisit_of.to_cdx() if capture.revisit_of else None)
+            OK, manifest, bundle_file_meta=capture.file_meta,
+            bundle_terminal=capture.terminal.to_terminal(), bundle_cdx=capture.terminal,
+            bundle_revisit_cdx=capture.revisit_of)
 
 
-def _revisit_cdx(web: WebArchive, row: CdxRow) -> dict[str, Any] | None:
-    return web.original(row).to_cdx() if row.is_revisit else None
+def _revisit_cdx(web: WebArchive, row: CdxRecord) -> CdxRecord | None:
+    return web.original(row) if row.is_revisit else None
 
 
 class _Spool:
@@ -332,7 +325,7 @@ class _Spool:
 @dataclass(slots=True)
 class _Fetched:
     meta: FileMeta
-    terminal: dict[str, Any]
+    terminal: Terminal
 
 
 def download(fetcher: HttpFetcher, url: str | None, write: Callable[[bytes], Any],
@@ -351,7 +344,9 @@ def download(fetcher: HttpFetcher, url: str | None, write: Callable[[bytes], Any
         raise ArchiveFailure(f"{url}: {e}") from None
     finally:
         meta, _ = writer.finish()
-    return _Fetched(meta, terminal_json(got.url, dt, got.status_code, meta.sha1hex))
+    return _Fetched(meta, Terminal(terminal_url=got.url, terminal_dt=dt,
+                                   terminal_status_code=got.status_code,
+                                   terminal_sha1hex=meta.sha1hex))
 
 
 _BUNDLE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -421,13 +416,12 @@ class ArchiveorgStrategy(FilesetStrategy):
                 return self._failed(item, done, e, expected)
             if not existed:
                 created.append(expected.path)
-            left -= got.meta.size
+            left -= got.meta.size_bytes
             first = first or got
-            done.append(archived(expected, got.meta, got.terminal["terminal_url"],
-                                 got.terminal["terminal_dt"]))
+            done.append(archived(expected, got.meta, got.terminal))
         fields: dict[str, Any] = {}
         if self.strategy.entity == "file" and first is not None:
-            fields = {"file_file_meta": first.meta.to_json(), "file_terminal": first.terminal}
+            fields = {"file_file_meta": first.meta, "file_terminal": first.terminal}
         return self._result(self.success, done, **fields)
 
     def _bundle(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
@@ -437,14 +431,13 @@ class ArchiveorgStrategy(FilesetStrategy):
                     got = download(self.ctx.fetcher, item.web_bundle_url, f.write,
                                    self.ctx.fileset.max_total_size, None)
                 entries = list_bundle(spool.path, **self._bundle_limits())
-                manifest = check_bundle(item.manifest or [], entries,
-                                        got.terminal["terminal_url"], got.terminal["terminal_dt"])
-                path = bundle_name(name, got.terminal["terminal_url"])
+                manifest = check_bundle(item.manifest or [], entries, got.terminal)
+                path = bundle_name(name, got.terminal.terminal_url)
                 with spool.path.open("rb") as f:
                     self.ctx.items.store.put(self.ctx.items.file_key(name, path), f, hashes=())
             except RecordError as e:
                 return self._failed(item, [], e)
-        return self._result(OK, manifest, bundle_file_meta=got.meta.to_json(),
+        return self._result(OK, manifest, bundle_file_meta=got.meta,
                             bundle_terminal=got.terminal, bundle_archiveorg_path=path)
 
 

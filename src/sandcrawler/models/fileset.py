@@ -4,7 +4,9 @@ The seed's Python types (``FilesetManifestFile``, ``FilesetPlatformItem``,
 ``ArchiveStrategyResult``, the ``IngestStrategy`` names), the ingest request,
 and the fileset ingest result with every field of its "Ingest Result Schema".
 ``to_json()`` gives the seed's JSON: fields that are None are left out, as in
-the original system's results, so a consumer tests for presence.
+the original system's results, so a consumer tests for presence. The objects
+they hold are typed: ``file_meta`` (``FileMeta``), ``terminal`` (``Terminal``),
+``cdx`` and ``revisit_cdx`` (``CdxRecord``), each serialised whole.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta, Terminal
 
 
 class IngestStrategy(StrEnum):
@@ -78,15 +83,15 @@ class ArchiveStrategyResult(_Record):
     ingest_strategy: IngestStrategy
     status: str
     manifest: list[FilesetManifestFile] = Field(default_factory=list)
-    file_file_meta: dict[str, Any] | None = None
-    file_terminal: dict[str, Any] | None = None
-    file_cdx: dict[str, Any] | None = None
+    file_file_meta: FileMeta | None = None
+    file_terminal: Terminal | None = None
+    file_cdx: CdxRecord | None = None
     # beyond the seed: the result schema has revisit_cdx for both, so they are carried here
-    file_revisit_cdx: dict[str, Any] | None = None
-    bundle_file_meta: dict[str, Any] | None = None
-    bundle_terminal: dict[str, Any] | None = None
-    bundle_cdx: dict[str, Any] | None = None
-    bundle_revisit_cdx: dict[str, Any] | None = None
+    file_revisit_cdx: CdxRecord | None = None
+    bundle_file_meta: FileMeta | None = None
+    bundle_terminal: Terminal | None = None
+    bundle_cdx: CdxRecord | None = None
+    bundle_revisit_cdx: CdxRecord | None = None
     bundle_archiveorg_path: str | None = None
     #: beyond the seed: what went wrong, for the result's error_message
     error_message: str | None = None
@@ -116,10 +121,10 @@ class IngestRequest(BaseModel):
 class FilesetFile(_Record):
     """``fileset_file``: the single file of a ``*-file`` strategy."""
 
-    file_meta: dict[str, Any] | None = None
-    terminal: dict[str, Any] | None = None
-    cdx: dict[str, Any] | None = None
-    revisit_cdx: dict[str, Any] | None = None
+    file_meta: FileMeta | None = None
+    terminal: Terminal | None = None
+    cdx: CdxRecord | None = None
+    revisit_cdx: CdxRecord | None = None
 
 
 class FilesetBundle(FilesetFile):
@@ -134,10 +139,10 @@ class FilesetIngestResult(_Record):
     hit: bool
     status: str
     request: dict[str, Any]
-    terminal: dict[str, Any] | None = None
-    file_meta: dict[str, Any] | None = None
-    cdx: dict[str, Any] | None = None
-    revisit_cdx: dict[str, Any] | None = None
+    terminal: Terminal | None = None
+    file_meta: FileMeta | None = None
+    cdx: CdxRecord | None = None
+    revisit_cdx: CdxRecord | None = None
     html_biblio: dict[str, Any] | None = None
     # fileset-specific
     manifest: list[FilesetManifestFile] | None = None

@@ -23,7 +23,7 @@ class BackfillCdxWorker(RecordWorker):
         cdx = read_capture(item.data)
         if isinstance(cdx, CaptureSkip):
             return Outcome(item.where, cdx.status, kind="skip", error=cdx.detail)
-        mime = normalize_mime(cdx.mime)
+        mime = normalize_mime(cdx.mimetype)
         if self.mimetypes and mime not in self.mimetypes:
             return Outcome(item.where, "skip-mime", kind="skip")
         return Outcome(item.where, "success",

@@ -27,7 +27,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from PIL import Image
 
-from sandcrawler.filemeta import sniff_mime
+from sandcrawler.mime import sniff_mime
 
 #: thumbnail name -> width in pixels (height follows the page's aspect ratio)
 DEFAULT_THUMBNAILS = {"thumb-small": 120, "thumb-medium": 250, "thumb-large": 500}

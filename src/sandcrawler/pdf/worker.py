@@ -25,8 +25,9 @@ from typing import Any
 
 from sandcrawler.errors import RecordError
 from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record, record_from_cdx
-from sandcrawler.filemeta import FileMeta, file_metadata
+from sandcrawler.filemeta import file_metadata
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.models.files import FileMeta
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
 from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
@@ -82,7 +83,8 @@ class ProcessPdfWorker(RecordWorker):
             if record.sha1 and meta.sha1hex != record.sha1:
                 raise RecordError(f"{record.name}: the bytes have sha1 {meta.sha1hex}, "
                                   f"the record says {record.sha1}", status="sha1-mismatch")
-            result.update(meta.to_json())
+            # the result line is flat, its size ``size`` (docs/pdf.md)
+            result.update(size=meta.size_bytes, **meta.model_dump(exclude={"size_bytes"}))
             if not record.sha1 and (done := self._done(meta.sha1hex, result, item)):
                 return done
             extracted = self._extract(path, meta)
@@ -126,7 +128,7 @@ class ProcessPdfWorker(RecordWorker):
                record: FileRecord) -> dict[str, Any]:
         summary: dict[str, Any] = {"status": out.status, "error": out.error}
         cells: dict[str, dict[str, Any]] = {
-            "file": {"size": meta.size, "mime": meta.mimetype},
+            "file": {"size": meta.size_bytes, "mime": meta.mimetype},
             "pdf0": {"pdf_status": out.status, "pdf_meta": out.to_json()},
         }
         if record.cdx is not None:
@@ -155,7 +157,7 @@ class ProcessPdfWorker(RecordWorker):
     def _fulltext(self, path: str, meta: FileMeta) -> tuple[dict[str, Any], str | None]:
         if self.grobid is None:
             return not_run("no GROBID URL configured"), None
-        if meta.size > self.grobid_max_bytes:
+        if meta.size_bytes > self.grobid_max_bytes:
             limit = self.grobid_max_bytes / 2**20
             return {"status": {"status": "too-large",
                                "error": f"over the {limit:g} MB limit for GROBID"}}, None

@@ -26,7 +26,7 @@ import tempfile
 import uuid
 import zlib
 from base64 import b32encode
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Self
@@ -39,44 +39,24 @@ from warcio.warcwriter import WARCWriter
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.filemeta import FileMeta, MetaWriter
+from sandcrawler.filemeta import MetaWriter
 from sandcrawler.mime import normalize_mime
+from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
+from sandcrawler.models.files import FileMeta
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
+from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
+from sandcrawler.web.cdx import surt
 from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, TooLarge, stream_body
 from sandcrawler.web.warc import WarcPayload, copy_payload
 
 WARC_PREFIX = "warcs"
-REVISIT_MIME = "warc/revisit"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 # Hop-by-hop framing that no longer describes the body as recorded: urllib3
 # de-chunks, and an encoded body is recorded decoded (what was hashed).
 _FRAMING = {"transfer-encoding"}
 _ENCODING = {"content-encoding", "content-length"}
-
-
-def surt(url: str) -> str:
-    """Sort-friendly URI Reordering Transform, as CDX files key captures:
-    ``https://www.Example.org/a?b=1&a=2`` → ``org,example)/a?a=2&b=1``."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host.startswith("www."):
-        host = host[4:]
-    key = ",".join(reversed(host.split(".")))
-    if parts.port and parts.port not in (80, 443):
-        key += f":{parts.port}"
-    path = (parts.path or "/").lower()
-    query = "&".join(sorted(parts.query.lower().split("&"))) if parts.query else ""
-    return f"{key}){path}" + (f"?{query}" if query else "")
-
-
-def now14() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d%H%M%S")
-
-
-def _warc_date(dt14: str) -> str:
-    return f"{dt14[0:4]}-{dt14[4:6]}-{dt14[6:8]}T{dt14[8:10]}:{dt14[10:12]}:{dt14[12:14]}Z"
 
 
 def _sha1(data: bytes | None) -> Any:
@@ -87,64 +67,18 @@ def _digest(hexdigest: str) -> str:
     return "sha1:" + b32encode(bytes.fromhex(hexdigest)).decode()
 
 
-def terminal_json(url: str, dt: str, status_code: int | None,
-                  sha1hex: str | None) -> dict[str, Any]:
-    return {"terminal_url": url, "terminal_dt": dt, "terminal_status_code": status_code,
-            "terminal_sha1hex": sha1hex}
-
-
-@dataclass(slots=True)
-class CdxRow:
-    """One indexed WARC record (a ``web_cdx`` row)."""
-
-    url: str
-    datetime: str
-    surt: str
-    status_code: int | None
-    mimetype: str | None
-    warc_path: str
-    warc_offset: int
-    warc_csize: int
-    location: str | None = None
-    sha1hex: str | None = None
-    sha256hex: str | None = None
-    md5hex: str | None = None
-    size: int | None = None
-
-    @property
-    def is_revisit(self) -> bool:
-        return self.mimetype == REVISIT_MIME
-
-    def to_cdx(self) -> dict[str, Any]:
-        """The ``cdx`` object of ingest results."""
-        return {"surt": self.surt, "url": self.url, "datetime": self.datetime,
-                "mimetype": self.mimetype, "status_code": self.status_code,
-                "sha1hex": self.sha1hex, "warc_path": self.warc_path,
-                "warc_offset": self.warc_offset, "warc_csize": self.warc_csize}
-
-    def to_terminal(self) -> dict[str, Any]:
-        """The ``terminal`` object of ingest results."""
-        return terminal_json(self.url, self.datetime, self.status_code, self.sha1hex)
-
-    def to_row(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-_ROW_FIELDS = tuple(f.name for f in fields(CdxRow))
-
-
 @dataclass(slots=True)
 class WebCapture:
     """What one capture recorded: every hop's row (redirects first), the body's
     metadata for a 200, and the earlier capture a revisit refers to."""
 
-    rows: list[CdxRow]
+    rows: list[CdxRecord]
     file_meta: FileMeta | None = None
-    revisit_of: CdxRow | None = None
+    revisit_of: CdxRecord | None = None
     spool: Path | None = None  # the body on disk until close()
 
     @property
-    def terminal(self) -> CdxRow:
+    def terminal(self) -> CdxRecord:
         return self.rows[-1]
 
     @property
@@ -184,8 +118,8 @@ class WarcSession:
         self.archive = archive
         self.key = key
         self._writer = writer
-        self._rows: list[CdxRow] = []
-        self._by_sha1: dict[str, CdxRow] = {}
+        self._rows: list[CdxRecord] = []
+        self._by_sha1: dict[str, CdxRecord] = {}
         self._warcio = WARCWriter(None, gzip=False, warc_version="WARC/1.1")
         self.closed = False
         self._write(self._warcio.create_warcinfo_record(
@@ -252,22 +186,23 @@ class WarcSession:
 
     def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
                 meta: FileMeta | None, *, block_sha1: str | None = None,
-                refers_to: CdxRow | None = None) -> CdxRow:
+                refers_to: CdxRecord | None = None) -> CdxRecord:
         """Write a response record (or, with ``refers_to``, a revisit record of the
         headers only) and its request record; index the response."""
         record_id = f"<urn:uuid:{uuid.uuid4()}>"
-        headers = {"WARC-Record-ID": record_id, "WARC-Date": _warc_date(dt)}
+        headers = {"WARC-Record-ID": record_id, "WARC-Date": warc_date(dt)}
         if meta is None:  # no body: a redirect
-            meta = FileMeta(0, _sha1(b"").hexdigest(), "", "", "")
+            meta = FileMeta(size_bytes=0, sha1hex=_sha1(b"").hexdigest(), sha256hex="",
+                            md5hex="", mimetype="")
             block_sha1 = _sha1(http.headers_buff).hexdigest()
         if refers_to is not None:
             rec_type, body, length = "revisit", io.BytesIO(), 0
             block_sha1 = _sha1(http.headers_buff).hexdigest()
             headers.update({"WARC-Profile": REVISIT_PROFILE,
                             "WARC-Refers-To-Target-URI": refers_to.url,
-                            "WARC-Refers-To-Date": _warc_date(refers_to.datetime)})
+                            "WARC-Refers-To-Date": warc_date(refers_to.datetime)})
         else:
-            rec_type, length = "response", meta.size
+            rec_type, length = "response", meta.size_bytes
         assert block_sha1 is not None
         headers.update({"WARC-Block-Digest": _digest(block_sha1),
                         "WARC-Payload-Digest": _digest(meta.sha1hex)})
@@ -276,11 +211,11 @@ class WarcSession:
             warc_headers_dict=headers)
         offset, csize = self._write(record, compressible=_compressible(body))
         self._write_request(hop, dt, record_id)
-        row = CdxRow(
+        row = CdxRecord(
             url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
             mimetype=REVISIT_MIME if refers_to is not None else _mimetype(hop, meta),
             warc_path=self.key, warc_offset=offset, warc_csize=csize, location=hop.location,
-            sha1hex=meta.sha1hex, size=meta.size, sha256hex=meta.sha256hex or None,
+            sha1hex=meta.sha1hex, size=meta.size_bytes, sha256hex=meta.sha256hex or None,
             md5hex=meta.md5hex or None)
         self._add(row)
         return row
@@ -292,20 +227,20 @@ class WarcSession:
                                 is_http_request=True)
         request = self._warcio.create_warc_record(
             hop.url, "request", payload=io.BytesIO(), length=0, http_headers=http,
-            warc_headers_dict={"WARC-Date": _warc_date(dt),
+            warc_headers_dict={"WARC-Date": warc_date(dt),
                                "WARC-Concurrent-To": concurrent_to})
         self._write(request)
 
-    def _add(self, row: CdxRow) -> None:
+    def _add(self, row: CdxRecord) -> None:
         self._rows.append(row)
         if row.status_code == 200 and not row.is_revisit and row.sha1hex:
             self._by_sha1.setdefault(row.sha1hex, row)
 
-    def find_sha1(self, sha1hex: str) -> CdxRow | None:
+    def find_sha1(self, sha1hex: str) -> CdxRecord | None:
         """A capture of this payload: one written in this session, or committed."""
         return self._by_sha1.get(sha1hex) or self.archive.find_sha1(sha1hex)
 
-    def commit(self) -> list[CdxRow]:
+    def commit(self) -> list[CdxRecord]:
         """Make the WARC file visible in the store, then index its records."""
         if self.closed:
             raise ValueError(f"WARC session {self.key} already closed")
@@ -349,21 +284,20 @@ class WebArchive:
                f"SANDCRAWLER-{dt}-{uuid.uuid4().hex[:12]}{suffix}")
         return WarcSession(self, key, self.store.open_write(key, hashes=()))
 
-    def _rows(self, query: Any) -> list[CdxRow]:
+    def _rows(self, query: Any) -> list[CdxRecord]:
         with begin(self.engine) as conn:
-            return [CdxRow(**{k: r._mapping[k] for k in _ROW_FIELDS})
-                    for r in conn.execute(query)]
+            return [CdxRecord.from_row(r._mapping) for r in conn.execute(query)]
 
-    def latest(self, url: str) -> CdxRow | None:
+    def latest(self, url: str) -> CdxRecord | None:
         rows = self._rows(select(web_cdx).where(web_cdx.c.url == url)
                           .order_by(web_cdx.c.datetime.desc(), web_cdx.c.row_created.desc(),
                                     web_cdx.c.warc_offset.desc()).limit(1))
         return rows[0] if rows else None
 
-    def lookup(self, url: str, *, max_hops: int = 10) -> list[CdxRow] | None:
+    def lookup(self, url: str, *, max_hops: int = 10) -> list[CdxRecord] | None:
         """The latest capture of ``url`` through its recorded redirects, ending in a
         200 (a response or a revisit); None when there is no such capture."""
-        chain: list[CdxRow] = []
+        chain: list[CdxRecord] = []
         while len(chain) <= max_hops:
             row = self.latest(url)
             if row is None:
@@ -375,7 +309,7 @@ class WebArchive:
             return chain if row.status_code == 200 else None
         return None
 
-    def find_sha1(self, sha1hex: str) -> CdxRow | None:
+    def find_sha1(self, sha1hex: str) -> CdxRecord | None:
         """The first 200 capture holding this payload (not a revisit)."""
         rows = self._rows(select(web_cdx).where(web_cdx.c.sha1hex == sha1hex,
                                                 web_cdx.c.status_code == 200,
@@ -383,21 +317,21 @@ class WebArchive:
                           .order_by(web_cdx.c.datetime).limit(1))
         return rows[0] if rows else None
 
-    def original(self, row: CdxRow) -> CdxRow:
+    def original(self, row: CdxRecord) -> CdxRecord:
         """The capture holding a revisit's payload (the row itself if it is not a
         revisit, or if the original is gone)."""
         return (self.find_sha1(row.sha1hex or "") or row) if row.is_revisit else row
 
-    def payload_meta(self, row: CdxRow) -> FileMeta | None:
+    def payload_meta(self, row: CdxRecord) -> FileMeta | None:
         """The indexed metadata of a capture's payload (a revisit's MIME type is
         the original's); None for rows without it."""
         if row.size is None or row.sha1hex is None:
             return None
         mimetype = self.original(row).mimetype if row.is_revisit else row.mimetype
-        return FileMeta(row.size, row.sha1hex, row.sha256hex or "", row.md5hex or "",
-                        mimetype or "")
+        return FileMeta(size_bytes=row.size, sha1hex=row.sha1hex, sha256hex=row.sha256hex or "",
+                        md5hex=row.md5hex or "", mimetype=mimetype or "")
 
-    def read_payload(self, row: CdxRow, dest: IO[bytes], *,
+    def read_payload(self, row: CdxRecord, dest: IO[bytes], *,
                      max_bytes: int = 2**62) -> WarcPayload:
         """Copy the payload of a captured response into ``dest``; a revisit is
         resolved to the capture it refers to."""

@@ -3,59 +3,25 @@
     surt  timestamp  url  mime  status  sha1(base32)  redirect  meta  c_size  offset  warc
 
 Fields are separated by single spaces; ``-`` means "none". A file may begin with
-a ``" CDX N b a m s k r M S V g"`` header line naming the columns.
+a ``" CDX N b a m s k r M S V g"`` header line naming the columns. A line is
+read into a ``CdxRecord`` (``sandcrawler.models.capture``); ``surt()`` makes the
+key a capture is indexed by.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import sha1_hex
+from sandcrawler.models.capture import CdxRecord
 
 CDX_COLUMNS = 11
-REVISIT_MIME = "warc/revisit"
 
 
 class CdxError(RecordError):
     status = "bad-cdx"
-
-
-@dataclass(frozen=True, slots=True)
-class CdxLine:
-    surt: str
-    datetime: str  # 14 digits, YYYYMMDDhhmmss
-    url: str
-    mime: str  # as recorded, not normalised
-    status_code: int | None  # None for "-" (revisits, some non-HTTP records)
-    sha1hex: str
-    warc_csize: int
-    warc_offset: int
-    warc_path: str
-
-    @property
-    def is_revisit(self) -> bool:
-        return self.mime == REVISIT_MIME
-
-    def skip_reason(self) -> tuple[str, str | None] | None:
-        """(status, detail) when this capture holds no usable file: a revisit
-        (no payload of its own) or an answer other than 200; else None."""
-        if self.is_revisit:
-            return "skip-revisit", None
-        if self.status_code != 200:
-            return "skip-status", f"HTTP status {self.status_code or '-'}"
-        return None
-
-    def cell(self) -> dict[str, str]:
-        """The ``file:cdx`` cell of the PDF table (all values strings, as the seed has it)."""
-        return {
-            "surt": self.surt,
-            "url": self.url,
-            "dt": self.datetime,
-            "warc": self.warc_path,
-            "offset": str(self.warc_offset),
-            "c_size": str(self.warc_csize),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +30,10 @@ class CaptureSkip:
 
     status: str
     detail: str | None = None
-    cdx: CdxLine | None = None  # None for a header line
+    cdx: CdxRecord | None = None  # None for a header line
 
 
-def read_capture(raw: bytes | str) -> CdxLine | CaptureSkip:
+def read_capture(raw: bytes | str) -> CdxRecord | CaptureSkip:
     """One line of a CDX file as a capture holding a file, or why it holds none;
     CdxError (``bad-cdx``) for a malformed line. What every CDX consumer does first."""
     if is_cdx_header(raw):
@@ -83,7 +49,7 @@ def is_cdx_header(line: bytes | str) -> bool:
     return line.startswith((" CDX ", "CDX "))
 
 
-def parse_cdx_line(raw: bytes | str) -> CdxLine:
+def parse_cdx_line(raw: bytes | str) -> CdxRecord:
     """One CDX line; CdxError (status ``bad-cdx``) saying what is wrong with it."""
     if isinstance(raw, bytes):
         try:
@@ -113,4 +79,23 @@ def parse_cdx_line(raw: bytes | str) -> CdxLine:
             raise CdxError(f"{name} {value!r} is not a non-negative integer")
     if not warc or warc == "-":
         raise CdxError("missing WARC file name")
-    return CdxLine(surt, dt, url, mime, status_code, sha1, int(c_size), int(offset), warc)
+    return CdxRecord(surt=surt, datetime=dt, url=url, mimetype=mime, status_code=status_code,
+                     sha1hex=sha1, warc_csize=int(c_size), warc_offset=int(offset),
+                     warc_path=warc)
+
+
+def surt(url: str) -> str:
+    """Sort-friendly URI Reordering Transform, as CDX files key captures:
+    ``https://www.Example.org/a?b=1&a=2`` → ``org,example)/a?a=2&b=1``.
+
+    Ours, not the ``surt`` package: that one is AGPL-3.0 (docs/dependencies.md)."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host.startswith("www."):
+        host = host[4:]
+    key = ",".join(reversed(host.split(".")))
+    if parts.port and parts.port not in (80, 443):
+        key += f":{parts.port}"
+    path = (parts.path or "/").lower()
+    query = "&".join(sorted(parts.query.lower().split("&"))) if parts.query else ""
+    return f"{key}){path}" + (f"?{query}" if query else "")

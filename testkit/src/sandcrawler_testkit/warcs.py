@@ -18,6 +18,8 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from sandcrawler.identifiers import sha1_base32
+from sandcrawler.timestamps import warc_date
+from sandcrawler.web.cdx import surt
 
 
 @dataclass
@@ -66,8 +68,7 @@ def write_warc(path: Path, captures: list[Capture], *, compress: bool = True,
                 headers.append(("Content-Length", str(len(body))))
             reason = {200: "OK", 404: "Not Found", 302: "Found"}.get(cap.status, "Status")
             http = StatusAndHeaders(f"{cap.status} {reason}", headers, protocol="HTTP/1.1")
-            date = (f"{cap.timestamp[:4]}-{cap.timestamp[4:6]}-{cap.timestamp[6:8]}T"
-                    f"{cap.timestamp[8:10]}:{cap.timestamp[10:12]}:{cap.timestamp[12:14]}Z")
+            date = warc_date(cap.timestamp)
             if cap.revisit:
                 record = writer.create_revisit_record(
                     cap.url, digest=f"sha1:{digest}", refers_to_uri=cap.url,
@@ -82,7 +83,6 @@ def write_warc(path: Path, captures: list[Capture], *, compress: bool = True,
             offset = fh.tell()
             writer.write_record(record)
             size = fh.tell() - offset
-            surt = "org,example)/" + cap.url.split("/", 3)[-1]
-            lines.append(" ".join([surt, cap.timestamp, cap.url, mime, status, digest, "-",
+            lines.append(" ".join([surt(cap.url), cap.timestamp, cap.url, mime, status, digest, "-",
                                    "-", str(size), str(offset), name]))
     return lines
