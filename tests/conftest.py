@@ -35,6 +35,33 @@ REQUIRE_S3 = os.environ.get("SANDCRAWLER_TEST_REQUIRE_S3") == "1"
 REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
 
 
+#: fixture (or parametrised fixture value) -> the marker of the real service it needs
+SERVICE_FIXTURES = {
+    "pg_cluster": "postgres", "pg_url": "postgres", "s3_server": "s3", "s3_bucket": "s3",
+    "kafka": "kafka", "shared_data": "shared_data", "crossref_lines": "shared_data",
+    "fake_grobid": "shared_data",
+}
+SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
+                  ("store", "s3"): "s3"}
+#: modules whose tests take seconds each (real processes, large inputs): `slow`
+SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ingest_fileset",
+                "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Markers from what a test uses, so `-m "not postgres"` and the fast subset
+    (`-m "not slow"`) select by fact, not by hand-kept lists."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        marks = {SERVICE_FIXTURES[n] for n in names if n in SERVICE_FIXTURES}
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        marks |= {m for (name, value), m in SERVICE_PARAMS.items() if params.get(name) == value}
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+            marks.add("slow")
+        for mark in marks:
+            item.add_marker(getattr(pytest.mark, mark))
+
+
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No user configuration leaks in: empty data dir, no config file, no SANDCRAWLER_*."""

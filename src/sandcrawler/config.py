@@ -30,10 +30,17 @@ import tomllib
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings.exceptions import SettingsError
 
@@ -58,8 +65,8 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _strip_slash(value: str | None) -> str | None:
-    return value.rstrip("/") if value else value
+#: a base URL that paths are appended to: kept without its trailing slash
+BaseUrl = Annotated[str, AfterValidator(lambda url: url.rstrip("/"))]
 
 
 class DatabaseSettings(Section):
@@ -100,7 +107,7 @@ class S3Settings(Section):
 
 
 class GrobidSettings(Section):
-    url: str | None = Field(None, description="base URL of a GROBID server")
+    url: BaseUrl | None = Field(None, description="base URL of a GROBID server")
     timeout: float = Field(60.0, gt=0, description="seconds per GROBID request")
     concurrency: int = Field(4, ge=1, le=256, description="GROBID requests in flight")
     retries: int = Field(
@@ -121,8 +128,6 @@ class GrobidSettings(Section):
     tei_coordinates: str = Field(
         "", description="fulltext: teiCoordinates, comma-separated element names (e.g. figure,ref)"
     )
-
-    _url = field_validator("url")(_strip_slash)
 
 
 class CitationSettings(Section):

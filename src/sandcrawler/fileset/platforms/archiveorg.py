@@ -16,9 +16,9 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from sandcrawler.config import Section
+from sandcrawler.config import BaseUrl, Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformHelper,
@@ -36,17 +36,12 @@ from sandcrawler.models.fileset import (
 
 class ArchiveOrgSettings(Section):
     hosts: list[str] = Field(["archive.org"], description="archive.org hosts")
-    metadata_url: str = Field(
+    metadata_url: BaseUrl = Field(
         "https://archive.org/metadata", description="archive.org item metadata API base"
     )
-    download_url: str = Field(
+    download_url: BaseUrl = Field(
         "https://archive.org/download", description="archive.org file download base"
     )
-
-    @field_validator("metadata_url", "download_url")
-    @classmethod
-    def _strip(cls, value: str) -> str:
-        return value.rstrip("/")
 
 
 _PAGE = re.compile(r"^/(details|download)/([A-Za-z0-9._-]+)(?:/(.+?))?/?$")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from sandcrawler.config import Section
+from sandcrawler.config import BaseUrl, Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformApiError,
@@ -30,8 +30,8 @@ from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem,
 
 
 class FigshareSettings(Section):
-    api_url: str = Field("https://api.figshare.com/v2", description="figshare public API base")
-    download_url: str = Field(
+    api_url: BaseUrl = Field("https://api.figshare.com/v2", description="figshare public API base")
+    download_url: BaseUrl = Field(
         "https://ndownloader.figshare.com",
         description="figshare download host (its 'download all' zip of an article version)",
     )
@@ -39,11 +39,6 @@ class FigshareSettings(Section):
         ["figshare.com"],
         description="hosts (and their subdomains) whose /articles/ pages are figshare items",
     )
-
-    @field_validator("api_url", "download_url")
-    @classmethod
-    def _strip(cls, value: str) -> str:
-        return value.rstrip("/")
 
 
 _ARTICLE = re.compile(r"^/articles/(?:[^/]+/)*?(\d+)(?:/(\d+))?/?$")

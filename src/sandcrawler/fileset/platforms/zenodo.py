@@ -16,9 +16,9 @@ import re
 from typing import Any
 from urllib.parse import quote, unquote
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from sandcrawler.config import Section
+from sandcrawler.config import BaseUrl, Section
 from sandcrawler.fileset.platforms.base import (
     LandingPage,
     PlatformApiError,
@@ -32,15 +32,10 @@ from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem,
 
 
 class ZenodoSettings(Section):
-    api_url: str = Field("https://zenodo.org/api", description="Zenodo REST API base")
+    api_url: BaseUrl = Field("https://zenodo.org/api", description="Zenodo REST API base")
     hosts: list[str] = Field(
         ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
     )
-
-    @field_validator("api_url")
-    @classmethod
-    def _strip(cls, value: str) -> str:
-        return value.rstrip("/")
 
 
 _RECORD = re.compile(r"^/records?/(\d+)(?:/files/(.+?))?/?$")
