@@ -46,6 +46,12 @@ SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
 SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ingest_fileset",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
+#: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`
+SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
+              "test_download_busy_after_retries", "test_warc_source_down_stops_the_run",
+              "test_download_stall_times_out", "test_grobid_dies_mid_run", "test_download_fails"}
+#: modules that start a real service themselves, without the fixtures above
+MODULE_MARKS = {"test_s3_server": "s3"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -56,8 +62,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         marks = {SERVICE_FIXTURES[n] for n in names if n in SERVICE_FIXTURES}
         params = getattr(getattr(item, "callspec", None), "params", {})
         marks |= {m for (name, value), m in SERVICE_PARAMS.items() if params.get(name) == value}
-        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+        module = item.module.__name__.rpartition(".")[2] if item.module is not None else ""
+        if module in SLOW_MODULES or item.name.partition("[")[0] in SLOW_TESTS:
             marks.add("slow")
+        if module in MODULE_MARKS:
+            marks.add(MODULE_MARKS[module])
         for mark in marks:
             item.add_marker(getattr(pytest.mark, mark))
 
