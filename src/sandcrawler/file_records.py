@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
+from pydantic import ValidationError
 
 from sandcrawler.errors import ConfigError, NotFound, RecordError
 from sandcrawler.identifiers import sha1_hex
@@ -97,12 +98,14 @@ def parse_file_record(data: bytes) -> FileRecord:
     if not (path or url or sha1 or warc):
         raise RecordError("record has none of path, url, sha1, warc_path", status="missing-path")
     name = _str_field(obj, "name") or path or url or (warc and warc.path) or sha1 or ""
-    if obj.get("error"):
-        # Set by a source that could not produce the file (a damaged zip member),
-        # with the status to report.
-        raise RecordError(f"{name}: {obj['error']}",
-                          status=_str_field(obj, "error_status") or "source-error")
-    return FileRecord(name, path=path, url=url, sha1=sha1, warc=warc)
+    cdx = None
+    if obj.get("cdx") is not None:
+        try:
+            cdx = CdxRecord.model_validate(obj["cdx"])
+        except ValidationError as e:
+            raise RecordError(f"{name}: not a CDX capture: {e.errors()[0]['msg']}",
+                              status="bad-record") from None
+    return FileRecord(name, path=path, url=url, sha1=sha1, warc=warc, cdx=cdx)
 
 
 def _str_field(obj: dict[str, Any], key: str) -> str | None:
@@ -114,9 +117,12 @@ def _str_field(obj: dict[str, Any], key: str) -> str | None:
     return value
 
 
-def record_from_cdx(cdx: CdxRecord) -> FileRecord:
-    return FileRecord(cdx.url, sha1=cdx.sha1hex, cdx=cdx,
-                      warc=WarcRef(cdx.warc_path, cdx.warc_offset, cdx.warc_csize))
+def cdx_file_record(cdx: CdxRecord) -> dict[str, Any]:
+    """The file record of a capture named by a CDX line: its bytes are in the WARC,
+    its digest is the line's, and the line itself goes along (``file:cdx``)."""
+    return {"name": cdx.url, "sha1": cdx.sha1hex, "warc_path": cdx.warc_path,
+            "warc_offset": cdx.warc_offset, "warc_csize": cdx.warc_csize,
+            "cdx": cdx.to_cdx()}
 
 
 class FileLocator:

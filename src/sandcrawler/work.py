@@ -13,15 +13,6 @@ Kind = Literal["ok", "skip", "error"]
 
 
 @dataclass(slots=True)
-class Item:
-    """One input record: where it came from (for messages and acks) and its raw bytes."""
-
-    where: str
-    data: bytes
-    token: Any = None  # source-specific position used by ack() (e.g. Kafka partition/offset)
-
-
-@dataclass(slots=True)
 class Outcome:
     """The result of one record. ``output`` goes to the sink; ``error`` to stderr."""
 
@@ -34,6 +25,18 @@ class Outcome:
     @classmethod
     def failed(cls, where: str, exc: RecordError) -> Outcome:
         return cls(where=where, status=exc.status, kind="error", error=str(exc))
+
+
+@dataclass(slots=True)
+class Item:
+    """One input record: where it came from (for messages and acks) and its raw bytes."""
+
+    where: str
+    data: bytes
+    token: Any = None  # source-specific position used by ack() (e.g. Kafka partition/offset)
+    #: what the source already knows about this record (a damaged zip member, a CDX
+    #: line that names no file): the worker reports it instead of processing the bytes
+    outcome: Outcome | None = None
 
 
 class Worker(Protocol):
@@ -53,6 +56,9 @@ class RecordWorker:
     def process_batch(self, items: list[Item]) -> list[Outcome]:
         outcomes = []
         for item in items:
+            if item.outcome is not None:
+                outcomes.append(item.outcome)
+                continue
             try:
                 outcomes.append(self.process(item))
             except RecordError as e:

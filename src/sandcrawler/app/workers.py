@@ -90,8 +90,7 @@ def _backfill_cdx(_services: Services, mimetypes: frozenset[str] = frozenset()) 
 
 
 def _process_pdf(services: Services, force: bool = False, timeout: float | None = None,
-                 memory_limit_mb: int | None = None, cdx_input: bool = False,
-                 warc_source: str | None = None) -> Worker:
+                 memory_limit_mb: int | None = None, warc_source: str | None = None) -> Worker:
     pdf, grobid = services.settings.pdf, services.settings.grobid
     return ProcessPdfWorker(
         services.catalogue, services.pdftable, force=force,
@@ -101,7 +100,7 @@ def _process_pdf(services: Services, force: bool = False, timeout: float | None 
                          "max_text_chars": pdf.max_text_chars},
         grobid=services.grobid, grobid_options=fulltext_options(grobid),
         grobid_max_bytes=grobid.max_pdf_mb * 2**20,
-        locator=services.file_locator(warc_source), cdx_input=cdx_input)
+        locator=services.file_locator(warc_source))
 
 
 def _ingest_fileset(services: Services, strategy: IngestStrategy | None = None) -> Worker:

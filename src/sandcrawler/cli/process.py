@@ -12,7 +12,13 @@ from sandcrawler.cli.options import (
 )
 from sandcrawler.file_records import check_warc_source
 from sandcrawler.pipeline.sinks import StdoutSink
-from sandcrawler.pipeline.sources import JsonLinesSource, PathsSource, Source, ZipSource
+from sandcrawler.pipeline.sources import (
+    CdxSource,
+    JsonLinesSource,
+    PathsSource,
+    Source,
+    ZipSource,
+)
 
 
 @click.command()
@@ -59,7 +65,7 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
     if archives:
         items = ZipSource(list(archives), limit=limit)
     elif cdx_file:
-        items = JsonLinesSource(cdx_file, limit=limit)
+        items = CdxSource(cdx_file, limit=limit)
     elif paths == ("-",):
         items = JsonLinesSource("-", limit=limit)
     else:
@@ -68,8 +74,7 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
         "process",
         items,
         "process-pdf",
-        {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit,
-         "cdx_input": bool(cdx_file)},
+        {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit},
         StdoutSink(),
         services,
         jobs=jobs, batch_size=batch_size,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandcrawler.errors import RecordError
-from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record, record_from_cdx
+from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record
 from sandcrawler.filemeta import file_metadata
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.models.files import FileMeta
@@ -33,7 +33,6 @@ from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
-from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome, RecordWorker
 
 #: extraction statuses that still give a usable document (stored and catalogued)
@@ -54,12 +53,9 @@ class ProcessPdfWorker(RecordWorker):
         grobid_options: list[tuple[str, str]] | None = None,
         grobid_max_bytes: int = 256 * 2**20,
         locator: FileLocator | None = None,
-        cdx_input: bool = False,
     ) -> None:
         self.catalogue = catalogue
         self.locator = locator or FileLocator(catalogue=catalogue)
-        #: items are CDX lines (``process --cdx``) rather than file records
-        self.cdx_input = cdx_input
         self.table = table
         self.grobid = grobid
         self.grobid_options = grobid_options or []
@@ -71,9 +67,7 @@ class ProcessPdfWorker(RecordWorker):
         self.sandbox = Sandbox(memory_limit=memory_limit)
 
     def process(self, item: Item) -> Outcome:
-        record = self._record(item)
-        if isinstance(record, Outcome):
-            return record
+        record = parse_file_record(item.data)
         result: dict[str, Any] = record.describe()
         # A record that names its digest is recognised as done before it is fetched.
         if record.sha1 and (done := self._done(record.sha1, result, item)):
@@ -93,16 +87,6 @@ class ProcessPdfWorker(RecordWorker):
             "skip" if extracted.status == "not-pdf" else "error")
         return Outcome(item.where, extracted.status, kind=kind, output=result,
                        error=extracted.error if kind == "error" else None)
-
-    def _record(self, item: Item) -> FileRecord | Outcome:
-        if not self.cdx_input:
-            return parse_file_record(item.data)
-        cdx = read_capture(item.data)
-        if isinstance(cdx, CaptureSkip):
-            output = ({"path": cdx.cdx.url, "status": cdx.status, "sha1hex": cdx.cdx.sha1hex}
-                      if cdx.cdx else None)
-            return Outcome(item.where, cdx.status, kind="skip", error=cdx.detail, output=output)
-        return record_from_cdx(cdx)
 
     def _done(self, sha1: str, result: dict[str, Any], item: Item) -> Outcome | None:
         """The ``exists`` outcome when this sha1's pdf0 status is recorded already

@@ -15,8 +15,10 @@ from typing import IO, Protocol
 
 import orjson
 
-from sandcrawler.errors import ConfigError
-from sandcrawler.work import Item
+from sandcrawler.errors import ConfigError, RecordError
+from sandcrawler.file_records import cdx_file_record
+from sandcrawler.web.cdx import CaptureSkip, read_capture
+from sandcrawler.work import Item, Outcome
 
 
 class Source(Protocol):
@@ -88,6 +90,30 @@ class JsonLinesSource:
     def close(self) -> None:
         if self._fh is not sys.stdin.buffer:
             self._fh.close()
+
+
+class CdxSource(JsonLinesSource):
+    """The captures of a CDX file as file records: ``{"warc_path", "warc_offset",
+    "warc_csize", "sha1", "name", "cdx": {…}}``, whatever consumes them. Lines that
+    name no file (the header, revisits, captures whose status is not 200) and
+    malformed ones (``bad-cdx``) come with their outcome already decided."""
+
+    def _items(self) -> Iterator[Item]:
+        for item in super()._items():
+            try:
+                capture = read_capture(item.data)
+            except RecordError as e:
+                yield Item(item.where, item.data, outcome=Outcome.failed(item.where, e))
+                continue
+            if isinstance(capture, CaptureSkip):
+                cdx = capture.cdx
+                output = ({"path": cdx.url, "status": capture.status, "sha1hex": cdx.sha1hex}
+                          if cdx else None)
+                yield Item(item.where, item.data, outcome=Outcome(
+                    item.where, capture.status, kind="skip", error=capture.detail,
+                    output=output))
+                continue
+            yield Item(item.where, orjson.dumps(cdx_file_record(capture)))
 
 
 class _FileItemsSource:
@@ -174,15 +200,17 @@ class ZipSource(_FileItemsSource):
                         return
                     name = f"{archive}!{info.filename}"
                     target = os.path.join(self._tmp, f"{self._count}.member")
-                    payload = {"path": target, "name": name}
+                    payload = orjson.dumps({"path": target, "name": name})
                     try:
                         with zf.open(info) as src, open(target, "wb") as dst:
                             shutil.copyfileobj(src, dst, 1024 * 1024)
                     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
                         # A damaged member is that record's error; the run goes on.
-                        payload["error"] = f"damaged in the archive: {e}"
-                        payload["error_status"] = "bad-zip-member"
-                    yield Item(name, orjson.dumps(payload))
+                        yield Item(name, payload, outcome=Outcome(
+                            name, "bad-zip-member", kind="error",
+                            error=f"{name}: damaged in the archive: {e}"))
+                        continue
+                    yield Item(name, payload)
 
     def ack(self, items: list[Item]) -> None:
         for item in items:
