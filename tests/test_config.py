@@ -13,7 +13,7 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import mask_secret
 from sandcrawler.errors import ConfigError
-from tests.conftest import invoke
+from tests.conftest import invoke, run_cli
 
 
 def test_defaults(isolated_env: Path) -> None:
@@ -95,3 +95,42 @@ def test_config_show(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert "[default]" in lines["env"]
     as_json = orjson.loads(invoke(["--config", str(cfg), "config", "show", "--json"]).stdout)
     assert as_json["grobid"]["url"] == "http://grobid:8070"
+
+
+def test_http_routes_from_a_toml_table_and_from_json(isolated_env: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The docs/fileset.md example: a dict setting as a TOML table, and as JSON."""
+    (isolated_env / "sandcrawler.toml").write_text(
+        '[http.routes]\n"https://zenodo.org" = "http://127.0.0.1:8080"\n'
+        '[dataverse]\nhosts = ["dv.example.edu"]\n')
+    s = load_settings()
+    assert s.http.routes == {"https://zenodo.org": "http://127.0.0.1:8080"}
+    assert s.dataverse.hosts == ["dv.example.edu"]  # type: ignore[attr-defined]
+    monkeypatch.setenv("SANDCRAWLER_HTTP_ROUTES", '{"https://figshare.com/": "http://[::1]:9"}')
+    assert load_settings().http.routes == {"https://figshare.com": "http://[::1]:9"}
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("SANDCRAWLER_HTTP_ROUTES", "{bad", "SANDCRAWLER_HTTP_ROUTES: '{bad' is not JSON; expected "
+     "a JSON object"),
+    ("SANDCRAWLER_DATAVERSE_HOSTS", "[1,", "SANDCRAWLER_DATAVERSE_HOSTS: '[1,' is not JSON; "
+     "expected a JSON array"),
+    ("SANDCRAWLER_HTTP_ROUTES", '{"zenodo.org": "x"}', "'zenodo.org' is not an origin"),
+    ("SANDCRAWLER_GROBID_URLL", "x", "unknown setting grobid.urll (known in [grobid]: "),
+    ("SANDCRAWLER_CITATION_PARSER", "magic", "citation.parser (given 'magic'): not one of"),
+])
+def test_bad_environment_is_one_line(name: str, value: str, message: str) -> None:
+    result = run_cli(["config", "show"], env={name: value})
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert message in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_old_names_still_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fetch_* became [http]; the old variables and flat names keep working."""
+    monkeypatch.setenv("SANDCRAWLER_FETCH_TIMEOUT", "7")
+    assert load_settings().http.timeout == 7
+    assert load_settings(fetch_max_mb=3).http.max_mb == 3
+    monkeypatch.setenv("SANDCRAWLER_HTTP_TIMEOUT", "9")
+    assert load_settings().http.timeout == 9  # the new name wins

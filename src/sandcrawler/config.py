@@ -379,7 +379,16 @@ class _TomlFileSource(PydanticBaseSettingsSource):
         path = find_config_file()
         if path is None:
             return {}
-        values = read_config_file(self.settings_cls, path)  # type: ignore[arg-type]
+        cls: type[CoreSettings] = self.settings_cls  # type: ignore[assignment]
+        values = read_config_file(cls, path)
+        # A setting the environment gives is the environment's, whole: a dict
+        # setting must not become the union of the file's and the variable's.
+        old = {new: env_name([name]) for name, new in RENAMED.items()}
+        for leaf, _field in _leaves(cls):
+            if env_name(leaf) in os.environ or old.get(".".join(leaf), "") in os.environ:
+                table = values.get(leaf[0]) if len(leaf) > 1 else values
+                if isinstance(table, dict):
+                    table.pop(leaf[-1], None)
         values["config_file"] = path
         return values
 

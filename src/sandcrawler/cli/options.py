@@ -58,7 +58,7 @@ def processing_options(f: F) -> F:
     decorators = [
         click.option("--source", metavar="DIR|URL",
                      help="Where the WARC files of captures are: a directory, or an http(s) "
-                          "URL prefix answering Range requests [default: setting warc_source]."),
+                          "URL prefix answering Range requests [default: setting warc.source]."),
         click.option("--force", is_flag=True,
                      help="Process files already recorded in the PDF table."),
         click.option("--timeout", type=click.FloatRange(min=0.1), default=None,
