@@ -11,6 +11,7 @@ A new worker is its ``RecordWorker`` module and one ``WorkerSpec`` here.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,22 +20,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from sandcrawler.app.services import Services
-from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.config import CoreSettings
-from sandcrawler.fileset.worker import (
-    IngestFilesetWorker,
-    PersistIngestFilesetWorker,
-    result_key,
-)
-from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
-from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
-from sandcrawler.pdf.fulltext import fulltext_options
-from sandcrawler.pdf.worker import ProcessPdfWorker
-from sandcrawler.refs.worker import (
-    ParseCrossrefRefsWorker,
-    PersistCrossrefWorker,
-    PersistGrobidRefsWorker,
-)
+from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest
 from sandcrawler.work import Worker
 
 Sink = Literal["stdout", "database", "kafka"]
@@ -54,7 +41,8 @@ class Topic:
 @dataclass(frozen=True, slots=True)
 class WorkerSpec:
     name: str
-    build: Callable[..., Worker]
+    #: ``module:function`` in ``sandcrawler.app.builders``: (services, **options) -> worker
+    build: str
     description: str
     batch_size: int = 100
     #: models of one input record and one output (None: not JSON, or several kinds)
@@ -63,92 +51,60 @@ class WorkerSpec:
     topics_in: tuple[Topic, ...] = ()
     topics_out: tuple[Topic, ...] = ()
     sink: Sink = "stdout"
-    #: the Kafka message key of an output
-    key: Callable[[Any], str | bytes | None] | None = None
+    #: ``module:function`` giving the Kafka message key of an output
+    key: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def _parse_crossref_refs(services: Services, parser: str | None = None) -> Worker:
-    return ParseCrossrefRefsWorker(services.citation_parser(parser))
-
-
-def _persist_crossref(services: Services, parse_refs: bool = False,
-                      parser: str | None = None) -> Worker:
-    return PersistCrossrefWorker(services.citation_parser(parser) if parse_refs else None)
-
-
-def _persist_grobid_refs(_services: Services) -> Worker:
-    return PersistGrobidRefsWorker()
-
-
-def _parse_citations(services: Services, parser: str | None = None) -> Worker:
-    return ParseCitationsWorker(services.citation_parser(parser))
-
-
-def _backfill_cdx(_services: Services, mimetypes: frozenset[str] = frozenset()) -> Worker:
-    return BackfillCdxWorker(mimetypes)
-
-
-def _process_pdf(services: Services, force: bool = False, timeout: float | None = None,
-                 memory_limit_mb: int | None = None, warc_source: str | None = None) -> Worker:
-    pdf, grobid = services.settings.pdf, services.settings.grobid
-    return ProcessPdfWorker(
-        services.catalogue, services.pdftable, force=force,
-        timeout=timeout or pdf.timeout,
-        memory_limit=(memory_limit_mb or pdf.memory_limit_mb) * 2**20,
-        extract_options={"thumbnails": pdf.thumbnails, "listing_width": pdf.listing_width,
-                         "max_text_chars": pdf.max_text_chars},
-        grobid=services.grobid, grobid_options=fulltext_options(grobid),
-        grobid_max_bytes=grobid.max_pdf_mb * 2**20,
-        locator=services.file_locator(warc_source))
-
-
-def _ingest_fileset(services: Services, strategy: IngestStrategy | None = None) -> Worker:
-    return IngestFilesetWorker(services.fileset_ingester(strategy))
-
-
-def _persist_ingest_fileset(_services: Services) -> Worker:
-    return PersistIngestFilesetWorker()
-
-
-def _sha1_key(out: Any) -> str | None:
-    return out.get("sha1hex") if isinstance(out, dict) else None
 
 
 INGEST_FILESET_RESULTS = Topic("ingest-fileset-results")
 INGEST_FILE_RESULTS = Topic("ingest-file-results")
 
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
-    WorkerSpec("parse-crossref-refs", _parse_crossref_refs,
+    WorkerSpec("parse-crossref-refs", "refs:parse_crossref_refs",
                "Crossref works -> grobid_refs rows"),
-    WorkerSpec("persist-crossref", _persist_crossref,
+    WorkerSpec("persist-crossref", "refs:persist_crossref",
                "Crossref works (and their parsed references) -> the database",
                topics_in=(Topic("api-crossref", prefix="fatcat"),), sink="database"),
-    WorkerSpec("persist-grobid-refs", _persist_grobid_refs,
+    WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
                "grobid_refs rows -> the database", batch_size=2000, sink="database"),
-    WorkerSpec("parse-citations", _parse_citations,
+    WorkerSpec("parse-citations", "refs:parse_citations",
                "reference strings -> GrobidBiblio objects"),
-    WorkerSpec("backfill-cdx", _backfill_cdx, "CDX lines -> PDF table file:cdx and file:mime",
+    WorkerSpec("backfill-cdx", "pdf:backfill_cdx", "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),
-    WorkerSpec("process-pdf", _process_pdf,
+    WorkerSpec("process-pdf", "pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
                batch_size=8, topics_in=(Topic("pdf-files"),), topics_out=(Topic("pdf-results"),),
-               key=_sha1_key),
-    WorkerSpec("ingest-fileset", _ingest_fileset,
+               key="sandcrawler.pdf.worker:result_key"),
+    WorkerSpec("ingest-fileset", "fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=IngestRequest, output=FilesetIngestResult,
                topics_in=(Topic("ingest-file-requests"),),
-               topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), key=result_key),
-    WorkerSpec("persist-ingest-fileset", _persist_ingest_fileset,
+               topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
+               key="sandcrawler.fileset.worker:result_key"),
+    WorkerSpec("persist-ingest-fileset", "fileset:persist_ingest_fileset",
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
                batch_size=2000, topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
                sink="database"),
 )}
 
 
+def resolve(path: str, package: str = "") -> Any:
+    """The object a registry names as ``module:attribute``."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(package + module), attr)
+
+
 def build_worker(name: str, settings: CoreSettings, options: dict[str, Any]) -> Worker:
     """The worker ``name`` with ``options``, on this process's services."""
-    return WORKERS[name].build(Services.for_process(settings), **options)
+    builder = resolve(WORKERS[name].build, "sandcrawler.app.builders.")
+    worker: Worker = builder(Services.for_process(settings), **options)
+    return worker
+
+
+def message_key(name: str) -> Callable[[Any], str | bytes | None]:
+    """The Kafka message key of worker ``name``'s outputs (none: no key)."""
+    key = WORKERS[name].key
+    return resolve(key) if key else (lambda _: None)
 
 
 def worker_factory(name: str, settings: CoreSettings, **options: Any) -> Callable[[], Worker]:

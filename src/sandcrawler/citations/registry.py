@@ -1,19 +1,18 @@
 """The citation parser registry: name -> how to build that backend.
 
-A new backend is one module with a ``CitationParser`` and one entry here; the
+A new backend is one module with a ``CitationParser`` and a ``build`` function,
+and one entry here; the
 ``--parser`` choices, the ``citation.parser`` setting's check and the docs read
 the names from ``CITATION_PARSERS``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from sandcrawler.citations.base import CitationParser
-from sandcrawler.citations.crf.model import CrfModel
-from sandcrawler.citations.crf.parser import CrfCitationParser
-from sandcrawler.citations.grobid_parser import GrobidCitationParser
 from sandcrawler.config import CitationSettings, GrobidSettings
 from sandcrawler.errors import ConfigError
 from sandcrawler.grobid_client import GrobidClient
@@ -26,25 +25,23 @@ ParserBuilder = Callable[[CitationSettings, GrobidSettings, GrobidClient | None]
 class ParserSpec:
     name: str
     description: str
-    build: ParserBuilder
+    #: ``module:function``, a ParserBuilder, imported when the parser is built (the
+    #: CRF model and the TEI reader are not every command's business)
+    builder: str
     needs_grobid: bool = False
 
-
-def _crf(citation: CitationSettings, _grobid: GrobidSettings,
-         _client: GrobidClient | None) -> CitationParser:
-    return CrfCitationParser(CrfModel.load(citation.model))
-
-
-def _grobid(_citation: CitationSettings, grobid: GrobidSettings,
-            client: GrobidClient | None) -> CitationParser:
-    assert client is not None, "needs_grobid parsers get a client"
-    return GrobidCitationParser(client, max_citations=grobid.max_citations,
-                                concurrency=grobid.concurrency)
+    @property
+    def build(self) -> ParserBuilder:
+        module, _, name = self.builder.partition(":")
+        build: ParserBuilder = getattr(importlib.import_module(module), name)
+        return build
 
 
 CITATION_PARSERS: dict[str, ParserSpec] = {s.name: s for s in (
-    ParserSpec("crf", "the embedded CRF model: no service, no network", _crf),
-    ParserSpec("grobid", "a GROBID server's processCitationList", _grobid, needs_grobid=True),
+    ParserSpec("crf", "the embedded CRF model: no service, no network",
+               "sandcrawler.citations.crf.parser:build"),
+    ParserSpec("grobid", "a GROBID server's processCitationList",
+               "sandcrawler.citations.grobid_parser:build", needs_grobid=True),
 )}
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from sandcrawler.app.services import Services
-from sandcrawler.app.workers import WORKERS
+from sandcrawler.app.workers import WORKERS, message_key
 from sandcrawler.cli.options import (
     F,
     batch_size_option,
@@ -90,8 +90,7 @@ def results_sink(name: str, services: Services, results_topic: str | None,
                  route: Callable[[Any], list[tuple[str, Any]]] | None = None) -> KafkaSink:
     spec = WORKERS[name]
     topic = results_topic or spec.topics_out[0].full(services.settings.env)
-    return KafkaSink(services.producer_config(), topic, key=spec.key or (lambda _: None),
-                     route=route)
+    return KafkaSink(services.producer_config(), topic, key=message_key(name), route=route)
 
 
 @worker.command("persist-crossref")

@@ -184,3 +184,8 @@ def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:
         meta["metadata_source"] = "pdf"
     meta["pdf"] = out.to_json()
     return meta
+
+
+def result_key(out: Any) -> str | None:
+    """Results are keyed by the file's sha1: one partition per file."""
+    return out.get("sha1hex") if isinstance(out, dict) else None

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
+from sandcrawler.config import CitationSettings, GrobidSettings
 from sandcrawler.errors import CitationParseError
+from sandcrawler.grobid_client import GrobidClient
 
 log = logging.getLogger(__name__)
 
@@ -35,3 +37,9 @@ class CrfCitationParser:
 
     def close(self) -> None:
         pass
+
+
+def build(citation: CitationSettings, _grobid: GrobidSettings,
+          _client: GrobidClient | None) -> CrfCitationParser:
+    """The registry's builder: the model of ``citation.model``, or the shipped one."""
+    return CrfCitationParser(CrfModel.load(citation.model))
