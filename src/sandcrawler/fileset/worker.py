@@ -10,19 +10,21 @@ from pydantic import ValidationError
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
 from sandcrawler.models.fileset import IngestRequest
+from sandcrawler.models.statuses import FilesetStatus
 from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
 
 
 def parse_request(data: bytes) -> IngestRequest:
     obj = decode_json(data)
     if not isinstance(obj, dict):
-        raise RecordError("an ingest request is a JSON object", status="bad-request")
+        raise RecordError("an ingest request is a JSON object", status=FilesetStatus.BAD_REQUEST)
     try:
         return IngestRequest.model_validate(obj)
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'request'}: "
                              f"{err['msg']}" for err in e.errors()[:3])
-        raise RecordError(f"not an ingest request: {problems}", status="bad-request") from None
+        raise RecordError(f"not an ingest request: {problems}",
+                          status=FilesetStatus.BAD_REQUEST) from None
 
 
 class IngestFilesetWorker(RecordWorker):
@@ -80,7 +82,7 @@ class PersistIngestFilesetWorker(RecordWorker):
         if not isinstance(request, dict) or not request.get("ingest_type") \
                 or not request.get("base_url") or not isinstance(result.get("status"), str):
             raise RecordError("not an ingest result (needs request.ingest_type, "
-                              "request.base_url and status)", status="bad-result")
+                              "request.base_url and status)", status=FilesetStatus.BAD_RESULT)
         terminal = result.get("terminal") or {}
         key = {"ingest_type": request["ingest_type"], "base_url": request["base_url"]}
         common = {**key, "hit": bool(result.get("hit")), "status": result["status"] or None}
@@ -93,7 +95,7 @@ class PersistIngestFilesetWorker(RecordWorker):
         }}
         if all(result.get(k) for k in ("platform_name", "platform_domain", "platform_id")):
             output["ingest_fileset_platform"] = platform_row(common, result)
-        return Outcome(where=item.where, status="success", output=output)
+        return Outcome(where=item.where, status=FilesetStatus.SUCCESS, output=output)
 
 
 def platform_row(common: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class IngestStrategy(StrEnum):
@@ -69,7 +70,7 @@ class FilesetManifestFile(_Record):
 
 class FilesetPlatformItem(_Record):
     platform_name: str
-    platform_status: str
+    platform_status: FilesetStatus
     platform_domain: str | None = None
     platform_id: str | None = None
     manifest: list[FilesetManifestFile] | None = None
@@ -137,6 +138,8 @@ class FilesetBundle(FilesetFile):
 class FilesetIngestResult(_Record):
     # common with file ingest results (mostly about the landing page)
     hit: bool
+    #: a FilesetStatus, or one a lower layer gave (fetch-error, unsafe-path, ...):
+    #: every status of the table in docs/fileset.md
     status: str
     request: dict[str, Any]
     terminal: Terminal | None = None

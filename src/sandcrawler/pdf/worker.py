@@ -11,12 +11,10 @@ refreshed. A file whose ``pdf0`` status is already recorded is skipped
 ``force``: re-processing is idempotent either way, as every write is keyed by
 the sha1.
 
-Statuses: the extraction's (success, not-pdf, bad-pdf, encrypted, empty-pdf,
-empty-page0, text-too-large, parse-error), the sandbox's (timeout,
-memory-limit, crashed), ``exists``; for the record itself: not-found,
-fetch-error, http-error, too-large, bad-warc, sha1-mismatch, bad-record,
-bad-zip-member, unreadable / not-a-file; for CDX lines: skip-header,
-skip-revisit, skip-status, bad-cdx.
+Statuses: the extraction's and ``exists`` (``PdfStatus``), the sandbox's
+(``SandboxStatus``); for the record itself ``FileRecordStatus`` and
+``FetchStatus`` (and ``not-found``, ``bad-name``, ``bad-sha1``, ``bad-json``);
+for CDX lines ``CdxStatus``.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record,
 from sandcrawler.filemeta import file_metadata
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.statuses import FileRecordStatus, FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
 from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
@@ -37,7 +36,7 @@ from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome, RecordWorker
 
 #: extraction statuses that still give a usable document (stored and catalogued)
-_STORED = {"success", "empty-page0", "text-too-large"}
+_STORED = {PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE}
 
 
 class ProcessPdfWorker(RecordWorker):
@@ -82,7 +81,8 @@ class ProcessPdfWorker(RecordWorker):
             meta = file_metadata(path)
             if record.sha1 and meta.sha1hex != record.sha1:
                 raise RecordError(f"{record.name}: the bytes have sha1 {meta.sha1hex}, "
-                                  f"the record says {record.sha1}", status="sha1-mismatch")
+                                  f"the record says {record.sha1}",
+                                  status=FileRecordStatus.SHA1_MISMATCH)
             # the result line is flat, its size ``size`` (docs/pdf.md)
             result.update(size=meta.size_bytes, **meta.model_dump(exclude={"size_bytes"}))
             if not record.sha1 and (done := self._done(meta.sha1hex, result, item)):
@@ -90,7 +90,7 @@ class ProcessPdfWorker(RecordWorker):
             extracted = self._extract(path, meta)
             result.update(self._store(path, meta, extracted, record))
         kind = "ok" if extracted.status in _STORED else (
-            "skip" if extracted.status == "not-pdf" else "error")
+            "skip" if extracted.status == PdfStatus.NOT_PDF else "error")
         return Outcome(item.where, extracted.status, kind=kind, output=result,
                        error=extracted.error if kind == "error" else None)
 
@@ -111,18 +111,18 @@ class ProcessPdfWorker(RecordWorker):
         if row is None:
             return None
         result.setdefault("sha1hex", sha1)
-        result.update(status="exists", pdf_status=row.cells["pdf0"]["pdf_status"])
-        return Outcome(item.where, "exists", kind="skip", output=result)
+        result.update(status=PdfStatus.EXISTS, pdf_status=row.cells["pdf0"]["pdf_status"])
+        return Outcome(item.where, PdfStatus.EXISTS, kind="skip", output=result)
 
     def _extract(self, path: str, meta: FileMeta) -> PdfExtract:
         """PDFs in the sandbox (a timeout or crash is a status); other files not-pdf."""
         if meta.mimetype != "application/pdf":
-            return PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
+            return PdfExtract(PdfStatus.NOT_PDF, error=f"the file is {meta.mimetype}")
         try:
             return self.sandbox.call(extract_pdf, path, timeout=self.timeout,
                                      **self.extract_options)
         except SandboxError as e:
-            return PdfExtract(e.status, error=str(e))
+            return PdfExtract(SandboxStatus(e.status), error=str(e))
 
     def _store(self, path: str, meta: FileMeta, out: PdfExtract,
                record: FileRecord) -> dict[str, Any]:
@@ -159,7 +159,7 @@ class ProcessPdfWorker(RecordWorker):
             return not_run("no GROBID URL configured"), None
         if meta.size_bytes > self.grobid_max_bytes:
             limit = self.grobid_max_bytes / 2**20
-            return {"status": {"status": "too-large",
+            return {"status": {"status": FulltextStatus.TOO_LARGE,
                                "error": f"over the {limit:g} MB limit for GROBID"}}, None
         with open(path, "rb") as f:
             pdf = f.read()

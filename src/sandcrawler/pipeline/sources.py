@@ -16,6 +16,7 @@ from typing import IO, Protocol
 import orjson
 
 from sandcrawler.errors import ConfigError
+from sandcrawler.models.statuses import FileRecordStatus
 from sandcrawler.work import Item
 
 
@@ -181,7 +182,7 @@ class ZipSource(_FileItemsSource):
                     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
                         # A damaged member is that record's error; the run goes on.
                         payload["error"] = f"damaged in the archive: {e}"
-                        payload["error_status"] = "bad-zip-member"
+                        payload["error_status"] = FileRecordStatus.BAD_ZIP_MEMBER
                     yield Item(name, orjson.dumps(payload))
 
     def ack(self, items: list[Item]) -> None:
