@@ -27,6 +27,7 @@ from sandcrawler.fileset.worker import (
     result_key,
 )
 from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
+from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 from sandcrawler.pdf.fulltext import fulltext_options
 from sandcrawler.pdf.worker import ProcessPdfWorker
@@ -133,8 +134,8 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                batch_size=2000, sink="database"),
     WorkerSpec("process-pdf", _process_pdf,
                "file records -> metadata, text, thumbnails, GROBID full text",
-               batch_size=8, topics_in=(Topic("pdf-files"),), topics_out=(Topic("pdf-results"),),
-               key=_sha1_key),
+               batch_size=8, output=ProcessResult, topics_in=(Topic("pdf-files"),),
+               topics_out=(Topic("pdf-results"),), key=_sha1_key),
     WorkerSpec("ingest-fileset", _ingest_fileset,
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=IngestRequest, output=FilesetIngestResult,
