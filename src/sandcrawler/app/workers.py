@@ -26,8 +26,14 @@ from sandcrawler.fileset.worker import (
     PersistIngestFilesetWorker,
     result_key,
 )
-from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
+from sandcrawler.models.fileset import (
+    FilesetIngestResult,
+    IngestRequest,
+    IngestResultView,
+    IngestStrategy,
+)
 from sandcrawler.models.pdf import ProcessResult
+from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 from sandcrawler.pdf.fulltext import fulltext_options
 from sandcrawler.pdf.worker import ProcessPdfWorker
@@ -122,12 +128,13 @@ INGEST_FILE_RESULTS = Topic("ingest-file-results")
 
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("parse-crossref-refs", _parse_crossref_refs,
-               "Crossref works -> grobid_refs rows"),
+               "Crossref works -> grobid_refs rows", output=GrobidRefsRow),
     WorkerSpec("persist-crossref", _persist_crossref,
                "Crossref works (and their parsed references) -> the database",
                topics_in=(Topic("api-crossref", prefix="fatcat"),), sink="database"),
     WorkerSpec("persist-grobid-refs", _persist_grobid_refs,
-               "grobid_refs rows -> the database", batch_size=2000, sink="database"),
+               "grobid_refs rows -> the database", batch_size=2000, input=GrobidRefsRow,
+               sink="database"),
     WorkerSpec("parse-citations", _parse_citations,
                "reference strings -> GrobidBiblio objects"),
     WorkerSpec("backfill-cdx", _backfill_cdx, "CDX lines -> PDF table file:cdx and file:mime",
@@ -143,8 +150,8 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), key=result_key),
     WorkerSpec("persist-ingest-fileset", _persist_ingest_fileset,
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
-               batch_size=2000, topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
-               sink="database"),
+               batch_size=2000, input=IngestResultView,
+               topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), sink="database"),
 )}
 
 
