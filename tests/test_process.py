@@ -10,6 +10,7 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.storage.docid import document_uuid
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
@@ -19,6 +20,12 @@ PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else
 
 def results(stdout: str) -> dict[str, dict]:
     return {r["path"]: r for r in map(orjson.loads, stdout.splitlines())}
+
+
+def assert_result_lines(stdout: str) -> None:
+    """Every line is a ProcessResult, and reads back to the same bytes."""
+    for line in stdout.splitlines():
+        assert orjson.dumps(ProcessResult.model_validate_json(line).to_json()).decode() == line
 
 
 @pytest.fixture
@@ -45,6 +52,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def test_process_a_tree(engine, files: dict[str, Path]) -> None:  # type: ignore[no-untyped-def]
     result = invoke(["process", str(files["good.pdf"].parent)])
     assert result.exit_code == 0, result.stderr
+    assert_result_lines(result.stdout)
     got = {Path(p).name: r for p, r in results(result.stdout).items()}
     assert set(got) == set(files)  # the hidden file is not walked
     assert {n: r["status"] for n, r in got.items()} == {
@@ -91,6 +99,7 @@ def test_reprocessing_is_idempotent(engine, files: dict[str, Path]) -> None:  # 
     target = str(files["good.pdf"])
     first = results(invoke(["process", target]).stdout)[target]
     again = invoke(["process", target])
+    assert_result_lines(again.stdout)
     assert results(again.stdout)[target]["status"] == "exists"
     assert results(again.stdout)[target]["pdf_status"] == "success"
     forced = invoke(["process", "--force", target])

@@ -17,6 +17,7 @@ from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.warcs import Capture, write_warc
 from tests.conftest import invoke
+from tests.test_process import assert_result_lines
 
 ONE = make_pdf(["The first captured paper"], title="First")
 TWO = make_pdf(["The second captured paper, sent in chunks"])
@@ -77,6 +78,7 @@ def _cdx_file(tmp_path: Path, lines: list[str]) -> Path:
 
 def _check_captures(result, cdx: list[str]) -> None:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0, result.stderr
+    assert_result_lines(result.stdout)
     got = {r["path"]: r for r in lines_of(result.stdout)}
     assert {u: r["status"] for u, r in got.items()} == {
         "http://example.org/one.pdf": "success",

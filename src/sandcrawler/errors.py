@@ -15,11 +15,15 @@
         ├── KafkaUnavailable
         └── StoreUnavailable        the object store cannot be reached or refuses access
 
-Third-party exceptions are mapped onto this tree at the boundary where they are
-raised (``raise ... from ...``) so callers only ever catch these.
+A ``RecordError``'s ``status`` is a member of one of the enums of
+``sandcrawler.models.statuses``. Third-party exceptions are mapped onto this
+tree at the boundary where they are raised (``raise ... from ...``) so callers
+only ever catch these.
 """
 
 from __future__ import annotations
+
+from sandcrawler.models.statuses import ParserStatus, PipelineStatus, StoreStatus
 
 
 class SandcrawlerError(Exception):
@@ -33,7 +37,7 @@ class ConfigError(SandcrawlerError):
 class RecordError(SandcrawlerError):
     """One input record cannot be processed; carries the status to report for it."""
 
-    status = "error"
+    status: str = PipelineStatus.ERROR
 
     def __init__(self, message: str, status: str | None = None) -> None:
         super().__init__(message)
@@ -42,11 +46,11 @@ class RecordError(SandcrawlerError):
 
 
 class CitationParseError(RecordError):
-    status = "parse-error"
+    status = ParserStatus.PARSE_ERROR
 
 
 class GrobidRecordError(CitationParseError):
-    status = "grobid-error"
+    status = ParserStatus.GROBID_ERROR
 
 
 class SchemaError(SandcrawlerError):
@@ -54,15 +58,15 @@ class SchemaError(SandcrawlerError):
 
 
 class InvalidName(RecordError):
-    status = "bad-name"
+    status = StoreStatus.BAD_NAME
 
 
 class NotFound(RecordError):
-    status = "not-found"
+    status = StoreStatus.NOT_FOUND
 
 
 class CorruptData(RecordError):
-    status = "corrupt-data"
+    status = StoreStatus.CORRUPT_DATA
 
 
 class InfrastructureError(SandcrawlerError):

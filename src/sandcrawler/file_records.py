@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from sandcrawler.errors import ConfigError, NotFound, RecordError
 from sandcrawler.identifiers import sha1_hex
 from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus, StoreStatus
 from sandcrawler.paths import safe_relative_path
 from sandcrawler.storage.resources import resource_kind
 from sandcrawler.web.fetch import HttpFetcher
@@ -76,15 +77,15 @@ def parse_file_record(data: bytes) -> FileRecord:
     raw = data.strip()
     if not raw.startswith(b"{"):
         if not raw:
-            raise RecordError("empty record", status="missing-path")
+            raise RecordError("empty record", status=FileRecordStatus.MISSING_PATH)
         path = os.fsdecode(raw)
         return FileRecord(path, path=path)
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
-        raise RecordError(f"not JSON: {e}", status="bad-json") from None
+        raise RecordError(f"not JSON: {e}", status=PipelineStatus.BAD_JSON) from None
     if not isinstance(obj, dict):
-        raise RecordError("a file record is a JSON object", status="bad-record")
+        raise RecordError("a file record is a JSON object", status=FileRecordStatus.BAD_RECORD)
     path, url = _str_field(obj, "path"), _str_field(obj, "url")
     sha1 = sha1_hex(obj["sha1"]) if obj.get("sha1") else None
     warc = None
@@ -93,10 +94,11 @@ def parse_file_record(data: bytes) -> FileRecord:
         if not (isinstance(offset, int) and isinstance(csize, int) and offset >= 0
                 and csize >= 0 and not isinstance(offset, bool)):
             raise RecordError("warc_offset and warc_csize must be non-negative integers",
-                              status="bad-record")
+                              status=FileRecordStatus.BAD_RECORD)
         warc = WarcRef(_str_field(obj, "warc_path") or "", offset, csize)
     if not (path or url or sha1 or warc):
-        raise RecordError("record has none of path, url, sha1, warc_path", status="missing-path")
+        raise RecordError("record has none of path, url, sha1, warc_path",
+                          status=FileRecordStatus.MISSING_PATH)
     name = _str_field(obj, "name") or path or url or (warc and warc.path) or sha1 or ""
     cdx = None
     if obj.get("cdx") is not None:
@@ -104,7 +106,7 @@ def parse_file_record(data: bytes) -> FileRecord:
             cdx = CdxRecord.model_validate(obj["cdx"])
         except ValidationError as e:
             raise RecordError(f"{name}: not a CDX capture: {e.errors()[0]['msg']}",
-                              status="bad-record") from None
+                              status=FileRecordStatus.BAD_RECORD) from None
     return FileRecord(name, path=path, url=url, sha1=sha1, warc=warc, cdx=cdx)
 
 
@@ -113,7 +115,7 @@ def _str_field(obj: dict[str, Any], key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise RecordError(f"{key!r} must be a string", status="bad-record")
+        raise RecordError(f"{key!r} must be a string", status=FileRecordStatus.BAD_RECORD)
     return value
 
 
@@ -178,7 +180,8 @@ class FileLocator:
             where = f"{ref.path}@{ref.offset}"
             if not self.warc_source:
                 raise RecordError(f"{where}: no WARC source configured (--source or "
-                                  "SANDCRAWLER_WARC_SOURCE)", status="no-warc-source")
+                                  "SANDCRAWLER_WARC_SOURCE)",
+                                  status=FileRecordStatus.NO_WARC_SOURCE)
             if self._is_url:
                 resp = self.fetcher.open_range(f"{self.warc_source}/{_warc_name(ref.path)}",
                                                ref.offset, ref.csize)
@@ -196,7 +199,7 @@ class FileLocator:
             self._from_store(record.sha1, dest)
         else:  # parse_file_record never makes such a record
             raise RecordError(f"{record.name}: nothing says where the file is",
-                              status="missing-path")
+                              status=FileRecordStatus.MISSING_PATH)
 
     def _from_store(self, sha1: str, dest: IO[bytes]) -> None:
         if self.catalogue is None:
@@ -241,7 +244,7 @@ def _warc_name(relative: str) -> str:
     ``sandcrawler.paths``; status ``bad-name``). It is used as given, not in NFC:
     it names a file that exists, and Linux filesystems and URLs keep both forms
     apart."""
-    safe_relative_path(relative, what="WARC file name", status="bad-name")
+    safe_relative_path(relative, what="WARC file name", status=StoreStatus.BAD_NAME)
     return relative
 
 

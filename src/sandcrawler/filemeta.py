@@ -18,6 +18,7 @@ from typing import IO, Any
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.mime import SNIFF_BYTES, sniff_mime
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.statuses import FileRecordStatus
 
 CHUNK = 1024 * 1024
 HASHES = ("sha1", "sha256", "md5")
@@ -37,9 +38,10 @@ def open_file(path: str | Path) -> Iterator[IO[bytes]]:
     try:
         f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed below)
     except IsADirectoryError:
-        raise RecordError(f"{path} is a directory", status="not-a-file") from None
+        raise RecordError(f"{path} is a directory", status=FileRecordStatus.NOT_A_FILE) from None
     except OSError as e:
-        raise RecordError(f"cannot read {path}: {e.strerror}", status="unreadable") from None
+        raise RecordError(f"cannot read {path}: {e.strerror}",
+                          status=FileRecordStatus.UNREADABLE) from None
     with f:
         yield f
 

@@ -30,6 +30,7 @@ import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, ReadTimeoutError
 
 from sandcrawler.errors import ConfigError, GrobidRecordError, GrobidUnavailable
+from sandcrawler.models.statuses import ParserStatus
 from sandcrawler.retry import Backoff, RetryPolicy, retry_after_seconds
 
 log = logging.getLogger("sandcrawler.grobid_client")
@@ -143,7 +144,8 @@ class GrobidClient:
                 )
             except ReadTimeoutError as e:
                 raise GrobidRecordError(
-                    f"GROBID {path} timed out after {self.timeout:g}s", status="grobid-timeout"
+                    f"GROBID {path} timed out after {self.timeout:g}s",
+                    status=ParserStatus.GROBID_TIMEOUT,
                 ) from e
             except (ConnectTimeoutError, HTTPError) as e:  # refused, reset, DNS, ...
                 delay = backoff.next_delay()
@@ -164,7 +166,8 @@ class GrobidClient:
                     first = body.splitlines()[0][:200] if body else ""
                     detail = f": {first}" if first else ""
                     raise GrobidRecordError(
-                        f"GROBID {path} answered HTTP {resp.status}{detail}", status="grobid-error"
+                        f"GROBID {path} answered HTTP {resp.status}{detail}",
+                        status=ParserStatus.GROBID_ERROR,
                     )
                 else:
                     return resp

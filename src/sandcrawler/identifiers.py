@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from sandcrawler.errors import InvalidName, RecordError
+from sandcrawler.models.statuses import IdentifierStatus
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/",
                  "http://dx.doi.org/", "doi:")
@@ -17,13 +18,13 @@ def normalize_doi(value: Any) -> str:
 
     DOIs are compared, stored and looked up lower-cased on every path."""
     if not isinstance(value, str) or not value.strip():
-        raise RecordError("work has no DOI", status="missing-doi")
+        raise RecordError("work has no DOI", status=IdentifierStatus.MISSING_DOI)
     doi = value.strip().lower()
     for prefix in _DOI_PREFIXES:
         if doi.startswith(prefix):
             doi = doi[len(prefix) :]
     if not doi.startswith("10.") or "/" not in doi:
-        raise RecordError(f"not a DOI: {value!r}", status="bad-doi")
+        raise RecordError(f"not a DOI: {value!r}", status=IdentifierStatus.BAD_DOI)
     return doi
 
 
@@ -42,9 +43,10 @@ def sha1_key(value: Any) -> bytes:
         raw = bytes(value)
         if len(raw) == 20:
             return raw
-        raise InvalidName(f"a raw sha1 is 20 bytes, not {len(raw)}", status="bad-sha1")
+        raise InvalidName(f"a raw sha1 is 20 bytes, not {len(raw)}",
+                          status=IdentifierStatus.BAD_SHA1)
     if not isinstance(value, str):
-        raise InvalidName(f"not a sha1: {value!r}", status="bad-sha1")
+        raise InvalidName(f"not a sha1: {value!r}", status=IdentifierStatus.BAD_SHA1)
     text = value.strip()
     if text[:5].lower() == "sha1:":
         text = text[5:]
@@ -52,18 +54,20 @@ def sha1_key(value: Any) -> bytes:
         lower = text.lower()
         if set(lower) <= _HEX:
             return bytes.fromhex(lower)
-        raise InvalidName(f"not a hex sha1 (non-hex characters): {value!r}", status="bad-sha1")
+        raise InvalidName(f"not a hex sha1 (non-hex characters): {value!r}",
+                          status=IdentifierStatus.BAD_SHA1)
     if len(text) == 32:
         upper = text.upper()
         if set(upper) <= _BASE32_ALPHABET:
             # 32 base32 digits are exactly 160 bits: as one base-32 integer this is
             # ~6x faster than base64.b32decode, which CDX back-fills call per line.
             return int(upper.translate(_BASE32_TO_INT_DIGITS), 32).to_bytes(20, "big")
-        raise InvalidName(f"not a base32 sha1 (allowed: A-Z, 2-7): {value!r}", status="bad-sha1")
+        raise InvalidName(f"not a base32 sha1 (allowed: A-Z, 2-7): {value!r}",
+                          status=IdentifierStatus.BAD_SHA1)
     raise InvalidName(
         f"not a sha1: {value!r} has {len(text)} characters "
         "(40 hex digits or 32 base32 characters expected)",
-        status="bad-sha1",
+        status=IdentifierStatus.BAD_SHA1,
     )
 
 
@@ -82,7 +86,7 @@ def normalize_pmid(value: Any) -> str:
     if text.lower().startswith("pmid:"):
         text = text[5:].strip()
     if not text.isascii() or not text.isdigit() or text.startswith("0"):
-        raise InvalidName(f"not a PMID: {value!r}", status="bad-pmid")
+        raise InvalidName(f"not a PMID: {value!r}", status=IdentifierStatus.BAD_PMID)
     return text
 
 
@@ -93,7 +97,7 @@ def normalize_pmcid(value: Any) -> str:
         text = text[6:].strip()
     digits = text[3:] if text.startswith("PMC") else text
     if not digits.isascii() or not digits.isdigit() or digits.startswith("0"):
-        raise InvalidName(f"not a PMCID: {value!r}", status="bad-pmcid")
+        raise InvalidName(f"not a PMCID: {value!r}", status=IdentifierStatus.BAD_PMCID)
     return "PMC" + digits
 
 
@@ -111,4 +115,4 @@ def normalize_arxiv(value: Any) -> str:
         return text
     if _ARXIV_OLD.match(old_style):
         return old_style
-    raise InvalidName(f"not an arXiv id: {value!r}", status="bad-arxiv")
+    raise InvalidName(f"not an arXiv id: {value!r}", status=IdentifierStatus.BAD_ARXIV)

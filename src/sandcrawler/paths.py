@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandcrawler.errors import InvalidName
+from sandcrawler.models.statuses import StoreStatus
 
 MAX_PATH_BYTES = 1024
 MAX_SEGMENT_BYTES = 255
@@ -55,7 +56,7 @@ class UnsafePath(InvalidName):
     """A path that breaks the rule above, or clashes with another; callers that
     report another status (``bad-key``, ``bad-name``) pass it as ``status``."""
 
-    status = "unsafe-path"
+    status = StoreStatus.UNSAFE_PATH
 
 
 def path_problem(path: str) -> str | None:

@@ -25,6 +25,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import SandboxStatus
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 
@@ -34,15 +35,15 @@ class SandboxError(RecordError):
 
 
 class TaskTimeout(SandboxError):
-    status = "timeout"
+    status = SandboxStatus.TIMEOUT
 
 
 class TaskMemoryLimit(SandboxError):
-    status = "memory-limit"
+    status = SandboxStatus.MEMORY_LIMIT
 
 
 class TaskCrashed(SandboxError):
-    status = "crashed"
+    status = SandboxStatus.CRASHED
 
 
 def _child(conn: Connection, memory_limit: int | None) -> None:

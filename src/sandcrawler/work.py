@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import PipelineStatus
 
 Kind = Literal["ok", "skip", "error"]
 
@@ -79,6 +80,6 @@ def decode_json(data: bytes) -> Any:
         except UnicodeDecodeError as ue:
             raise RecordError(
                 f"invalid UTF-8 at byte {ue.start}: {data[ue.start : ue.start + 4]!r}",
-                status="bad-utf8",
+                status=PipelineStatus.BAD_UTF8,
             ) from None
-        raise RecordError(f"not JSON: {e}", status="bad-json") from None
+        raise RecordError(f"not JSON: {e}", status=PipelineStatus.BAD_JSON) from None

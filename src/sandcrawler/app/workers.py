@@ -21,7 +21,9 @@ from pydantic import BaseModel
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
-from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest
+from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestResultView
+from sandcrawler.models.pdf import ProcessResult
+from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.work import Worker
 
 Sink = Literal["stdout", "database", "kafka"]
@@ -61,20 +63,21 @@ INGEST_FILE_RESULTS = Topic("ingest-file-results")
 
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("parse-crossref-refs", "refs:parse_crossref_refs",
-               "Crossref works -> grobid_refs rows"),
+               "Crossref works -> grobid_refs rows", output=GrobidRefsRow),
     WorkerSpec("persist-crossref", "refs:persist_crossref",
                "Crossref works (and their parsed references) -> the database",
                topics_in=(Topic("api-crossref", prefix="fatcat"),), sink="database"),
     WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
-               "grobid_refs rows -> the database", batch_size=2000, sink="database"),
+               "grobid_refs rows -> the database", batch_size=2000, input=GrobidRefsRow,
+               sink="database"),
     WorkerSpec("parse-citations", "refs:parse_citations",
                "reference strings -> GrobidBiblio objects"),
     WorkerSpec("backfill-cdx", "pdf:backfill_cdx", "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),
     WorkerSpec("process-pdf", "pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
-               batch_size=8, topics_in=(Topic("pdf-files"),), topics_out=(Topic("pdf-results"),),
-               key="sandcrawler.pdf.worker:result_key"),
+               batch_size=8, output=ProcessResult, topics_in=(Topic("pdf-files"),),
+               topics_out=(Topic("pdf-results"),), key="sandcrawler.pdf.worker:result_key"),
     WorkerSpec("ingest-fileset", "fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=IngestRequest, output=FilesetIngestResult,
@@ -83,8 +86,8 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("persist-ingest-fileset", "fileset:persist_ingest_fileset",
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
-               batch_size=2000, topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
-               sink="database"),
+               batch_size=2000, input=IngestResultView,
+               topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), sink="database"),
 )}
 
 

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from grobid_tei_xml import GrobidBiblio
 
 from sandcrawler.errors import CitationParseError
+from sandcrawler.models.statuses import ParserStatus
 
 
 class CitationParser(Protocol):
@@ -34,7 +35,7 @@ def check_alignment(sent: Sequence[str], parsed: Sequence[GrobidBiblio], backend
     if len(parsed) != len(sent):
         raise CitationParseError(
             f"{backend} returned {len(parsed)} references for {len(sent)} submitted",
-            status="ref-count-mismatch",
+            status=ParserStatus.REF_COUNT_MISMATCH,
         )
 
 

@@ -13,6 +13,7 @@ from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.config import CitationSettings, GrobidSettings
 from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.models.statuses import ParserStatus
 
 
 class GrobidCitationParser:
@@ -41,7 +42,7 @@ class GrobidCitationParser:
             biblios = parse_citation_list(tei)
         except ET.ParseError as e:
             raise GrobidRecordError(
-                f"GROBID returned XML that does not parse: {e}", status="grobid-bad-xml"
+                f"GROBID returned XML that does not parse: {e}", status=ParserStatus.GROBID_BAD_XML
             ) from e
         check_alignment(citations, biblios, "GROBID")
         for i, (biblio, sent) in enumerate(zip(biblios, citations, strict=True)):
@@ -50,7 +51,7 @@ class GrobidCitationParser:
             if biblio.id is not None and biblio.id != f"b{i}":
                 raise CitationParseError(
                     f"GROBID answer {i} has id {biblio.id!r}, expected 'b{i}'",
-                    status="ref-count-mismatch",
+                    status=ParserStatus.REF_COUNT_MISMATCH,
                 )
             if not biblio.unstructured:
                 biblio.unstructured = sent

@@ -17,6 +17,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
+from sandcrawler.models.statuses import CitationStatus, PipelineStatus
 from sandcrawler.work import Item, Outcome, decode_json
 
 
@@ -34,13 +35,15 @@ def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:
         try:
             return data.decode("utf-8").strip("\r\n"), {}
         except UnicodeDecodeError as e:
-            raise RecordError(f"invalid UTF-8 at byte {e.start}", status="bad-utf8") from None
+            raise RecordError(f"invalid UTF-8 at byte {e.start}",
+                              status=PipelineStatus.BAD_UTF8) from None
     obj = decode_json(stripped)
     if isinstance(obj, str):
         return obj, {}
     text = obj.get("unstructured") if isinstance(obj, dict) else None
     if not isinstance(text, str):
-        raise RecordError("JSON line has no string `unstructured`", status="missing-unstructured")
+        raise RecordError("JSON line has no string `unstructured`",
+                          status=CitationStatus.MISSING_UNSTRUCTURED)
     ids: dict[str, Any] = {}
     ref_id = obj.get("id", obj.get("key"))
     if ref_id is not None:
@@ -84,7 +87,7 @@ class ParseCitationsWorker:
                 continue
             for name, value in r[1].items():
                 setattr(biblio, name, value)
-            status = "empty" if biblio.is_empty() else "success"
+            status = CitationStatus.EMPTY if biblio.is_empty() else CitationStatus.SUCCESS
             outcomes.append(Outcome(item.where, status, output=biblio_to_dict(biblio)))
         return outcomes
 

@@ -46,6 +46,7 @@ from typing import IO, Any, cast
 
 from sandcrawler.errors import RecordError
 from sandcrawler.filemeta import CHUNK, file_metadata, open_file
+from sandcrawler.models.statuses import FileRecordStatus, FilesetStatus, StoreStatus
 from sandcrawler.paths import find_clash, path_problem, shown
 
 #: a member must be bigger than this (uncompressed) for its ratio to count: tiny
@@ -72,7 +73,7 @@ _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 class BundleError(RecordError):
     """A bundle we refuse; .status says why."""
 
-    status = "bad-bundle"
+    status = FilesetStatus.BAD_BUNDLE
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +129,8 @@ def list_bundle(
             raise BundleError(f"{path}: not a readable zip: {e}") from None
         if len(infos) > max_files + MAX_DIRECTORIES:
             raise BundleError(
-                f"{len(infos)} entries in the central directory", status="too-many-files"
+                f"{len(infos)} entries in the central directory",
+                status=FilesetStatus.TOO_MANY_FILES,
             )
         if not isinstance(cd_start, int):
             cd_start = _size(f)
@@ -146,7 +148,8 @@ def list_bundle(
             # the sizes were checked as declared; this holds them to it as read
             if total > max_total_size:
                 raise BundleError(
-                    f"more than {max_total_size} bytes once decompressed", status="too-large-size"
+                    f"more than {max_total_size} bytes once decompressed",
+                    status=FilesetStatus.TOO_LARGE_SIZE,
                 )
             entries.append(
                 BundleEntry(
@@ -173,7 +176,8 @@ def _read_at(f: IO[bytes], offset: int, n: int, what: str) -> bytes:
         f.seek(offset)
         data = f.read(n)
     except OSError as e:
-        raise RecordError(f"cannot read the bundle: {e.strerror}", status="unreadable") from None
+        raise RecordError(f"cannot read the bundle: {e.strerror}",
+                          status=FileRecordStatus.UNREADABLE) from None
     if len(data) != n:
         raise BundleError(f"{what}: the file ends {n - len(data)} bytes too early")
     return data
@@ -207,7 +211,8 @@ def _check_directory_size(f: IO[bytes], max_entries: int) -> None:
             entries, cd_size = fields[7], fields[8]
     if entries > max_entries or cd_size > max_entries * CD_BYTES_PER_ENTRY:
         raise BundleError(
-            f"central directory of {entries} entries in {cd_size} bytes", status="too-many-files"
+            f"central directory of {entries} entries in {cd_size} bytes",
+            status=FilesetStatus.TOO_MANY_FILES,
         )
 
 
@@ -241,7 +246,7 @@ def _check_members(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
             elif stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):
                 problem = "is a special file"
         if problem:
-            raise BundleError(f"member {shown(name)} {problem}", status="unsafe-path")
+            raise BundleError(f"member {shown(name)} {problem}", status=StoreStatus.UNSAFE_PATH)
         for other in {info.filename, _unicode_path(info.extra)} - {name, None}:
             # extractors that honour the Info-ZIP Unicode Path field (as zipfile's
             # .filename does from Python 3.12) would write the file under this name
@@ -249,12 +254,12 @@ def _check_members(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
             if problem:
                 raise BundleError(
                     f"member {shown(name)} has another name {shown(other)} that {problem}",
-                    status="unsafe-path",
+                    status=StoreStatus.UNSAFE_PATH,
                 )
     # macOS writes NFD, most others NFC: one path on disk, two names in the zip
     clash = find_clash(info.orig_filename for info in infos)
     if clash is not None:
-        raise BundleError(clash.describe("member"), status="unsafe-path")
+        raise BundleError(clash.describe("member"), status=StoreStatus.UNSAFE_PATH)
     files = []
     for info in infos:
         name = info.orig_filename
@@ -279,11 +284,13 @@ def _check_limits(
     files: list[zipfile.ZipInfo], *, max_files: int, max_total_size: int, max_ratio: float
 ) -> None:
     if len(files) > max_files:
-        raise BundleError(f"{len(files)} files, more than {max_files}", status="too-many-files")
+        raise BundleError(f"{len(files)} files, more than {max_files}",
+                          status=FilesetStatus.TOO_MANY_FILES)
     declared = sum(info.file_size for info in files)
     if declared > max_total_size:
         raise BundleError(
-            f"{declared} bytes uncompressed, more than {max_total_size}", status="too-large-size"
+            f"{declared} bytes uncompressed, more than {max_total_size}",
+            status=FilesetStatus.TOO_LARGE_SIZE,
         )
     for info in files:
         if info.file_size <= RATIO_FLOOR:
@@ -293,7 +300,7 @@ def _check_limits(
             raise BundleError(
                 f"member {info.orig_filename!r} expands {ratio:.0f} times "
                 f"({info.compress_size} -> {info.file_size} bytes)",
-                status="zip-bomb",
+                status=FilesetStatus.ZIP_BOMB,
             )
 
 
@@ -321,7 +328,7 @@ def _check_layout(f: IO[bytes], infos: list[zipfile.ZipInfo], cd_start: int) -> 
         if start < end:
             raise BundleError(
                 f"members {first.orig_filename!r} and {second.orig_filename!r} overlap",
-                status="zip-bomb",
+                status=FilesetStatus.ZIP_BOMB,
             )
     offsets = {}
     for start, end, data_offset, name_len, info in extents:

@@ -33,14 +33,15 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
+from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus
 from sandcrawler.web.archive import WebCapture
 from sandcrawler.web.html import MAX_HTML, html_biblio
 
 log = logging.getLogger("sandcrawler.fileset")
 
 INGEST_TYPES = ("dataset",)
-SKIP_INGEST_TYPE = "skip-ingest-type"
-SUCCESS = ("success", "success-file", "success-existing")
+SKIP_INGEST_TYPE = FilesetStatus.SKIP_INGEST_TYPE
+SUCCESS = FILESET_SUCCESS
 #: landing pages larger than this are not read for metadata (still archived)
 LANDING_MAX_BYTES = 64 * 2**20
 
@@ -103,7 +104,7 @@ class FilesetIngester:
                 raise landing_error
             known = ", ".join(p.title for p in PLATFORMS.values())
             raise RecordError(f"{landing.terminal_url}: not a page of a known dataset platform "
-                              f"({known})", "no-platform-match")
+                              f"({known})", FilesetStatus.NO_PLATFORM_MATCH)
         result["platform_name"] = helper.name
         item = helper.process_request(request, landing, biblio)
         result.update(platform_name=item.platform_name, platform_domain=item.platform_domain,
@@ -116,7 +117,7 @@ class FilesetIngester:
         strategy = self.forced_strategy or helper.choose_strategy(item)
         if strategy.bundled and not item.web_bundle_url:
             raise RecordError(f"{strategy}: {item.platform_name} offers no 'download all' "
-                              "bundle for this item", "platform-no-bundle")
+                              "bundle for this item", FilesetStatus.PLATFORM_NO_BUNDLE)
         result["ingest_strategy"] = strategy.value
         if strategy.backend == "archiveorg":
             result["archiveorg_item_name"] = item.archiveorg_item_name
@@ -145,7 +146,7 @@ class FilesetIngester:
                 capture.close()
         if capture.status_code != 200:
             return landing, RecordError(f"{url}: landing page answered HTTP "
-                                        f"{capture.status_code}", "terminal-bad-status")
+                                        f"{capture.status_code}", FilesetStatus.TERMINAL_BAD_STATUS)
         return landing, None
 
     @staticmethod
@@ -169,15 +170,15 @@ class FilesetIngester:
         manifest = item.manifest or []
         if not manifest:
             raise RecordError(f"{item.platform_name} {item.platform_id}: no files to archive",
-                              "empty-manifest")
+                              FilesetStatus.EMPTY_MANIFEST)
         limit = self.ctx.fileset.max_file_count
         if len(manifest) > limit:
             raise RecordError(f"{len(manifest)} files, more than max_file_count {limit}",
-                              "too-many-files")
+                              FilesetStatus.TOO_MANY_FILES)
         total = sum(f.size or 0 for f in manifest)
         if total > self.ctx.fileset.max_total_size:
             raise RecordError(f"{total:,} bytes in all, more than max_total_size "
-                              f"{self.ctx.fileset.max_total_size:,}", "too-large-size")
+                              f"{self.ctx.fileset.max_total_size:,}", FilesetStatus.TOO_LARGE_SIZE)
         # the item store's rules are the strictest any backend needs: paths that
         # would leave an item, or clash in it, are refused whatever the strategy
         self.ctx.items.check_paths(item.archiveorg_item_name or "item",
@@ -208,11 +209,12 @@ def file_result_of(result: dict[str, Any]) -> dict[str, Any] | None:
     single file as regular file ingest reports it, ingest type ``{type}-file``."""
     strategy = result.get("ingest_strategy") or ""
     single = result.get("fileset_file")
-    if result.get("status") != "success-file" or not strategy.endswith("-file") or not single:
+    if (result.get("status") != FilesetStatus.SUCCESS_FILE or not strategy.endswith("-file")
+            or not single):
         return None
     request = dict(result["request"])
     request["ingest_type"] = f"{request['ingest_type']}-file"
-    out = {"hit": True, "status": "success", "request": request}
+    out = {"hit": True, "status": FilesetStatus.SUCCESS, "request": request}
     for key in ("file_meta", "terminal", "cdx", "revisit_cdx"):
         if single.get(key):
             out[key] = single[key]

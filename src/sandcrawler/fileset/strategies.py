@@ -45,14 +45,15 @@ from sandcrawler.models.fileset import (
     FilesetPlatformItem,
     IngestStrategy,
 )
+from sandcrawler.models.statuses import FilesetStatus
 from sandcrawler.storage.items import ItemStore
 from sandcrawler.timestamps import now14
 from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
 from sandcrawler.web.fetch import HttpFetcher, TooLarge
 
-DOWNLOAD_ERROR = "error-platform-download"
+DOWNLOAD_ERROR = FilesetStatus.ERROR_PLATFORM_DOWNLOAD
 #: status of a file, or a fileset, that was archived and verified
-OK = "success"
+OK = FilesetStatus.SUCCESS
 
 
 class ArchiveFailure(RecordError):
@@ -71,15 +72,19 @@ class ArchiveContext:
     items: ItemStore
 
 
-def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> str | None:
+_MISMATCH = {"md5": FilesetStatus.MISMATCH_MD5, "sha1": FilesetStatus.MISMATCH_SHA1,
+             "sha256": FilesetStatus.MISMATCH_SHA256}
+
+
+def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> FilesetStatus | None:
     """``mismatch-size`` / ``-md5`` / ``-sha1`` / ``-sha256`` when the bytes are not
     what the platform said; None when every size and checksum it gave agrees."""
     if expected.size is not None and expected.size != meta.size_bytes:
-        return "mismatch-size"
+        return FilesetStatus.MISMATCH_SIZE
     for algo, got in (("md5", meta.md5hex), ("sha1", meta.sha1hex), ("sha256", meta.sha256hex)):
         want = getattr(expected, algo)
         if want and want.lower() != got:
-            return f"mismatch-{algo}"
+            return _MISMATCH[algo]
     return None
 
 
@@ -113,8 +118,8 @@ def _too_large(e: TooLarge, expected: FilesetManifestFile | None) -> ArchiveFail
     mismatch; past what is left of ``max_total_size``, the dataset is too large."""
     if expected is not None and expected.size is not None:
         return ArchiveFailure(f"{expected.path}: more than the {expected.size:,} bytes "
-                              "the platform says", "mismatch-size")
-    return ArchiveFailure(str(e), "too-large-size")
+                              "the platform says", FilesetStatus.MISMATCH_SIZE)
+    return ArchiveFailure(str(e), FilesetStatus.TOO_LARGE_SIZE)
 
 
 def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry],
@@ -133,7 +138,8 @@ def check_bundle(platform: list[FilesetManifestFile], entries: list[BundleEntry]
             candidates = by_name.get(want.path.rsplit("/", 1)[-1], [])
             entry = candidates[0] if len(candidates) == 1 else None
         if entry is None:
-            raise ArchiveFailure(f"the bundle has no file {want.path!r}", "bundle-incomplete")
+            raise ArchiveFailure(f"the bundle has no file {want.path!r}",
+                                 FilesetStatus.BUNDLE_INCOMPLETE)
         meta = FileMeta(size_bytes=entry.size, sha1hex=entry.sha1, sha256hex=entry.sha256,
                         md5hex=entry.md5, mimetype=entry.mimetype)
         if status := mismatch(want, meta):
@@ -165,8 +171,8 @@ class FilesetStrategy(ABC):
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult: ...
 
     @property
-    def success(self) -> str:
-        return "success-file" if self.strategy.entity == "file" else OK
+    def success(self) -> FilesetStatus:
+        return FilesetStatus.SUCCESS_FILE if self.strategy.entity == "file" else OK
 
     def _result(self, status: str, manifest: list[FilesetManifestFile],
                 **fields: Any) -> ArchiveStrategyResult:
@@ -209,7 +215,7 @@ class WebStrategy(FilesetStrategy):
                     manifest = check_bundle(item.manifest or [], entries, terminal.to_terminal())
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
-            return self._result("success-existing", manifest,
+            return self._result(FilesetStatus.SUCCESS_EXISTING, manifest,
                                 bundle_file_meta=web.payload_meta(terminal),
                                 bundle_terminal=terminal.to_terminal(), bundle_cdx=terminal,
                                 bundle_revisit_cdx=_revisit_cdx(web, terminal))
@@ -229,7 +235,7 @@ class WebStrategy(FilesetStrategy):
             fields = {"file_file_meta": meta, "file_terminal": rows[0].to_terminal(),
                       "file_cdx": rows[0],
                       "file_revisit_cdx": _revisit_cdx(web, rows[0])}
-        return self._result("success-existing", manifest, **fields)
+        return self._result(FilesetStatus.SUCCESS_EXISTING, manifest, **fields)
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         with self.ctx.web.session() as session:
@@ -237,7 +243,7 @@ class WebStrategy(FilesetStrategy):
                 result = self._bundle(session, item)
             else:
                 result = self._files(session, item)
-            if result.status in (OK, "success-file"):
+            if result.status in (OK, FilesetStatus.SUCCESS_FILE):
                 session.commit()
             return result  # leaving the block unfinished aborts the session
 
@@ -373,7 +379,7 @@ class ArchiveorgStrategy(FilesetStrategy):
             result = ArchiveStrategyResult.model_validate(meta["result"])
         except (KeyError, ValueError):
             return None
-        return result.model_copy(update={"status": "success-existing"})
+        return result.model_copy(update={"status": FilesetStatus.SUCCESS_EXISTING})
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         name = item.archiveorg_item_name or ""
@@ -383,7 +389,7 @@ class ArchiveorgStrategy(FilesetStrategy):
         # describes bytes no longer there.
         items.delete_meta(name)
         result = self._bundle(item, name) if self.strategy.bundled else self._files(item, name)
-        if result.status in (OK, "success-file"):
+        if result.status in (OK, FilesetStatus.SUCCESS_FILE):
             items.write_meta(name, {
                 "item_name": name, "ingest_strategy": self.strategy.value,
                 "platform": {"name": item.platform_name, "domain": item.platform_domain,

@@ -9,20 +9,38 @@ from pydantic import ValidationError
 
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
-from sandcrawler.models.fileset import IngestRequest
+from sandcrawler.models.fileset import IngestRequest, IngestResultView
+from sandcrawler.models.statuses import FilesetStatus
 from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
+
+
+def _problems(e: ValidationError, what: str) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or what}: {err['msg']}"
+                     for err in e.errors()[:3])
 
 
 def parse_request(data: bytes) -> IngestRequest:
     obj = decode_json(data)
     if not isinstance(obj, dict):
-        raise RecordError("an ingest request is a JSON object", status="bad-request")
+        raise RecordError("an ingest request is a JSON object", status=FilesetStatus.BAD_REQUEST)
     try:
         return IngestRequest.model_validate(obj)
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'request'}: "
-                             f"{err['msg']}" for err in e.errors()[:3])
-        raise RecordError(f"not an ingest request: {problems}", status="bad-request") from None
+        raise RecordError(f"not an ingest request: {_problems(e, 'request')}",
+                          status=FilesetStatus.BAD_REQUEST) from None
+
+
+def parse_result(data: bytes) -> IngestResultView:
+    """An ingest result, fileset or file, from any producer (``IngestResultView``);
+    ``bad-result`` saying what is wrong when it is not one."""
+    obj = decode_json(data)
+    if not isinstance(obj, dict):
+        raise RecordError("an ingest result is a JSON object", status=FilesetStatus.BAD_RESULT)
+    try:
+        return IngestResultView.model_validate(obj)
+    except ValidationError as e:
+        raise RecordError(f"not an ingest result: {_problems(e, 'result')}",
+                          status=FilesetStatus.BAD_RESULT) from None
 
 
 class IngestFilesetWorker(RecordWorker):
@@ -72,45 +90,13 @@ def result_key(result: dict[str, Any]) -> str | None:
 class PersistIngestFilesetWorker(RecordWorker):
     """Fileset results (and ingest-file results) → ``ingest_file_result`` rows
     (status and landing-page terminal, as for file ingest) and, when the platform
-    was identified, ``ingest_fileset_platform`` rows."""
+    was identified, ``ingest_fileset_platform`` rows. Results are read as an
+    ``IngestResultView``: other producers' too, and ``bad-result`` for a line
+    that is not one."""
 
     def process(self, item: Item) -> Outcome:
-        result = decode_json(item.data)
-        request = result.get("request") if isinstance(result, dict) else None
-        if not isinstance(request, dict) or not request.get("ingest_type") \
-                or not request.get("base_url") or not isinstance(result.get("status"), str):
-            raise RecordError("not an ingest result (needs request.ingest_type, "
-                              "request.base_url and status)", status="bad-result")
-        terminal = result.get("terminal") or {}
-        key = {"ingest_type": request["ingest_type"], "base_url": request["base_url"]}
-        common = {**key, "hit": bool(result.get("hit")), "status": result["status"] or None}
-        output: dict[str, dict[str, Any]] = {"ingest_file_result": {
-            **common,
-            "terminal_url": terminal.get("terminal_url"),
-            "terminal_dt": terminal.get("terminal_dt"),
-            "terminal_status_code": terminal.get("terminal_status_code"),
-            "terminal_sha1hex": terminal.get("terminal_sha1hex"),
-        }}
-        if all(result.get(k) for k in ("platform_name", "platform_domain", "platform_id")):
-            output["ingest_fileset_platform"] = platform_row(common, result)
-        return Outcome(where=item.where, status="success", output=output)
-
-
-def platform_row(common: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    bundle = result.get("fileset_bundle") or {}
-    bundle_terminal = bundle.get("terminal") or {}
-    web = str(result.get("ingest_strategy") or "").startswith("web-")
-    return {
-        **common,
-        "platform_name": result["platform_name"],
-        "platform_domain": result["platform_domain"],
-        "platform_id": result["platform_id"],
-        "ingest_strategy": result.get("ingest_strategy"),
-        "total_size": result.get("total_size"),
-        "file_count": result.get("file_count"),
-        "archiveorg_item_name": result.get("archiveorg_item_name"),
-        "archiveorg_item_bundle_path": bundle.get("archiveorg_bundle_path"),
-        "web_bundle_url": bundle_terminal.get("terminal_url") if web else None,
-        "web_bundle_dt": bundle_terminal.get("terminal_dt") if web else None,
-        "manifest": result.get("manifest"),
-    }
+        result = parse_result(item.data)
+        output: dict[str, dict[str, Any]] = {"ingest_file_result": result.file_row()}
+        if (platform := result.platform_row()) is not None:
+            output["ingest_fileset_platform"] = platform
+        return Outcome(where=item.where, status=FilesetStatus.SUCCESS, output=output)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_valid
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import sha1_base32, sha1_hex
 from sandcrawler.models.files import DT14, SHA1_HEX, Terminal
+from sandcrawler.models.statuses import CdxStatus
 
 REVISIT_MIME = "warc/revisit"
 
@@ -68,13 +69,13 @@ class CdxRecord(BaseModel):
     def is_revisit(self) -> bool:
         return self.mimetype == REVISIT_MIME
 
-    def skip_reason(self) -> tuple[str, str | None] | None:
+    def skip_reason(self) -> tuple[CdxStatus, str | None] | None:
         """(status, detail) when this capture holds no usable file: a revisit
         (no payload of its own) or an answer other than 200; else None."""
         if self.is_revisit:
-            return "skip-revisit", None
+            return CdxStatus.SKIP_REVISIT, None
         if self.status_code != 200:
-            return "skip-status", f"HTTP status {self.status_code or '-'}"
+            return CdxStatus.SKIP_STATUS, f"HTTP status {self.status_code or '-'}"
         return None
 
     @model_serializer

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class IngestStrategy(StrEnum):
@@ -69,7 +70,7 @@ class FilesetManifestFile(_Record):
 
 class FilesetPlatformItem(_Record):
     platform_name: str
-    platform_status: str
+    platform_status: FilesetStatus
     platform_domain: str | None = None
     platform_id: str | None = None
     manifest: list[FilesetManifestFile] | None = None
@@ -137,6 +138,8 @@ class FilesetBundle(FilesetFile):
 class FilesetIngestResult(_Record):
     # common with file ingest results (mostly about the landing page)
     hit: bool
+    #: a FilesetStatus, or one a lower layer gave (fetch-error, unsafe-path, ...):
+    #: every status of the table in docs/fileset.md
     status: str
     request: dict[str, Any]
     terminal: Terminal | None = None
@@ -158,3 +161,92 @@ class FilesetIngestResult(_Record):
     fileset_file: FilesetFile | None = None
     #: beyond the seed: what went wrong, when the status is not a success
     error_message: str | None = None
+
+
+# --- reading results back: what persisting them needs -----------------------------
+
+
+class _Lenient(BaseModel):
+    """Results from other producers (file ingest, older versions of ours) are read
+    too: keys this does not know are ignored, and what it does know may be
+    missing or null. What it reads is typed."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ResultRequest(_Lenient):
+    """The request a result answers: its key, (ingest_type, base_url)."""
+
+    ingest_type: str = Field(min_length=1)
+    base_url: str = Field(min_length=1)
+
+
+class ResultTerminal(_Lenient):
+    """``terminal`` as any producer writes it: ``Terminal``'s fields, each optional."""
+
+    terminal_url: str | None = None
+    terminal_dt: str | None = None
+    terminal_status_code: int | None = None
+    terminal_sha1hex: str | None = None
+
+
+class ResultBundle(_Lenient):
+    """``fileset_bundle``: where its file ended, and where an item store keeps it."""
+
+    terminal: ResultTerminal | None = None
+    archiveorg_bundle_path: str | None = None
+
+
+class IngestResultView(_Lenient):
+    """The parts of an ingest result, fileset or file, that its SQL rows hold
+    (``persist ingest-fileset``): ``FilesetIngestResult``'s fields, leniently.
+    An ingest-file result has no platform fields, and gets no platform row."""
+
+    hit: bool | None = None
+    status: str
+    request: ResultRequest
+    terminal: ResultTerminal | None = None
+    platform_name: str | None = None
+    platform_domain: str | None = None
+    platform_id: str | None = None
+    ingest_strategy: str | None = None
+    archiveorg_item_name: str | None = None
+    file_count: int | None = None
+    total_size: int | None = None
+    fileset_bundle: ResultBundle | None = None
+    #: stored as it is (a JSON column): the entries are the producer's
+    manifest: list[dict[str, Any]] | None = None
+
+    def file_row(self) -> dict[str, Any]:
+        """The ``ingest_file_result`` row: the status and the landing page's terminal."""
+        terminal = self.terminal or ResultTerminal()
+        return {**self._common(), "terminal_url": terminal.terminal_url,
+                "terminal_dt": terminal.terminal_dt,
+                "terminal_status_code": terminal.terminal_status_code,
+                "terminal_sha1hex": terminal.terminal_sha1hex}
+
+    def platform_row(self) -> dict[str, Any] | None:
+        """The ``ingest_fileset_platform`` row, when the platform identified the dataset."""
+        if not (self.platform_name and self.platform_domain and self.platform_id):
+            return None
+        bundle = self.fileset_bundle or ResultBundle()
+        bundle_terminal = bundle.terminal or ResultTerminal()
+        web = (self.ingest_strategy or "").startswith("web-")
+        return {
+            **self._common(),
+            "platform_name": self.platform_name,
+            "platform_domain": self.platform_domain,
+            "platform_id": self.platform_id,
+            "ingest_strategy": self.ingest_strategy,
+            "total_size": self.total_size,
+            "file_count": self.file_count,
+            "archiveorg_item_name": self.archiveorg_item_name,
+            "archiveorg_item_bundle_path": bundle.archiveorg_bundle_path,
+            "web_bundle_url": bundle_terminal.terminal_url if web else None,
+            "web_bundle_dt": bundle_terminal.terminal_dt if web else None,
+            "manifest": self.manifest,
+        }
+
+    def _common(self) -> dict[str, Any]:
+        return {"ingest_type": self.request.ingest_type, "base_url": self.request.base_url,
+                "hit": bool(self.hit), "status": self.status or None}

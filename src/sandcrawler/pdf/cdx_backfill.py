@@ -10,6 +10,7 @@ is kept: the table holds one version per cell.
 from __future__ import annotations
 
 from sandcrawler.mime import normalize_mime
+from sandcrawler.models.statuses import BackfillStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome, RecordWorker
 
@@ -25,6 +26,6 @@ class BackfillCdxWorker(RecordWorker):
             return Outcome(item.where, cdx.status, kind="skip", error=cdx.detail)
         mime = normalize_mime(cdx.mimetype)
         if self.mimetypes and mime not in self.mimetypes:
-            return Outcome(item.where, "skip-mime", kind="skip")
-        return Outcome(item.where, "success",
+            return Outcome(item.where, BackfillStatus.SKIP_MIME, kind="skip")
+        return Outcome(item.where, BackfillStatus.SUCCESS,
                        output=(cdx.sha1hex, {"file": {"mime": mime, "cdx": cdx.cell()}}))

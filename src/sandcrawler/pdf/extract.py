@@ -28,6 +28,7 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from sandcrawler.mime import sniff_mime
+from sandcrawler.models.statuses import PdfStatus, SandboxStatus
 
 #: thumbnail name -> width in pixels (height follows the page's aspect ratio)
 DEFAULT_THUMBNAILS = {"thumb-small": 120, "thumb-medium": 250, "thumb-large": 500}
@@ -58,7 +59,8 @@ REOPEN_GROWTH = 128 * 2**20
 
 @dataclass
 class PdfExtract:
-    status: str
+    #: the extraction's, or the sandbox's when it stopped the call (``ProcessPdfWorker``)
+    status: PdfStatus | SandboxStatus
     error: str | None = None
     page_count: int | None = None
     page0_width: float | None = None  # PDF points
@@ -98,9 +100,9 @@ def extract_pdf(
     try:
         head = _read_at(src, 0, 8192)
         if not head:
-            return PdfExtract("not-pdf", error="the file is empty")
+            return PdfExtract(PdfStatus.NOT_PDF, error="the file is empty")
         if sniff_mime(head) != "application/pdf":
-            return PdfExtract("not-pdf", error=f"the bytes are {sniff_mime(head)}")
+            return PdfExtract(PdfStatus.NOT_PDF, error=f"the bytes are {sniff_mime(head)}")
         try:
             doc = pdfium.PdfDocument(src)
         except pdfium.PdfiumError as e:
@@ -109,11 +111,11 @@ def extract_pdf(
             return _extract(doc, src, thumbnails if thumbnails is not None
                             else DEFAULT_THUMBNAILS, listing_width, max_text_chars)
         except pdfium.PdfiumError as e:
-            return PdfExtract("parse-error", error=str(e))
+            return PdfExtract(PdfStatus.PARSE_ERROR, error=str(e))
         finally:
             doc.close()
     except OSError as e:
-        return PdfExtract("bad-pdf", error=f"cannot read {source}: {e.strerror}")
+        return PdfExtract(PdfStatus.BAD_PDF, error=f"cannot read {source}: {e.strerror}")
 
 
 def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
@@ -123,15 +125,15 @@ def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
     # declares no pages and has no page objects.
     password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
     if password and _scan(src, _ENCRYPT):
-        return PdfExtract("encrypted", error="the PDF needs a password")
+        return PdfExtract(PdfStatus.ENCRYPTED, error="the PDF needs a password")
     if _scan(src, _EMPTY_PAGE_TREE) and not _scan(src, _PAGE_OBJECT):
-        return PdfExtract("empty-pdf", page_count=0, error="no pages (empty page tree)")
-    return PdfExtract("bad-pdf", error=str(e))
+        return PdfExtract(PdfStatus.EMPTY_PDF, page_count=0, error="no pages (empty page tree)")
+    return PdfExtract(PdfStatus.BAD_PDF, error=str(e))
 
 
 def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
              listing_width: int | None, max_text_chars: int) -> PdfExtract:
-    out = PdfExtract("success", page_count=len(doc))
+    out = PdfExtract(PdfStatus.SUCCESS, page_count=len(doc))
     version = doc.get_version()
     out.pdf_version = f"{version // 10}.{version % 10}" if version else None
     out.info = {_INFO_KEYS[k]: v.strip() for k, v in doc.get_metadata_dict().items()
@@ -140,24 +142,24 @@ def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
     out.permanent_id = _identifier(doc, 0)
     out.update_id = _identifier(doc, 1)
     if out.page_count == 0:
-        out.status = "empty-pdf"
+        out.status = PdfStatus.EMPTY_PDF
         return out
     page0 = doc[0]
     out.page0_width, out.page0_height = (round(x, 2) for x in page0.get_size())
     if not out.page0_width or not out.page0_height:
-        out.status, out.error = "empty-page0", "page 0 has no area"
+        out.status, out.error = PdfStatus.EMPTY_PAGE0, "page 0 has no area"
         return out
     thumbs, blank = _thumbnails(page0, sizes, listing_width)
     page0.close()
     out.thumbnails = thumbs
     if blank:
-        out.status, out.error = "empty-page0", "page 0 renders as one flat colour"
+        out.status, out.error = PdfStatus.EMPTY_PAGE0, "page 0 renders as one flat colour"
     texts: list[str] = []
     total = 0
     for text in _page_texts(doc, src, out.page_count):
         total += len(text)
         if total > max_text_chars:
-            out.status = "text-too-large"
+            out.status = PdfStatus.TEXT_TOO_LARGE
             out.error = f"more than {max_text_chars:,} characters of text"
             return out
         texts.append(text)

@@ -17,6 +17,7 @@ import grobid_tei_xml
 from sandcrawler.config import GrobidSettings
 from sandcrawler.errors import GrobidRecordError
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.models.statuses import FulltextStatus
 
 MIN_BODY_CHARS = 500
 
@@ -47,7 +48,7 @@ def quality(doc: Any) -> str:
 
 def not_run(reason: str) -> dict[str, Any]:
     """The grobid0 cells of a file GROBID was not asked about."""
-    return {"status": {"status": "not-run", "reason": reason}}
+    return {"status": {"status": FulltextStatus.NOT_RUN, "reason": reason}}
 
 
 def grobid_fulltext(client: GrobidClient, pdf: bytes,
@@ -59,11 +60,13 @@ def grobid_fulltext(client: GrobidClient, pdf: bytes,
     except GrobidRecordError as e:
         return {"status": {"status": e.status, "error": str(e)}, "quality": "bad"}, None
     if tei is None:
-        return {"status_code": code, "status": {"status": "empty"}, "quality": "bad"}, None
+        return ({"status_code": code, "status": {"status": FulltextStatus.EMPTY},
+                 "quality": "bad"}, None)
     try:
         doc = grobid_tei_xml.parse_document_xml(tei)
     except Exception as e:  # grobid_tei_xml raises various parser errors
-        return {"status_code": code, "status": {"status": "bad-tei", "error": str(e)[:500]},
+        return {"status_code": code,
+                "status": {"status": FulltextStatus.BAD_TEI, "error": str(e)[:500]},
                 "tei_xml": tei, "quality": "bad"}, tei
     header = doc.header
     tei_json = doc.to_dict()
@@ -79,7 +82,7 @@ def grobid_fulltext(client: GrobidClient, pdf: bytes,
     }
     cells = {
         "status_code": code,
-        "status": {"status": "success", "grobid_version": doc.grobid_version},
+        "status": {"status": FulltextStatus.SUCCESS, "grobid_version": doc.grobid_version},
         "tei_xml": tei,
         "tei_json": tei_json,
         "metadata": metadata,

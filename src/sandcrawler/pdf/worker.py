@@ -11,12 +11,11 @@ refreshed. A file whose ``pdf0`` status is already recorded is skipped
 ``force``: re-processing is idempotent either way, as every write is keyed by
 the sha1.
 
-Statuses: the extraction's (success, not-pdf, bad-pdf, encrypted, empty-pdf,
-empty-page0, text-too-large, parse-error), the sandbox's (timeout,
-memory-limit, crashed), ``exists``; for the record itself: not-found,
-fetch-error, http-error, too-large, bad-warc, sha1-mismatch, bad-record,
-bad-zip-member, unreadable / not-a-file; for CDX lines: skip-header,
-skip-revisit, skip-status, bad-cdx.
+Statuses: the extraction's and ``exists`` (``PdfStatus``), the sandbox's
+(``SandboxStatus``); for the record itself ``FileRecordStatus`` and
+``FetchStatus`` (and ``not-found``, ``bad-name``, ``bad-sha1``, ``bad-json``);
+for CDX lines ``CdxStatus``. docs/pdf.md has their tables. The result line is
+a ``ProcessResult`` (``sandcrawler.models.pdf``), built once per record.
 """
 
 from __future__ import annotations
@@ -28,15 +27,17 @@ from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record
 from sandcrawler.filemeta import file_metadata
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.pdf import ProcessResult
+from sandcrawler.models.statuses import FileRecordStatus, FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
 from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
-from sandcrawler.work import Item, Outcome, RecordWorker
+from sandcrawler.work import Item, Kind, Outcome, RecordWorker
 
 #: extraction statuses that still give a usable document (stored and catalogued)
-_STORED = {"success", "empty-page0", "text-too-large"}
+_STORED = {PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE}
 
 
 class ProcessPdfWorker(RecordWorker):
@@ -68,49 +69,55 @@ class ProcessPdfWorker(RecordWorker):
 
     def process(self, item: Item) -> Outcome:
         record = parse_file_record(item.data)
-        result: dict[str, Any] = record.describe()
+        # what the result knows so far, by ProcessResult's field names
+        known: dict[str, Any] = record.describe()
         # A record that names its digest is recognised as done before it is fetched.
-        if record.sha1 and (done := self._done(record.sha1, result, item)):
+        if record.sha1 and (done := self._done(item, record.sha1,
+                                               {**known, "sha1hex": record.sha1})):
             return done
         with self.locator.local_file(record) as path:
             meta = file_metadata(path)
             if record.sha1 and meta.sha1hex != record.sha1:
                 raise RecordError(f"{record.name}: the bytes have sha1 {meta.sha1hex}, "
-                                  f"the record says {record.sha1}", status="sha1-mismatch")
+                                  f"the record says {record.sha1}",
+                                  status=FileRecordStatus.SHA1_MISMATCH)
             # the result line is flat, its size ``size`` (docs/pdf.md)
-            result.update(size=meta.size_bytes, **meta.model_dump(exclude={"size_bytes"}))
-            if not record.sha1 and (done := self._done(meta.sha1hex, result, item)):
+            known.update(size=meta.size_bytes, **meta.model_dump(exclude={"size_bytes"}))
+            if not record.sha1 and (done := self._done(item, meta.sha1hex, known)):
                 return done
             extracted = self._extract(path, meta)
-            result.update(self._store(path, meta, extracted, record))
-        kind = "ok" if extracted.status in _STORED else (
-            "skip" if extracted.status == "not-pdf" else "error")
-        return Outcome(item.where, extracted.status, kind=kind, output=result,
-                       error=extracted.error if kind == "error" else None)
+            known.update(self._store(path, meta, extracted, record))
+        kind: Kind = "ok" if extracted.status in _STORED else (
+            "skip" if extracted.status == PdfStatus.NOT_PDF else "error")
+        return _outcome(item, kind, known, status=extracted.status,
+                        message=extracted.error if kind == "error" else None,
+                        error=extracted.error, page_count=extracted.page_count,
+                        word_count=extracted.word_count, pdf_version=extracted.pdf_version)
 
-    def _done(self, sha1: str, result: dict[str, Any], item: Item) -> Outcome | None:
+    def _done(self, item: Item, sha1: str, known: dict[str, Any]) -> Outcome | None:
         """The ``exists`` outcome when this sha1's pdf0 status is recorded already
         (never with ``force``)."""
         row = None if self.force else self.table.get(sha1, ["pdf0:pdf_status"])
         if row is None:
             return None
-        result.setdefault("sha1hex", sha1)
-        result.update(status="exists", pdf_status=row.cells["pdf0"]["pdf_status"])
-        return Outcome(item.where, "exists", kind="skip", output=result)
+        return _outcome(item, "skip", known, status=PdfStatus.EXISTS,
+                        pdf_status=row.cells["pdf0"]["pdf_status"])
 
     def _extract(self, path: str, meta: FileMeta) -> PdfExtract:
         """PDFs in the sandbox (a timeout or crash is a status); other files not-pdf."""
         if meta.mimetype != "application/pdf":
-            return PdfExtract("not-pdf", error=f"the file is {meta.mimetype}")
+            return PdfExtract(PdfStatus.NOT_PDF, error=f"the file is {meta.mimetype}")
         try:
             return self.sandbox.call(extract_pdf, path, timeout=self.timeout,
                                      **self.extract_options)
         except SandboxError as e:
-            return PdfExtract(e.status, error=str(e))
+            return PdfExtract(SandboxStatus(e.status), error=str(e))
 
     def _store(self, path: str, meta: FileMeta, out: PdfExtract,
                record: FileRecord) -> dict[str, Any]:
-        summary: dict[str, Any] = {"status": out.status, "error": out.error}
+        """Writes the file's cells (and, for a usable document, its resources and
+        catalogue row); what the result says about the document stored."""
+        stored: dict[str, Any] = {}
         cells: dict[str, dict[str, Any]] = {
             "file": {"size": meta.size_bytes, "mime": meta.mimetype},
             "pdf0": {"pdf_status": out.status, "pdf_meta": out.to_json()},
@@ -129,21 +136,19 @@ class ProcessPdfWorker(RecordWorker):
                 path, kind="pdf", sha1=meta.sha1hex, metadata=_metadata(out, grobid0),
                 resources=secondary,
             )
-            summary.update(uuid=entry.uuid, resources=list(entry.resources),
-                           grobid_status=grobid0["status"]["status"],
-                           grobid_quality=grobid0.get("quality"))
+            stored.update(uuid=entry.uuid, resources=list(entry.resources),
+                          grobid_status=grobid0["status"]["status"],
+                          grobid_quality=grobid0.get("quality"))
         # The table last: its pdf0 row is what marks the file as done.
         self.table.put(meta.sha1hex, cells)
-        summary.update(page_count=out.page_count, word_count=out.word_count,
-                       pdf_version=out.pdf_version)
-        return summary
+        return stored
 
     def _fulltext(self, path: str, meta: FileMeta) -> tuple[dict[str, Any], str | None]:
         if self.grobid is None:
             return not_run("no GROBID URL configured"), None
         if meta.size_bytes > self.grobid_max_bytes:
             limit = self.grobid_max_bytes / 2**20
-            return {"status": {"status": "too-large",
+            return {"status": {"status": FulltextStatus.TOO_LARGE,
                                "error": f"over the {limit:g} MB limit for GROBID"}}, None
         with open(path, "rb") as f:
             pdf = f.read()
@@ -153,6 +158,15 @@ class ProcessPdfWorker(RecordWorker):
         # The catalogue, table, locator's fetcher and GROBID client are shared
         # services, closed by whoever built them.
         self.sandbox.close()
+
+
+def _outcome(item: Item, kind: Kind, known: dict[str, Any], *, status: str,
+             message: str | None = None, **fields: Any) -> Outcome:
+    """The record's outcome; its result line is built (and validated) here only,
+    from what is known so far and the fields of the step that ends it.
+    ``message`` is the outcome's (stderr), not the line's."""
+    result = ProcessResult(**known, status=status, **fields)
+    return Outcome(item.where, status, kind=kind, output=result.to_json(), error=message)
 
 
 def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:

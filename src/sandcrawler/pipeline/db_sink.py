@@ -10,6 +10,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from sandcrawler.db.engine import begin, first_line
 from sandcrawler.db.persist import write_tables
+from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.pipeline.sinks import Rejection
 from sandcrawler.work import Outcome
 
@@ -55,7 +56,7 @@ class DatabaseSink:
                 with begin(self.engine) as conn:
                     self.writer(conn, [out])
             except (IntegrityError, DataError) as e:
-                rejected.append((i, "db-rejected", first_line(e.orig or e)))
+                rejected.append((i, PipelineStatus.DB_REJECTED, first_line(e.orig or e)))
         return rejected
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeVar
 from tqdm import tqdm
 
 from sandcrawler.errors import InfrastructureError
+from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Item, Outcome, Worker
 
@@ -107,7 +108,8 @@ def process_isolated(worker: Worker, batch: list[Item]) -> list[Outcome]:
 def _internal_error(item: Item, exc: BaseException | None) -> Outcome:
     detail = f"{type(exc).__name__}: {exc}" if exc is not None else "worker lost the record"
     log.debug("internal error on %s", item.where, exc_info=exc)
-    return Outcome(where=item.where, status="internal-error", kind="error", error=detail)
+    return Outcome(where=item.where, status=PipelineStatus.INTERNAL_ERROR, kind="error",
+                   error=detail)
 
 
 # --- in the parent -----------------------------------------------------------------
@@ -302,7 +304,7 @@ class Runner:
             o.status, o.kind, o.error, o.output = status, "error", message, None
         first_error = None
         for o in outcomes:
-            self.summary.counts[o.status] += 1
+            self.summary.counts[str(o.status)] += 1  # plain strings: JSON-ready keys
             self.summary.kinds[o.kind] += 1
             if o.kind == "error":
                 first_error = first_error or o

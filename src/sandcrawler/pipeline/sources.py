@@ -17,6 +17,7 @@ import orjson
 
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.file_records import cdx_file_record
+from sandcrawler.models.statuses import FileRecordStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome
 
@@ -207,7 +208,7 @@ class ZipSource(_FileItemsSource):
                     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
                         # A damaged member is that record's error; the run goes on.
                         yield Item(name, payload, outcome=Outcome(
-                            name, "bad-zip-member", kind="error",
+                            name, FileRecordStatus.BAD_ZIP_MEMBER, kind="error",
                             error=f"{name}: damaged in the archive: {e}"))
                         continue
                     yield Item(name, payload)

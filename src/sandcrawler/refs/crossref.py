@@ -22,6 +22,7 @@ from typing import Any
 
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
+from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.refs.clean import clean_unstructured
 from sandcrawler.timestamps import iso_utc
 
@@ -48,10 +49,11 @@ def unwrap_work(obj: Any) -> dict[str, Any]:
         obj = obj["message"]
     if not isinstance(obj, dict):
         raise RecordError(f"not a Crossref work: a JSON {type(obj).__name__}",
-                          status="not-crossref-work")
+                          status=RefsStatus.NOT_CROSSREF_WORK)
     if not _WORK_FIELDS.intersection(obj):
         keys = ", ".join(sorted(obj)[:5]) or "none"
-        raise RecordError(f"not a Crossref work (keys: {keys})", status="not-crossref-work")
+        raise RecordError(f"not a Crossref work (keys: {keys})",
+                          status=RefsStatus.NOT_CROSSREF_WORK)
     return obj
 
 
@@ -69,7 +71,8 @@ def work_indexed(work: dict[str, Any]) -> str | None:
         try:
             ts = datetime.fromisoformat(value)
         except ValueError:
-            raise RecordError(f"bad indexed.date-time: {value!r}", status="bad-indexed") from None
+            raise RecordError(f"bad indexed.date-time: {value!r}",
+                              status=RefsStatus.BAD_INDEXED) from None
     elif isinstance(indexed.get("timestamp"), int | float):
         ts = datetime.fromtimestamp(indexed["timestamp"] / 1000, UTC)
     else:
@@ -95,7 +98,7 @@ def select_references(work: dict[str, Any]) -> list[SelectedRef]:
         return []
     if not isinstance(refs, list):
         raise RecordError(
-            f"'reference' is a {type(refs).__name__}, not a list", status="bad-references"
+            f"'reference' is a {type(refs).__name__}, not a list", status=RefsStatus.BAD_REFERENCES
         )
     selected = []
     for index, ref in enumerate(refs):

@@ -4,12 +4,9 @@
 - PersistCrossrefWorker:   work -> crossref row (+ grobid_refs row with a parser)
 - PersistGrobidRefsWorker: grobid_refs JSON line -> validated grobid_refs row
 
-Statuses (kind in brackets):
-  success [ok]            references parsed
-  empty [ok]              nothing to re-parse; the row carries ``refs_json: []``
-  bad-utf8, bad-json, not-crossref-work, missing-doi, bad-doi, bad-indexed,
-  missing-indexed, bad-references, bad-row, grobid-error, grobid-bad-xml,
-  grobid-timeout, ref-count-mismatch, parse-error [error]
+Statuses: ``RefsStatus`` (success, empty and success-no-refs are ok; the rest
+errors), the parser's ``ParserStatus``, ``missing-doi`` / ``bad-doi``, and the
+pipeline's; the table is in docs/refs.md.
 """
 
 from __future__ import annotations
@@ -24,6 +21,7 @@ from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.jsontext import RawJSON
 from sandcrawler.models.refs import GrobidRefsRow
+from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.refs.crossref import (
     SelectedRef,
     select_references,
@@ -130,7 +128,7 @@ class ParseCrossrefRefsWorker(_WorksWorker):
         assert refs_json is not None
         return Outcome(
             where=w.item.where,
-            status="success" if w.refs else "empty",
+            status=RefsStatus.SUCCESS if w.refs else RefsStatus.EMPTY,
             output=_grobid_refs_row(w, refs_json),
         )
 
@@ -140,7 +138,7 @@ class PersistCrossrefWorker(_WorksWorker):
 
     def check(self, w: _Work) -> None:
         if w.indexed is None:
-            raise RecordError("work has no indexed date-time", status="missing-indexed")
+            raise RecordError("work has no indexed date-time", status=RefsStatus.MISSING_INDEXED)
 
     def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
         # A bare work is stored from its own line: no second serialisation.
@@ -148,10 +146,10 @@ class PersistCrossrefWorker(_WorksWorker):
         output: dict[str, Any] = {
             "crossref": {"doi": w.doi, "indexed": w.indexed, "record": record}
         }
-        status = "success"
+        status = RefsStatus.SUCCESS
         if refs_json is not None:
             output["grobid_refs"] = _grobid_refs_row(w, refs_json)
-            status = "success" if w.refs else "success-no-refs"
+            status = RefsStatus.SUCCESS if w.refs else RefsStatus.SUCCESS_NO_REFS
         return Outcome(where=w.item.where, status=status, output=output)
 
 
@@ -165,9 +163,10 @@ class PersistGrobidRefsWorker(RecordWorker):
                 f"{'.'.join(str(p) for p in err['loc']) or 'row'}: {err['msg']}"
                 for err in e.errors()[:3]
             )
-            raise RecordError(f"not a grobid_refs row: {problems}", status="bad-row") from None
+            raise RecordError(f"not a grobid_refs row: {problems}",
+                              status=RefsStatus.BAD_ROW) from None
         # The validated scalars, and the caller's own refs_json: model_dump() would
         # deep-copy the largest part of the row for nothing.
         out = {"source": row.source, "source_id": row.source_id,
                "source_ts": iso_utc(row.source_ts), "refs_json": obj["refs_json"]}
-        return Outcome(where=item.where, status="success", output={"grobid_refs": out})
+        return Outcome(where=item.where, status=RefsStatus.SUCCESS, output={"grobid_refs": out})

@@ -22,6 +22,7 @@ from typing import IO
 
 from sandcrawler.errors import InvalidName
 from sandcrawler.filemeta import new_hashers
+from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.paths import safe_relative_path
 
 #: hashes computed on every write unless a caller asks for others; both run at
@@ -39,9 +40,10 @@ def check_key(key: str) -> str:
     characters or invalid Unicode; at most 1,024 bytes, 255 per segment), and not
     the reserved ``.tmp/`` area. A key can therefore never name a file outside
     the store, and one name is one key whichever Unicode form it came in."""
-    key = safe_relative_path(key, what="blob key", status="bad-key")
+    key = safe_relative_path(key, what="blob key", status=StoreStatus.BAD_KEY)
     if key.split("/", 1)[0] == RESERVED_SEGMENT:
-        raise InvalidName(f"blob keys under {RESERVED_SEGMENT}/ are reserved", status="bad-key")
+        raise InvalidName(f"blob keys under {RESERVED_SEGMENT}/ are reserved",
+                          status=StoreStatus.BAD_KEY)
     return key
 
 

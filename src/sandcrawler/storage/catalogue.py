@@ -26,6 +26,7 @@ from sandcrawler.db.schema import catalogue
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
 from sandcrawler.filemeta import hash_stream, open_file
 from sandcrawler.identifiers import sha1_hex
+from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
 from sandcrawler.storage.resources import (
     KINDS,
@@ -104,7 +105,7 @@ def parse_identifier(text: str) -> tuple[str, str]:
     raise InvalidName(
         f"cannot tell what identifier {text!r} is: give a UUID, a DOI, a sha1, "
         "or prefix it (doi:, pmid:, pmcid:, arxiv:, sha1:)",
-        status="bad-identifier",
+        status=StoreStatus.BAD_IDENTIFIER,
     )
 
 
@@ -183,7 +184,8 @@ class Catalogue:
         ``sha1``: the file's, when the caller has hashed it already."""
         k = resource_kind(kind)
         if not k.primary:
-            raise InvalidName(f"{k.name} is not a primary resource kind", status="bad-kind")
+            raise InvalidName(f"{k.name} is not a primary resource kind",
+                              status=StoreStatus.BAD_KIND)
         if sha1:
             sha1 = sha1_hex(sha1)
         else:
@@ -205,7 +207,7 @@ class Catalogue:
         if "id" in metadata and str(metadata["id"]).lower() != doc:
             raise RecordError(
                 f"metadata id {metadata['id']!r} is not the document's UUID {doc}",
-                status="bad-metadata",
+                status=StoreStatus.BAD_METADATA,
             )
         merged: dict[str, Any] = {}
         if self.resources.exists(doc, "metadata"):

@@ -27,6 +27,7 @@ from sandcrawler.identifiers import (
     normalize_pmid,
     sha1_hex,
 )
+from sandcrawler.models.statuses import StoreStatus
 
 #: fixed forever: changing it would rename every document
 NAMESPACE = uuid.UUID("5c1b0a52-7d2e-4f43-9a4c-2f0e6d3b8a11")
@@ -54,7 +55,7 @@ def parse_uuid(value: Any) -> str:
             if str(parsed) == value.lower():
                 return str(parsed)
     raise InvalidName(
-        f"not a UUID: {value!r} (expected 8-4-4-4-12 hex digits)", status="bad-uuid"
+        f"not a UUID: {value!r} (expected 8-4-4-4-12 hex digits)", status=StoreStatus.BAD_UUID
     )
 
 
@@ -68,7 +69,8 @@ def document_uuid(**identifiers: str | None) -> str:
         if value:
             return str(uuid.uuid5(NAMESPACE, f"{scheme}:{normalise(value)}"))
     raise InvalidName(
-        "a document needs at least one of: " + ", ".join(SCHEMES), status="missing-identifier"
+        "a document needs at least one of: " + ", ".join(SCHEMES),
+        status=StoreStatus.MISSING_IDENTIFIER,
     )
 
 

@@ -20,6 +20,7 @@ from typing import IO
 
 from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
+from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
@@ -85,7 +86,7 @@ class _LocalWriter(BlobWriter):
                     raise InvalidName(
                         f"blob key {self.key!r} clashes with an existing blob or directory "
                         "(a local store cannot hold both 'a' and 'a/b')",
-                        status="key-conflict",
+                        status=StoreStatus.KEY_CONFLICT,
                     ) from None
             if self._store.fsync:
                 _fsync_dir(final.parent)

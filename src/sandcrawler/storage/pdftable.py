@@ -28,6 +28,7 @@ from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import pdftable_cells, pdftables
 from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
 from sandcrawler.identifiers import sha1_base32, sha1_key
+from sandcrawler.models.statuses import StoreStatus
 
 ValueType = Literal["json", "str", "int", "bytes"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -97,7 +98,7 @@ class TableSchema:
         if fam is None:
             raise InvalidName(
                 f"unknown column family {name!r}; known: {', '.join(self._by_name)}",
-                status="unknown-family",
+                status=StoreStatus.UNKNOWN_FAMILY,
             )
         return fam
 
@@ -107,7 +108,7 @@ class TableSchema:
         if col is None:
             raise InvalidName(
                 f"unknown column {family}:{qualifier}; {family} has: {', '.join(fam.columns)}",
-                status="unknown-column",
+                status=StoreStatus.UNKNOWN_COLUMN,
             )
         return col
 
@@ -162,27 +163,29 @@ def _encode(family: Family, qualifier: str, col: Col, value: Any) -> bytes:
     where = f"{family.name}:{qualifier}"
     if col.type == "int":
         if not isinstance(value, int) or isinstance(value, bool):
-            raise RecordError(f"{where} takes an integer, not {value!r}", status="bad-value")
+            raise RecordError(f"{where} takes an integer, not {value!r}",
+                              status=StoreStatus.BAD_VALUE)
         try:
             data = value.to_bytes(8, "big", signed=True)
         except OverflowError:
             raise RecordError(f"{where}: {value} does not fit in 64 bits",
-                              status="bad-value") from None
+                              status=StoreStatus.BAD_VALUE) from None
     elif col.type == "str":
         if not isinstance(value, str):
-            raise RecordError(f"{where} takes a string, not {value!r}", status="bad-value")
+            raise RecordError(f"{where} takes a string, not {value!r}",
+                              status=StoreStatus.BAD_VALUE)
         data = value.encode("utf-8")
     elif col.type == "bytes":
         if not isinstance(value, bytes):
             raise RecordError(f"{where} takes bytes, not {type(value).__name__}",
-                              status="bad-value")
+                              status=StoreStatus.BAD_VALUE)
         data = value
     else:
         if col.required:
             missing = [k for k in col.required if not isinstance(value, dict) or k not in value]
             if missing:
                 raise RecordError(
-                    f"{where} needs key(s) {', '.join(missing)}", status="bad-value"
+                    f"{where} needs key(s) {', '.join(missing)}", status=StoreStatus.BAD_VALUE
                 )
         data = orjson.dumps(value)
     return zlib.compress(data, _ZLIB_LEVEL) if family.compressed else data
@@ -424,7 +427,7 @@ class CaptureHistory:
         """Store this capture if the content is new (returns None); otherwise count
         the duplicate and return the stored first capture."""
         if not url or not date:
-            raise RecordError("a capture needs a url and a date", status="bad-value")
+            raise RecordError("a capture needs a url and a date", status=StoreStatus.BAD_VALUE)
         capture: dict[str, Any] = {"u": url, "d": date}
         if warc is not None:
             capture["f"] = warc

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from sandcrawler.errors import CorruptData, InvalidName
+from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.storage.blobs import CHUNK, BlobInfo, BlobStore
 from sandcrawler.storage.docid import parse_uuid, shard_dir
 
@@ -89,7 +90,7 @@ def resource_kind(name: str | ResourceKind) -> ResourceKind:
     if kind is None:
         raise InvalidName(
             f"unknown resource kind {name!r}; known: {', '.join(KINDS)}",
-            status="unknown-resource-kind",
+            status=StoreStatus.UNKNOWN_RESOURCE_KIND,
         )
     return kind
 

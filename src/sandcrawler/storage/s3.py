@@ -23,6 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.filemeta import new_hashers
+from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.paths import MAX_PATH_BYTES
 from sandcrawler.storage.blobs import (
     CHUNK,
@@ -235,7 +236,7 @@ class S3BlobStore(BlobStore):
             raise InvalidName(
                 f"blob key too long for S3 with prefix {self.prefix!r} "
                 f"(over {MAX_PATH_BYTES} bytes in all)",
-                status="bad-key",
+                status=StoreStatus.BAD_KEY,
             )
         return full
 

@@ -43,6 +43,7 @@ from sandcrawler.filemeta import MetaWriter
 from sandcrawler.mime import normalize_mime
 from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.statuses import FetchStatus
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
 from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
@@ -171,7 +172,7 @@ class WarcSession:
                     if hop.status_code == 200:
                         raise
                     raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
-                                      f"{max_bytes:,} bytes", "http-error") from e
+                                      f"{max_bytes:,} bytes", FetchStatus.HTTP_ERROR) from e
                 finally:
                     meta, extra = writer.finish()
             ok = hop.status_code == 200

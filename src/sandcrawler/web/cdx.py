@@ -16,19 +16,20 @@ from urllib.parse import urlsplit
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import sha1_hex
 from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.statuses import CdxStatus
 
 CDX_COLUMNS = 11
 
 
 class CdxError(RecordError):
-    status = "bad-cdx"
+    status = CdxStatus.BAD_CDX
 
 
 @dataclass(frozen=True, slots=True)
 class CaptureSkip:
     """Why a line names no usable file: skip-header, skip-revisit or skip-status."""
 
-    status: str
+    status: CdxStatus
     detail: str | None = None
     cdx: CdxRecord | None = None  # None for a header line
 
@@ -37,7 +38,7 @@ def read_capture(raw: bytes | str) -> CdxRecord | CaptureSkip:
     """One line of a CDX file as a capture holding a file, or why it holds none;
     CdxError (``bad-cdx``) for a malformed line. What every CDX consumer does first."""
     if is_cdx_header(raw):
-        return CaptureSkip("skip-header")
+        return CaptureSkip(CdxStatus.SKIP_HEADER)
     cdx = parse_cdx_line(raw)
     skip = cdx.skip_reason()
     return cdx if skip is None else CaptureSkip(*skip, cdx=cdx)

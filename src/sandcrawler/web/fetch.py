@@ -35,6 +35,7 @@ import urllib3
 from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import NotFound, RecordError, StoreUnavailable
+from sandcrawler.models.statuses import FetchStatus
 
 CHUNK = 1024 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
@@ -53,7 +54,7 @@ class Writable(Protocol):
 
 
 class TooLarge(RecordError):
-    status = "too-large"
+    status = FetchStatus.TOO_LARGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +159,11 @@ class HttpFetcher:
         seen = set()
         while True:
             if not url.startswith(("http://", "https://")):
-                raise RecordError(f"not an http(s) URL: {url!r}", status="bad-url")
+                raise RecordError(f"not an http(s) URL: {url!r}", status=FetchStatus.BAD_URL)
             if url in seen or len(hops) > self.max_redirects:
                 what = "a loop" if url in seen else f"more than {self.max_redirects} redirects"
                 raise RecordError(f"redirects from {hops[0].url} form {what} (at {url})",
-                                  status="redirect-loop")
+                                  status=FetchStatus.REDIRECT_LOOP)
             seen.add(url)
             target, sent = self._route(url)
             sent.update(headers or {})
@@ -171,7 +172,7 @@ class HttpFetcher:
                                           preload_content=False)
             except HTTPError as e:
                 raise RecordError(f"fetching {url}: {type(e).__name__}: {e}",
-                                  status="fetch-error") from None
+                                  status=FetchStatus.FETCH_ERROR) from None
             request_headers = [("Host", urlsplit(url).netloc)]
             request_headers += [(k, v) for k, v in sent.items() if k != "Host"]
             hop = Hop(url, resp.status, resp.reason or "", list(resp.headers.iteritems()),
@@ -195,7 +196,8 @@ class HttpFetcher:
         opened = self.open(url)
         try:
             if opened.status != 200:
-                raise RecordError(f"HTTP {opened.status} from {opened.url}", status="http-error")
+                raise RecordError(f"HTTP {opened.status} from {opened.url}",
+                                  status=FetchStatus.HTTP_ERROR)
             size = stream_body(opened, dest.write,
                                self.max_bytes if max_bytes is None else max_bytes)
             return Download(opened.url, opened.status, opened.final.header("Content-Type"), size)
@@ -224,7 +226,7 @@ class HttpFetcher:
         try:
             opened = self.open(url, headers=headers)
         except RecordError as e:
-            if e.status == "bad-url":
+            if e.status == FetchStatus.BAD_URL:
                 raise
             raise StoreUnavailable(f"WARC source not reachable for {url} ({e})") from None
         resp = opened.response
@@ -235,10 +237,11 @@ class HttpFetcher:
             raise NotFound(f"{url}: HTTP {resp.status}")
         if resp.status == 200:
             raise RecordError(f"{url}: the server ignored the Range request",
-                              status="fetch-error")
+                              status=FetchStatus.FETCH_ERROR)
         if resp.status >= 500:
             raise StoreUnavailable(f"WARC source answered HTTP {resp.status} for {url}")
-        raise RecordError(f"{url}: HTTP {resp.status} for a Range request", status="http-error")
+        raise RecordError(f"{url}: HTTP {resp.status} for a Range request",
+                          status=FetchStatus.HTTP_ERROR)
 
 
 def stream_body(opened: Opened, write: Any, max_bytes: int) -> int:
@@ -259,7 +262,7 @@ def stream_body(opened: Opened, write: Any, max_bytes: int) -> int:
             write(chunk)
     except HTTPError as e:
         raise RecordError(f"fetching {url}: connection lost after {size:,} bytes "
-                          f"({type(e).__name__})", status="fetch-error") from None
+                          f"({type(e).__name__})", status=FetchStatus.FETCH_ERROR) from None
     return size
 
 

@@ -17,11 +17,12 @@ from warcio.limitreader import LimitReader
 from warcio.statusandheaders import StatusAndHeadersParserException
 
 from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import FileRecordStatus
 from sandcrawler.web.fetch import CHUNK, TooLarge
 
 
 class BadWarc(RecordError):
-    status = "bad-warc"
+    status = FileRecordStatus.BAD_WARC
 
 
 @dataclass(frozen=True, slots=True)

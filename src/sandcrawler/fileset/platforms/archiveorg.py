@@ -32,6 +32,7 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class ArchiveOrgSettings(Section):
@@ -91,7 +92,8 @@ class ArchiveOrgHelper(PlatformHelper[ArchiveOrgSettings]):
         meta = {k: metadata[k] for k in ("title", "creator", "date", "mediatype", "collection",
                                          "licenseurl") if metadata.get(k)}
         return FilesetPlatformItem(
-            platform_name=self.name, platform_status="success", platform_domain="archive.org",
+            platform_name=self.name,
+            platform_status=FilesetStatus.SUCCESS, platform_domain="archive.org",
             platform_id=identifier, manifest=manifest, archiveorg_item_name=identifier,
             archiveorg_item_meta=meta | {"source": page}, web_base_url=page)
 

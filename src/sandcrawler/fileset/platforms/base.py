@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.errors import RecordError
 from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
+from sandcrawler.models.statuses import FilesetStatus
 from sandcrawler.web.fetch import HttpFetcher
 
 
@@ -25,25 +26,25 @@ class PlatformScopeError(RecordError):
     """A real platform record, but not one version of one dataset (e.g. a DOI
     naming all versions)."""
 
-    status = "platform-scope"
+    status = FilesetStatus.PLATFORM_SCOPE
 
 
 class PlatformRestrictedError(RecordError):
     """Embargoed, restricted or dark: the files are not public."""
 
-    status = "platform-restricted"
+    status = FilesetStatus.PLATFORM_RESTRICTED
 
 
 class PlatformNotFoundError(RecordError):
     """The URL looks like the platform's, but the platform has no such record."""
 
-    status = "platform-404"
+    status = FilesetStatus.PLATFORM_404
 
 
 class PlatformApiError(RecordError):
     """The platform's API did not answer usably (5xx, 429 after retries, not JSON)."""
 
-    status = "error-platform-api"
+    status = FilesetStatus.ERROR_PLATFORM_API
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from sandcrawler.fileset.platforms.base import (
     url_host,
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class DataverseSettings(Section):
@@ -95,7 +96,7 @@ class DataverseHelper(PlatformHelper[DataverseSettings]):
             meta = _citation(data) | {"source": page, "version": version}
         manifest = [self._manifest_file(origin, pid, f) for f in files]
         return FilesetPlatformItem(
-            platform_name=self.name, platform_status="success", platform_domain=host,
+            platform_name=self.name, platform_status=FilesetStatus.SUCCESS, platform_domain=host,
             platform_id=pid, manifest=manifest,
             archiveorg_item_name=item_name(host, pid, version), archiveorg_item_meta=meta,
             web_base_url=page, web_bundle_url=bundle)

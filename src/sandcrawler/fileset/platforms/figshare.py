@@ -27,6 +27,7 @@ from sandcrawler.fileset.platforms.base import (
     item_name,
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class FigshareSettings(Section):
@@ -84,7 +85,8 @@ class FigshareHelper(PlatformHelper[FigshareSettings]):
                 "license": (obj.get("license") or {}).get("name"),
                 "creator": [a.get("full_name") for a in obj.get("authors") or []]}
         return FilesetPlatformItem(
-            platform_name=self.name, platform_status="success", platform_domain="figshare.com",
+            platform_name=self.name,
+            platform_status=FilesetStatus.SUCCESS, platform_domain="figshare.com",
             platform_id=str(article_id), manifest=manifest,
             archiveorg_item_name=item_name("figshare.com", str(article_id), str(version)),
             archiveorg_item_meta={k: v for k, v in meta.items() if v},

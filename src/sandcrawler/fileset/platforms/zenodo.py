@@ -29,6 +29,7 @@ from sandcrawler.fileset.platforms.base import (
     item_name,
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+from sandcrawler.models.statuses import FilesetStatus
 
 
 class ZenodoSettings(Section):
@@ -86,7 +87,8 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
                 "creator": [c.get("name") for c in metadata.get("creators") or []]}
         links = obj.get("links") or {}
         return FilesetPlatformItem(
-            platform_name=self.name, platform_status="success", platform_domain="zenodo.org",
+            platform_name=self.name,
+            platform_status=FilesetStatus.SUCCESS, platform_domain="zenodo.org",
             platform_id=record_id, manifest=manifest,
             archiveorg_item_name=item_name("zenodo.org", record_id, version),
             archiveorg_item_meta={k: v for k, v in meta.items() if v},

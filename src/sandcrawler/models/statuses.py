@@ -1,0 +1,213 @@
+"""Record statuses, one ``StrEnum`` per domain.
+
+A record that cannot be handled gets a status, not an exception (DESIGN.md,
+principle 3). Every status the code can give is a member of one of these
+enums, and each enum is documented by one status table in ``docs/``, marked
+``<!-- statuses: ... -->`` (``tests/test_status_docs.py`` checks that they are
+equal). A member equals its string (``PdfStatus.NOT_PDF == "not-pdf"``) and
+serialises as it (orjson, pydantic, the database drivers), so results read the
+same as when statuses were bare strings.
+
+Lower layers' statuses pass through to the commands above them: ``process``
+reports ``fetch-error`` (``FetchStatus``) for a file record's URL, fileset
+ingest reports it for a landing page. A command's table lists the statuses it
+gives, its own domain's in full and those it takes from others.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class PipelineStatus(StrEnum):
+    """Any command: the input line, the run, the database sink."""
+
+    #: a ``RecordError`` raised without a status of its own (every raise names one)
+    ERROR = "error"
+    BAD_UTF8 = "bad-utf8"
+    BAD_JSON = "bad-json"
+    #: a bug: the exception is reported and the run goes on
+    INTERNAL_ERROR = "internal-error"
+    #: the database refused this row (the rest of its batch is written)
+    DB_REJECTED = "db-rejected"
+
+
+class IdentifierStatus(StrEnum):
+    """Identifiers that do not normalise (``sandcrawler.identifiers``)."""
+
+    MISSING_DOI = "missing-doi"
+    BAD_DOI = "bad-doi"
+    BAD_SHA1 = "bad-sha1"
+    BAD_PMID = "bad-pmid"
+    BAD_PMCID = "bad-pmcid"
+    BAD_ARXIV = "bad-arxiv"
+
+
+class StoreStatus(StrEnum):
+    """Names and stored data: the path rule, blob keys, resources, the catalogue,
+    the PDF table, the item store."""
+
+    BAD_NAME = "bad-name"
+    UNSAFE_PATH = "unsafe-path"
+    BAD_KEY = "bad-key"
+    KEY_CONFLICT = "key-conflict"
+    NOT_FOUND = "not-found"
+    CORRUPT_DATA = "corrupt-data"
+    BAD_UUID = "bad-uuid"
+    UNKNOWN_RESOURCE_KIND = "unknown-resource-kind"
+    BAD_KIND = "bad-kind"
+    MISSING_IDENTIFIER = "missing-identifier"
+    BAD_IDENTIFIER = "bad-identifier"
+    BAD_METADATA = "bad-metadata"
+    UNKNOWN_FAMILY = "unknown-family"
+    UNKNOWN_COLUMN = "unknown-column"
+    BAD_VALUE = "bad-value"
+
+
+class FetchStatus(StrEnum):
+    """An HTTP(S) fetch (``sandcrawler.web.fetch``, ``sandcrawler.web.archive``)."""
+
+    BAD_URL = "bad-url"
+    REDIRECT_LOOP = "redirect-loop"
+    FETCH_ERROR = "fetch-error"
+    HTTP_ERROR = "http-error"
+    TOO_LARGE = "too-large"
+
+
+class FileRecordStatus(StrEnum):
+    """A file record, and reading the bytes it names (``sandcrawler.file_records``,
+    ``sandcrawler.filemeta``, WARC records, zip members)."""
+
+    MISSING_PATH = "missing-path"
+    BAD_RECORD = "bad-record"
+    #: the record carries an ``error`` from its source (and no ``error_status``)
+    BAD_ZIP_MEMBER = "bad-zip-member"
+    NO_WARC_SOURCE = "no-warc-source"
+    BAD_WARC = "bad-warc"
+    SHA1_MISMATCH = "sha1-mismatch"
+    NOT_A_FILE = "not-a-file"
+    UNREADABLE = "unreadable"
+
+
+class CdxStatus(StrEnum):
+    """A CDX line that names no usable capture (``sandcrawler.web.cdx``)."""
+
+    BAD_CDX = "bad-cdx"
+    SKIP_HEADER = "skip-header"
+    SKIP_REVISIT = "skip-revisit"
+    SKIP_STATUS = "skip-status"
+
+
+class BackfillStatus(StrEnum):
+    """``pdftable backfill-cdx``, beyond the CDX line's own statuses."""
+
+    SUCCESS = "success"
+    SKIP_MIME = "skip-mime"
+
+
+class SandboxStatus(StrEnum):
+    """A sandboxed call that did not return (``sandcrawler.sandbox``)."""
+
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory-limit"
+    CRASHED = "crashed"
+
+
+class PdfStatus(StrEnum):
+    """What PDF extraction found (``pdf0:pdf_status``), and ``exists``: the file
+    is processed already (``sandcrawler process``)."""
+
+    SUCCESS = "success"
+    NOT_PDF = "not-pdf"
+    BAD_PDF = "bad-pdf"
+    ENCRYPTED = "encrypted"
+    EMPTY_PDF = "empty-pdf"
+    EMPTY_PAGE0 = "empty-page0"
+    TEXT_TOO_LARGE = "text-too-large"
+    PARSE_ERROR = "parse-error"
+    EXISTS = "exists"
+
+
+class FulltextStatus(StrEnum):
+    """GROBID full text of one PDF (``grobid0:status``, a result's ``grobid_status``),
+    beyond GROBID's request failures (``ParserStatus``)."""
+
+    SUCCESS = "success"
+    NOT_RUN = "not-run"
+    TOO_LARGE = "too-large"
+    EMPTY = "empty"
+    BAD_TEI = "bad-tei"
+
+
+class ParserStatus(StrEnum):
+    """A citation parser's (or GROBID's) failure for one record."""
+
+    PARSE_ERROR = "parse-error"
+    GROBID_ERROR = "grobid-error"
+    GROBID_BAD_XML = "grobid-bad-xml"
+    GROBID_TIMEOUT = "grobid-timeout"
+    REF_COUNT_MISMATCH = "ref-count-mismatch"
+
+
+class CitationStatus(StrEnum):
+    """``citations parse``: one reference string."""
+
+    SUCCESS = "success"
+    EMPTY = "empty"
+    MISSING_UNSTRUCTURED = "missing-unstructured"
+
+
+class RefsStatus(StrEnum):
+    """Crossref works and grobid_refs rows (``parse-crossref-refs``, ``persist
+    crossref``, ``persist grobid-refs``)."""
+
+    SUCCESS = "success"
+    EMPTY = "empty"
+    SUCCESS_NO_REFS = "success-no-refs"
+    NOT_CROSSREF_WORK = "not-crossref-work"
+    BAD_INDEXED = "bad-indexed"
+    MISSING_INDEXED = "missing-indexed"
+    BAD_REFERENCES = "bad-references"
+    BAD_ROW = "bad-row"
+
+
+class FilesetStatus(StrEnum):
+    """Dataset ingest (the fileset-ingest seed's statuses and ours), and
+    persisting its results."""
+
+    SUCCESS = "success"
+    SUCCESS_FILE = "success-file"
+    SUCCESS_EXISTING = "success-existing"
+    SKIP_INGEST_TYPE = "skip-ingest-type"
+    BAD_REQUEST = "bad-request"
+    BAD_RESULT = "bad-result"
+    TERMINAL_BAD_STATUS = "terminal-bad-status"
+    NO_PLATFORM_MATCH = "no-platform-match"
+    PLATFORM_SCOPE = "platform-scope"
+    PLATFORM_RESTRICTED = "platform-restricted"
+    PLATFORM_404 = "platform-404"
+    ERROR_PLATFORM_API = "error-platform-api"
+    PLATFORM_NO_BUNDLE = "platform-no-bundle"
+    EMPTY_MANIFEST = "empty-manifest"
+    TOO_MANY_FILES = "too-many-files"
+    TOO_LARGE_SIZE = "too-large-size"
+    ERROR_PLATFORM_DOWNLOAD = "error-platform-download"
+    MISMATCH_SIZE = "mismatch-size"
+    MISMATCH_MD5 = "mismatch-md5"
+    MISMATCH_SHA1 = "mismatch-sha1"
+    MISMATCH_SHA256 = "mismatch-sha256"
+    BAD_BUNDLE = "bad-bundle"
+    ZIP_BOMB = "zip-bomb"
+    BUNDLE_INCOMPLETE = "bundle-incomplete"
+
+
+#: the statuses of an archived dataset (``hit`` is true)
+FILESET_SUCCESS = frozenset({FilesetStatus.SUCCESS, FilesetStatus.SUCCESS_FILE,
+                             FilesetStatus.SUCCESS_EXISTING})
+
+#: every domain, in the order the docs present them
+DOMAINS: tuple[type[StrEnum], ...] = (
+    PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
+    CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
+    CitationStatus, RefsStatus, FilesetStatus,
+)
