@@ -314,10 +314,10 @@ def main() -> None:
     if not sys.platform.startswith("linux"):
         skip("needs Linux (/proc, wait4)")
 
-    from sandcrawler.config import Settings
+    from sandcrawler.config import WarcSettings
     from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 
-    default_level = Settings.model_fields["warc_gzip_level"].default
+    default_level = WarcSettings.model_fields["gzip_level"].default
     big, small_big = args.big_mb * MiB, args.small_big_mb * MiB
     fileset_size = args.files * args.file_kb * KiB
     print_header(
