@@ -41,7 +41,12 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 from pydantic_settings.exceptions import SettingsError
 
 from sandcrawler.errors import ConfigError
@@ -362,9 +367,10 @@ def nest(cls: type[CoreSettings], flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_config_file(cls: type[CoreSettings], path: Path) -> dict[str, Any]:
+    """The file's tables (read by pydantic-settings' TOML source), with flat and
+    old names put where they belong."""
     try:
-        with path.open("rb") as f:
-            return nest(cls, tomllib.load(f))
+        return nest(cls, TomlConfigSettingsSource(cls, toml_file=path)())
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"cannot read configuration file {path}: {e}") from e
 
