@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect, select, text
@@ -12,6 +16,7 @@ from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.persist import write_tables
 from sandcrawler.db.schema import crossref, grobid_refs, metadata
+from tests.conftest import run_cli
 
 
 def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untyped-def]
@@ -163,3 +168,26 @@ def test_ensure_schema_auto_inits_sqlite_only(tmp_path, pg_cluster) -> None:  # 
     pg = make_engine(pg_cluster.url_for("postgres"))
     with pytest.raises(ConfigError, match="sandcrawler db init"):
         migrate.ensure_schema(pg)
+
+
+def test_first_use_by_several_commands_at_once(tmp_path: Path) -> None:
+    """Issue 14 B2: commands started together on a new data directory all bring up
+    (or find) the same schema; none fails with `table ... already exists` or
+    `database is locked`."""
+    env = {**os.environ, "SANDCRAWLER_DATA_DIR": str(tmp_path / "fresh")}
+    for trial in range(3):
+        env["SANDCRAWLER_DATA_DIR"] = str(tmp_path / f"fresh{trial}")
+        procs = [subprocess.Popen([sys.executable, "-m", "sandcrawler", "catalogue", "export"],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for _ in range(6)]
+        errors = [(p.wait(timeout=120), p.stderr.read().decode()) for p in procs]  # type: ignore[union-attr]
+        assert all(code == 0 for code, _ in errors), errors
+
+
+def test_upgrade_to_an_unknown_revision_is_one_line(isolated_env: Path) -> None:
+    """Issue 14 C2: `db upgrade --to nonsense` printed alembic's traceback."""
+    result = run_cli(["db", "upgrade", "--to", "nonsense"])
+    err = result.stderr.decode()
+    assert result.returncode == 1
+    assert err.startswith("Error: cannot upgrade to 'nonsense'") and "known: head, 0001" in err
+    assert "Traceback" not in err and len(err.splitlines()) == 1

@@ -13,10 +13,12 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.errors import ConfigError
+from sandcrawler.pipeline.sources import JsonLinesSource
 from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.warcs import Capture, write_warc
-from tests.conftest import invoke
+from tests.conftest import invoke, run_cli
 from tests.test_process import assert_result_lines
 
 ONE = make_pdf(["The first captured paper"], title="First")
@@ -278,3 +280,17 @@ def test_backfilled_captures_are_still_processed(engine, tmp_path: Path, crawl) 
     row = Services(load_settings()).pdftable.get(sha1(ONE))
     assert row is not None and row.cells["pdf0"]["pdf_status"] == "success"
     assert row.cells["file"]["cdx"]["url"] == "http://example.org/one.pdf"
+
+
+@pytest.mark.parametrize("where", ["missing.cdx", "."])
+def test_cdx_file_that_cannot_be_read_is_a_usage_error(where: str) -> None:
+    """Issue 14 C2: a missing CDX file or a directory printed a traceback."""
+    result = run_cli(["process", "--cdx", where, "--source", "."])
+    err = result.stderr.decode()
+    assert result.returncode == 2
+    assert "Invalid value for '--cdx'" in err and "Traceback" not in err
+
+
+def test_json_lines_source_names_an_unreadable_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read input"):
+        JsonLinesSource(tmp_path)

@@ -27,6 +27,7 @@ from sandcrawler.pipeline.sources import (
               type=click.Path(exists=True, dir_okay=False),
               help="Process each file inside this zip archive (repeatable).")
 @click.option("--cdx", "cdx_file", metavar="FILE|-",
+              type=click.Path(exists=True, dir_okay=False, allow_dash=True),
               help="Process the captures listed in this CDX file (- for stdin), reading "
                    "their bytes from the WARC source (--source).")
 @processing_options

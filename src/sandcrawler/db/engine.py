@@ -26,10 +26,12 @@ def normalise_url(url: str) -> str:
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
+    # The wait first: switching to WAL takes a lock that another process opening
+    # the same new file may hold, and without a busy timeout that is an error.
+    cur.execute("PRAGMA busy_timeout=30000")
     # WAL lets readers (e.g. `db status`) run while a persist job writes.
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=30000")
     cur.close()
 
 

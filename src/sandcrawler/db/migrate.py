@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,6 +12,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
@@ -26,6 +30,12 @@ def _alembic_config() -> Config:
     return cfg
 
 
+def _revisions() -> list[str]:
+    """Every revision id, oldest first."""
+    script = ScriptDirectory.from_config(_alembic_config())
+    return [r.revision for r in reversed(list(script.walk_revisions()))]
+
+
 def head_revision() -> str | None:
     return ScriptDirectory.from_config(_alembic_config()).get_current_head()
 
@@ -36,13 +46,43 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str | None]:
-    """Apply migrations up to ``revision``; returns (before, after)."""
-    before = current_revision(engine)
-    cfg = _alembic_config()
-    with begin(engine) as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
-    return before, current_revision(engine)
+    """Apply migrations up to ``revision``; returns (before, after). Two processes
+    upgrading at once take turns: the second finds the work done."""
+    with migration_lock(engine):
+        before = current_revision(engine)
+        cfg = _alembic_config()
+        with begin(engine) as conn:
+            if engine.dialect.name == "postgresql":
+                # held to the end of this transaction, which runs the migrations
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
+            cfg.attributes["connection"] = conn
+            try:
+                command.upgrade(cfg, revision)
+            except CommandError as e:
+                known = ", ".join(["head", *_revisions()])
+                raise ConfigError(f"cannot upgrade to {revision!r}: {e} (known: {known})") from None
+        return before, current_revision(engine)
+
+
+#: the advisory lock key of schema migrations on PostgreSQL ("sandcraw" as a number)
+_PG_LOCK = int.from_bytes(b"sandcraw", "big") >> 1
+
+
+@contextmanager
+def migration_lock(engine: Engine) -> Iterator[None]:
+    """An embedded database file is migrated by one process at a time: an exclusive
+    lock on ``<file>.lock`` beside it (PostgreSQL serialises with an advisory lock
+    inside the migration's transaction instead)."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def create_database_if_missing(engine: Engine) -> bool:

@@ -62,7 +62,10 @@ class JsonLinesSource:
             self.progress_total = None
             self.progress_unit = "rec"
         else:
-            self._fh = open(path, "rb")  # noqa: SIM115 (closed in close())
+            try:
+                self._fh = open(path, "rb")  # noqa: SIM115 (closed in close())
+            except OSError as e:
+                raise ConfigError(f"cannot read input {path}: {e.strerror}") from None
             self.progress_total = os.fstat(self._fh.fileno()).st_size
             self.progress_unit = "B"
         self.limit = limit
