@@ -134,3 +134,19 @@ def test_pdftable_name_from_settings() -> None:
     assert Services(load_settings(env="prod", pdftable_version=0)).pdftable_name == (
         "wbgrp-journal-extract-0-prod")
     assert Services(load_settings()).pdftable_name == "wbgrp-journal-extract-0-dev"
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    (f"org,example)/ 20200101000000 http://example.org/ application/pdf 200 {'A' * 32} - - "
+     f"{'9' * 5000} 0 a.warc.gz", "5,000 digits"),
+    (f"org,example)/ 20200101000000 http://example.org/\x00 application/pdf 200 {'A' * 32} - - "
+     "10 0 a.warc.gz", "control characters"),
+    (f"org,example)/ 20200101000000 http://example.org/ application/pdf 200 {'A' * 32} - - "
+     "10 0 a\x01.warc.gz", "control characters"),
+])
+def test_cdx_numbers_and_control_characters_are_bad_cdx(line: str, why: str) -> None:
+    """Issue 14 B4: a 5,000-digit offset raised ValueError (internal-error); a NUL
+    in a field was accepted."""
+    with pytest.raises(RecordError) as e:
+        parse_cdx_line(line)
+    assert e.value.status == "bad-cdx" and why in str(e.value)

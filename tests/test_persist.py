@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import orjson
 import pytest
 from sqlalchemy import func, select, text
@@ -125,3 +127,31 @@ def test_database_down(monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 3
     assert result.stderr.startswith("Error: database postgresql+psycopg://nobody@127.0.0.1:9/none"
                                     " unavailable")
+
+
+def _deep(levels: int) -> dict:
+    root: dict = {}
+    node = root
+    for _ in range(levels):
+        node["a"] = {}
+        node = node["a"]
+    return root
+
+
+@pytest.mark.parametrize(("work", "status", "message"), [
+    ({"DOI": "10.5555/ts", "indexed": {"timestamp": 10**20}}, "bad-indexed", "out of range"),
+    ({"DOI": "10.5555/", "indexed": {"timestamp": 0}}, "bad-doi", "not a DOI"),
+    ({"DOI": "10.5555/a\x01b", "indexed": {"timestamp": 0}}, "bad-doi", "control characters"),
+    ({"DOI": "10.5555/" + "x" * 5000, "indexed": {"timestamp": 0}}, "bad-doi", "5,008 characters"),
+    ({"status": "ok", "message": {"DOI": "10.5555/deep", "indexed": {"timestamp": 0},
+                                  "deep": _deep(300)}}, "bad-work",
+     "cannot be stored as JSON"),
+])
+def test_persist_crossref_statuses_not_internal_errors(engine, work: dict, status: str,  # type: ignore[no-untyped-def]
+                                                        message: str) -> None:
+    """Issue 14 B4: each of these was internal-error (or accepted) before."""
+    line = json.dumps(work).encode()  # the standard library writes what orjson will not
+    result = invoke(["persist", "crossref", "-"], input=line)
+    assert result.exit_code == 0
+    assert f"line 1: {status}:" in result.stderr and message in result.stderr
+    assert "internal-error" not in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+import unicodedata
 from typing import Any
 
 from sandcrawler.errors import InvalidName, RecordError
@@ -23,9 +24,25 @@ def normalize_doi(value: Any) -> str:
     for prefix in _DOI_PREFIXES:
         if doi.startswith(prefix):
             doi = doi[len(prefix) :]
-    if not doi.startswith("10.") or "/" not in doi:
-        raise RecordError(f"not a DOI: {value!r}", status=IdentifierStatus.BAD_DOI)
+    prefix, _, suffix = doi.partition("/")
+    if not prefix.startswith("10.") or len(prefix) < 4 or not suffix.strip():
+        raise RecordError(f"not a DOI: {_clip(value)!r}", status=IdentifierStatus.BAD_DOI)
+    if len(doi) > MAX_DOI_CHARS:
+        raise RecordError(f"not a DOI: {len(doi):,} characters (at most {MAX_DOI_CHARS:,})",
+                          status=IdentifierStatus.BAD_DOI)
+    if any(unicodedata.category(ch) == "Cc" for ch in doi):
+        raise RecordError(f"not a DOI: {_clip(value)!r} has control characters",
+                          status=IdentifierStatus.BAD_DOI)
     return doi
+
+
+#: the longest DOI we take (Crossref's own are far shorter; this stops garbage,
+#: not any DOI registered anywhere)
+MAX_DOI_CHARS = 1000
+
+
+def _clip(value: str, limit: int = 80) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
 
 
 _BASE32_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")

@@ -168,6 +168,7 @@ class RefsStatus(StrEnum):
     BAD_INDEXED = "bad-indexed"
     MISSING_INDEXED = "missing-indexed"
     BAD_REFERENCES = "bad-references"
+    BAD_WORK = "bad-work"
     BAD_ROW = "bad-row"
 
 

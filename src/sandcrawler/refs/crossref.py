@@ -74,7 +74,11 @@ def work_indexed(work: dict[str, Any]) -> str | None:
             raise RecordError(f"bad indexed.date-time: {value!r}",
                               status=RefsStatus.BAD_INDEXED) from None
     elif isinstance(indexed.get("timestamp"), int | float):
-        ts = datetime.fromtimestamp(indexed["timestamp"] / 1000, UTC)
+        try:
+            ts = datetime.fromtimestamp(indexed["timestamp"] / 1000, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise RecordError(f"indexed.timestamp out of range: {indexed['timestamp']!r}",
+                              status=RefsStatus.BAD_INDEXED) from None
     else:
         return None
     return iso_utc(ts)

@@ -105,8 +105,11 @@ class _WorksWorker:
             refs_json = next(refs)
             if isinstance(refs_json, CitationParseError):
                 outcomes.append(Outcome.failed(r.item.where, refs_json))
-            else:
+                continue
+            try:
                 outcomes.append(self.outcome(r, refs_json))
+            except RecordError as e:
+                outcomes.append(Outcome.failed(r.item.where, e))
         return outcomes
 
     def check(self, w: _Work) -> None:
@@ -142,7 +145,11 @@ class PersistCrossrefWorker(_WorksWorker):
 
     def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
         # A bare work is stored from its own line: no second serialisation.
-        record = RawJSON(w.item.data.decode()) if w.bare else RawJSON(orjson.dumps(w.work).decode())
+        try:
+            record = RawJSON(w.item.data.decode() if w.bare else orjson.dumps(w.work).decode())
+        except TypeError as e:  # orjson: nested deeper than it writes (255 levels)
+            raise RecordError(f"the work cannot be stored as JSON: {e}",
+                              status=RefsStatus.BAD_WORK) from None
         output: dict[str, Any] = {
             "crossref": {"doi": w.doi, "indexed": w.indexed, "record": record}
         }

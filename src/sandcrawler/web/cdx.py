@@ -10,6 +10,7 @@ key a capture is indexed by.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -50,6 +51,11 @@ def is_cdx_header(line: bytes | str) -> bool:
     return line.startswith((" CDX ", "CDX "))
 
 
+#: offsets and sizes past this many digits are no WARC's (2**63 has 19)
+MAX_NUMBER_DIGITS = 19
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def parse_cdx_line(raw: bytes | str) -> CdxRecord:
     """One CDX line; CdxError (status ``bad-cdx``) saying what is wrong with it."""
     if isinstance(raw, bytes):
@@ -57,7 +63,10 @@ def parse_cdx_line(raw: bytes | str) -> CdxRecord:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise CdxError(f"invalid UTF-8 at byte {e.start}") from None
-    fields = raw.rstrip("\r\n").split(" ")
+    line = raw.rstrip("\r\n")
+    if _CONTROL.search(line):
+        raise CdxError("control characters (NUL, tab, ...) inside the line")
+    fields = line.split(" ")
     if len(fields) != CDX_COLUMNS:
         raise CdxError(f"{len(fields)} space-separated fields, expected {CDX_COLUMNS}")
     surt, dt, url, mime, status, digest, _redirect, _meta, c_size, offset, warc = fields
@@ -77,7 +86,9 @@ def parse_cdx_line(raw: bytes | str) -> CdxRecord:
         raise CdxError(f"digest {digest!r} is not a sha1") from None
     for name, value in (("compressed size", c_size), ("offset", offset)):
         if not (value.isascii() and value.isdigit()):
-            raise CdxError(f"{name} {value!r} is not a non-negative integer")
+            raise CdxError(f"{name} {value[:40]!r} is not a non-negative integer")
+        if len(value) > MAX_NUMBER_DIGITS:
+            raise CdxError(f"{name} has {len(value):,} digits (at most {MAX_NUMBER_DIGITS})")
     if not warc or warc == "-":
         raise CdxError("missing WARC file name")
     return CdxRecord(surt=surt, datetime=dt, url=url, mimetype=mime, status_code=status_code,
