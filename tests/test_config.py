@@ -134,3 +134,11 @@ def test_old_names_still_work(monkeypatch: pytest.MonkeyPatch) -> None:
     assert load_settings(fetch_max_mb=3).http.max_mb == 3
     monkeypatch.setenv("SANDCRAWLER_HTTP_TIMEOUT", "9")
     assert load_settings().http.timeout == 9  # the new name wins
+
+
+def test_missing_config_option_names_the_option() -> None:
+    """Issue 14 C5: a missing --config FILE was reported as coming from SANDCRAWLER_CONFIG."""
+    result = run_cli(["--config", "/nonexistent/sc.toml", "config", "show"])
+    err = result.stderr.decode()
+    assert result.returncode == 2
+    assert "Invalid value for '--config'" in err and "SANDCRAWLER_CONFIG" not in err

@@ -191,3 +191,11 @@ def test_upgrade_to_an_unknown_revision_is_one_line(isolated_env: Path) -> None:
     assert result.returncode == 1
     assert err.startswith("Error: cannot upgrade to 'nonsense'") and "known: head, 0001" in err
     assert "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_status_aligns_long_table_names(isolated_env: Path) -> None:
+    """Issue 14 C5: names longer than 16 characters pushed their counts out of line."""
+    out = run_cli(["db", "status"]).stdout.decode()
+    rows = [line for line in out.splitlines() if line.endswith(" rows")]
+    assert any(len(line.split()[0]) > 16 for line in rows)
+    assert len({line.index(" rows") for line in rows}) == 1

@@ -69,7 +69,7 @@ class SandcrawlerGroup(click.Group):
 @click.option(
     "--config",
     "config_file",
-    type=click.Path(dir_okay=False),
+    type=click.Path(exists=True, dir_okay=False),
     help="TOML configuration file (default: ./sandcrawler.toml, "
     "~/.config/sandcrawler/config.toml; env SANDCRAWLER_CONFIG).",
 )

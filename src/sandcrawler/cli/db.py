@@ -51,7 +51,8 @@ def status(as_json: bool) -> None:
         click.echo(f"schema:   {st.current or '(not initialised)'} (latest {st.head})"
                    + ("" if st.up_to_date else
                       f"  -> run `sandcrawler db {'init' if st.current is None else 'upgrade'}`"))
+        width = max((len(name) for name in st.row_counts), default=0)
         for name, count in st.row_counts.items():
-            click.echo(f"  {name:<16} {count:>12,} rows")
+            click.echo(f"  {name:<{width}} {count:>12,} rows")
     if not st.up_to_date:
         raise SystemExit(1)
