@@ -195,6 +195,7 @@ def test_upgrade_to_an_unknown_revision_is_one_line(isolated_env: Path) -> None:
 
 def test_status_aligns_long_table_names(isolated_env: Path) -> None:
     """Issue 14 C5: names longer than 16 characters pushed their counts out of line."""
+    assert run_cli(["db", "init"]).returncode == 0
     out = run_cli(["db", "status"]).stdout.decode()
     rows = [line for line in out.splitlines() if line.endswith(" rows")]
     assert any(len(line.split()[0]) > 16 for line in rows)
