@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -482,3 +483,24 @@ def test_database_down_at_start_is_waited_for(kafka: MockKafka, workers: Workers
     assert committed(kafka.bootstrap) == {}
     assert w.stop(signal.SIGTERM) == 130, w.stderr
     assert "Traceback" not in w.stderr
+
+
+def test_no_broker_is_said_once_then_quiet(tmp_path: Path) -> None:
+    """Issue 14 C3: with no broker, librdkafka printed hundreds of lines in 15 s and
+    nothing of ours. Now: one line saying what is unreachable and that it retries."""
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sandcrawler", "worker", "persist-crossref"],
+        env={**os.environ, "SANDCRAWLER_KAFKA_BROKERS": f"127.0.0.1:{port}"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(6)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    lines = err.decode().splitlines()
+    assert proc.returncode == 0, lines
+    said = [line for line in lines if "retrying in the background" in line]
+    assert len(said) == 1 and f"127.0.0.1:{port}" in said[0]
+    assert len(lines) <= 5, lines

@@ -20,9 +20,54 @@ def require_brokers(kafka: KafkaSettings) -> str:
     return kafka.brokers
 
 
+class BrokerLog(logging.Logger):
+    """librdkafka's log lines and error callbacks of one client.
+
+    A broker that does not answer makes librdkafka report every reconnection
+    attempt (hundreds of lines a minute) while it retries by itself. The first
+    problem is said once, with what is being done; the rest go to debug level
+    until a message gets through (``recovered``), after which a new outage is
+    said once again."""
+
+    def __init__(self, brokers: str) -> None:
+        super().__init__("sandcrawler.kafka.librdkafka")
+        self.brokers = brokers
+        self._said = False
+
+    def log(self, level: int, msg: object, *args: object, **_kwargs: Any) -> None:
+        text = str(msg) % args if args else str(msg)
+        if level >= logging.WARNING:
+            self.problem(text)
+        else:
+            log.debug("%s", text)
+
+    def error_cb(self, err: Any) -> None:
+        self.problem(str(err))
+
+    def problem(self, text: str) -> None:
+        if self._said:
+            log.debug("%s", text)
+            return
+        self._said = True
+        log.warning("Kafka at %s: %s; retrying in the background (further errors at debug "
+                    "level, -vv)", self.brokers, text)
+
+    def recovered(self) -> None:
+        if self._said:
+            log.warning("Kafka at %s answers again", self.brokers)
+        self._said = False
+
+
+def _quiet(brokers: str) -> dict[str, Any]:
+    broker_log = BrokerLog(brokers)
+    return {"logger": broker_log, "error_cb": broker_log.error_cb}
+
+
 def consumer_config(kafka: KafkaSettings, group_id: str, **extra: Any) -> dict[str, Any]:
+    brokers = require_brokers(kafka)
     return {
-        "bootstrap.servers": require_brokers(kafka),
+        "bootstrap.servers": brokers,
+        **_quiet(brokers),
         "group.id": group_id,
         "auto.offset.reset": "earliest",
         "session.timeout.ms": 10000,
@@ -34,8 +79,10 @@ def consumer_config(kafka: KafkaSettings, group_id: str, **extra: Any) -> dict[s
 
 
 def producer_config(kafka: KafkaSettings, **extra: Any) -> dict[str, Any]:
+    brokers = require_brokers(kafka)
     return {
-        "bootstrap.servers": require_brokers(kafka),
+        "bootstrap.servers": brokers,
+        **_quiet(brokers),
         "acks": "all",
         "enable.idempotence": True,
         "compression.type": "zstd",

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from sandcrawler.kafka import log, raise_for_kafka_error
+from sandcrawler.kafka import BrokerLog, log, raise_for_kafka_error
 from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
@@ -42,6 +42,9 @@ class KafkaSource:
         self.poll_timeout = poll_timeout
         self.limit = limit
         self._count = 0
+        logger = consumer_config.get("logger")
+        self._log = logger if isinstance(logger, BrokerLog) else BrokerLog(
+            str(consumer_config.get("bootstrap.servers")))
         self._consumer = Consumer(
             {
                 **consumer_config,
@@ -69,12 +72,14 @@ class KafkaSource:
                     # Anything else (topic not created yet, broker down, ...) is
                     # informational: librdkafka recovers by itself, so keep polling.
                     if err.code() != KafkaError._PARTITION_EOF:
-                        log.warning("consuming %s: %s", self.topic, err.str())
+                        self._log.problem(f"consuming {self.topic}: {err.str()}")
                     continue
                 where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
                 batch.append(Item(where, msg.value() or b"", (msg.topic(), msg.partition(),
                                                               msg.offset())))
             self._count += len(batch)
+            if batch:
+                self._log.recovered()
             # An empty batch tells the runner the topic is idle: time to book (and
             # commit) what has been written, rather than wait for more records.
             yield batch
