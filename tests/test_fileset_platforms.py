@@ -311,6 +311,63 @@ def test_dataverse_file_page(dataverse: PlatformServer) -> None:
                   "platform-404")
 
 
+STATA = b"\x72\x01\x02" + bytes(range(200)) * 3  # the upload: what the checksum describes
+TAB = b"x\ty\n1\t2\n3\t4\n"  # the .tab Dataverse derives and serves by default
+
+
+@pytest.mark.parametrize("strategy", [IngestStrategy.WEB_FILESET,
+                                      IngestStrategy.ARCHIVEORG_FILESET,
+                                      IngestStrategy.WEB_FILESET_BUNDLED,
+                                      IngestStrategy.ARCHIVEORG_FILESET_BUNDLED])
+def test_dataverse_tabular_file_archives_the_original(srv: PlatformServer,
+                                                       strategy: IngestStrategy) -> None:
+    """An ingested table: Dataverse's md5 is the upload's, so the upload is
+    fetched (``?format=original``, the zip too) and verified, under its own name."""
+    srv.add_dataverse(DV, PID, [
+        FakeFile("readme.txt", b"read me\n", mimetype="text/plain"),
+        FakeFile("survey.dta", STATA, directory="data", mimetype="application/x-stata",
+                 tabular=TAB)])
+    out = run(srv, dataverse_url(DV, PID), strategy)
+    r = out.result
+    assert r["status"] == "success", r
+    got = r["manifest"][1]
+    assert (got["path"], got["size"], got["md5"], got["mimetype"]) == (
+        "data/survey.dta", len(STATA), md5(STATA), "application/x-stata")
+    assert got["platform_url"].endswith("?format=original")
+    assert got["extra"]["derived_filename"] == "survey.tab"
+    assert got["extra"]["derived_size"] == len(TAB)
+    if "bundled" in strategy:
+        assert r["fileset_bundle"]
+        assert any("/api/access/dataset/" in x[2] and "format=original" in x[2]
+                   for x in srv.requests)
+    else:
+        assert got["status"] == "success"
+        assert got["sha1"] == sha1(STATA)
+
+
+def test_loopback_dataverse_serves_tab_by_default_and_the_original_on_request(
+        srv: PlatformServer) -> None:
+    srv.add_dataverse(DV, PID, [FakeFile("survey.dta", STATA, tabular=TAB)])
+    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
+    fetcher = HttpFetcher(timeout=2, routes=settings.http.routes, retries=0)
+    try:
+        status, answer = fetcher.get_json(
+            f"https://{DV}/api/datasets/:persistentId/versions/1.0?persistentId={PID}")
+        assert status == 200
+        df = answer["data"]["files"][0]["dataFile"]
+        assert (df["filename"], df["filesize"], df["tabularData"]) == ("survey.tab", len(TAB), True)
+        assert (df["originalFileName"], df["originalFileSize"], df["md5"]) == (
+            "survey.dta", len(STATA), md5(STATA))
+        for query, body in (("", TAB), ("?format=original", STATA)):
+            opened = fetcher.open(f"https://{DV}/api/access/datafile/{df['id']}{query}")
+            try:
+                assert (opened.status, opened.response.read()) == (200, body)
+            finally:
+                opened.close()
+    finally:
+        fetcher.close()
+
+
 # --- archive.org ----------------------------------------------------------------------------
 
 
