@@ -422,6 +422,28 @@ def test_archiveorg_unknown_dark_restricted(srv: PlatformServer) -> None:
     assert not downloads(srv)
 
 
+def test_archiveorg_private_files_left_out(srv: PlatformServer) -> None:
+    """A lending-library book: its scans are private (403); the public files are
+    the dataset, and an item with nothing public left is restricted."""
+    srv.add_archiveorg("lent-book", [FakeFile("book.pdf", b"%PDF-1.4 lent", private=True),
+                                     FakeFile("book_djvu.txt", b"lent", private=True),
+                                     FakeFile("notes.txt", b"public notes")])
+    out = run(srv, "https://archive.org/details/lent-book", IngestStrategy.ARCHIVEORG_FILESET)
+    r = out.result
+    assert r["status"] == "success", r
+    assert [f["path"] for f in r["manifest"]] == ["notes.txt"]
+    assert not [x for x in downloads(srv) if "/book" in x[2]]
+    srv.add_archiveorg("all-lent", [FakeFile("book.pdf", b"%PDF-1.4", private=True)])
+    out = run(srv, "https://archive.org/details/all-lent")
+    assert_failed(out, "platform-restricted")
+    assert "private" in out.result["error_message"]
+    # a file link to a private file (its landing capture is the one request for it)
+    srv.clear_requests()
+    assert_failed(run(srv, "https://archive.org/download/lent-book/book.pdf"),
+                  "platform-restricted")
+    assert [x[2] for x in downloads(srv)] == ["/download/lent-book/book.pdf"]
+
+
 def test_archiveorg_download_url_is_one_file(srv: PlatformServer) -> None:
     srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
     out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")

@@ -6,8 +6,8 @@ helper's ``process_request`` reads them over real HTTP. Their checksums describe
 files we do not have, so downloads and verification stay with the invented
 datasets of ``test_fileset_platforms.py``.
 
-Where a real answer shows a helper is wrong, the test says what is right and is
-a strict xfail naming issue 14 (the helpers are fixed there, not here).
+Where a real answer showed a helper wrong (issue 14: Dataverse tabular files,
+archive.org collections), the test says what is right.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 
-ISSUE_14 = "issue 14 (platform helpers against real answers): "
 FIGSHARE_123456 = (
     "https://plos.figshare.com/articles/dataset/Transcriptome_Sequencing_and_Comparative_"
     "Analysis_of_Saccharina_japonica_Laminariales_Phaeophyceae_under_Blue_Light_Induction/123456")
@@ -340,7 +339,7 @@ def test_archiveorg_unknown_identifier_is_404(platforms: Platforms) -> None:
 
 
 def test_archiveorg_collection_answer() -> None:
-    """What the xfail below reads: the answer for ``nasa`` is a collection's."""
+    """What the test below reads: the answer for ``nasa`` is a collection's."""
     nasa = answer("archiveorg-nasa")
     assert nasa["is_collection"] is True
     assert nasa["metadata"]["mediatype"] == "collection"
@@ -353,8 +352,5 @@ def test_archiveorg_collection_answer() -> None:
         ("nasa_files.xml", "metadata", "Metadata")]
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_14 + (
-    "an archive.org collection (is_collection, mediatype collection) is not a dataset; the "
-    "helper returns success with the collection's header images as its manifest"))
 def test_archiveorg_collection_is_scope(platforms: Platforms) -> None:
     assert platforms.status("https://archive.org/details/nasa") == "platform-scope"

@@ -74,6 +74,7 @@ class FakeFile:
     mimetype: str = "application/octet-stream"
     restricted: bool = False  # dataverse: restricted file, its download answers 403
     embargoed_until: str | None = None  # dataverse: dataFile.embargo.dateAvailable; 403
+    private: bool = False  # archive.org: listed with "private": "true"; its download answers 403
     # dataverse: an ingested tabular file. ``name``/``data``/``mimetype`` are then the
     # uploaded original (what ``md5`` describes, served with ``?format=original``), and
     # these bytes the derived ``.tab`` Dataverse serves by default, named from ``name``
@@ -1094,7 +1095,7 @@ class _ArchiveOrg:
                 "sha1": entry.api_sha1,
                 "crc32": entry.crc32,
                 "mtime": "1600000000",
-            }
+            } | ({"private": "true"} if entry.file.private else {})
 
         entries = [_Entry.of(f, self.server._next_id()) for f in files]
         listing = [file_json(e, "original", _ia_format(e.file.name)) for e in entries]
@@ -1256,7 +1257,7 @@ class _ArchiveOrg:
         entry = item.files.get(name) if item else None
         if item is None or entry is None:
             h.send_html(404, _landing("404 Not Found"))
-        elif item.is_dark or item.restricted:
+        elif item.is_dark or item.restricted or entry.file.private:
             h.send_html(403, _landing("403 Forbidden"))
         else:
             at = hop if hop is not None else _hop_of(query or {}, 1)
