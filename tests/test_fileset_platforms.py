@@ -4,6 +4,7 @@ loopback platform server; and the strategy rule and item names on their own."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from tests.conftest import open_ingester
 DV = "dataverse.example.edu"  # not in settings.dataverse_hosts: matched by its page shape
 HARVARD = "dataverse.harvard.edu"  # in the default settings.dataverse_hosts
 PID = "doi:10.5072/FK2/ABC123"
+ZENODO_HOST = "zenodo.org"
 
 
 @pytest.fixture
@@ -160,6 +162,59 @@ def test_zenodo_file_level_url(srv: PlatformServer) -> None:
     out = run(srv, "https://zenodo.org/records/500/files/missing.csv")
     assert_failed(out, "platform-404")
     assert "missing.csv" in out.result["error_message"]
+
+
+SANDBOX = "sandbox.zenodo.org"
+
+
+def sandbox_record(srv: PlatformServer, record_id: int, data: bytes) -> None:
+    """A record on Zenodo's sandbox only (ids are per instance: production has
+    no such record, so asking zenodo.org would answer 404)."""
+    content = f"https://{SANDBOX}/api/records/{record_id}/files/s.csv/content"
+    srv.add_page(SANDBOX, f"/records/{record_id}", b"<html><title>sandbox</title></html>")
+    srv.add_page(SANDBOX, f"/api/records/{record_id}", json.dumps({
+        "id": record_id, "conceptrecid": str(record_id - 1), "doi": "10.5072/zenodo.1",
+        "metadata": {"title": "sandbox record", "access_right": "open"},
+        "files": [{"key": "s.csv", "size": len(data), "checksum": f"md5:{md5(data)}",
+                   "links": {"self": content}}],
+        "links": {}}).encode(), content_type="application/json")
+    srv.add_page(SANDBOX, f"/api/records/{record_id}/files/s.csv/content", data,
+                 content_type="text/csv")
+
+
+def test_zenodo_sandbox_record_is_asked_of_the_sandbox(srv: PlatformServer) -> None:
+    data = b"x,y\n1,2\n"
+    sandbox_record(srv, 4242, data)
+    out = run(srv, f"https://{SANDBOX}/records/4242", IngestStrategy.ARCHIVEORG_FILE)
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert (r["platform_domain"], r["platform_id"]) == (SANDBOX, "4242")
+    assert r["archiveorg_item_name"] == "sandbox.zenodo.org-4242"
+    assert r["manifest"][0]["md5"] == md5(data)
+    assert {host for host, _, path in srv.requests if path.startswith("/api/")} == {SANDBOX}
+    # www. is the same instance as its listed host
+    assert run(srv, f"https://www.{SANDBOX}/records/4242").result[
+        "platform_domain"] == SANDBOX
+
+
+def test_zenodo_api_url_setting_still_serves_production(srv: PlatformServer) -> None:
+    """zenodo.api_url moves production (a mirror); api_urls moves another instance."""
+    data = b"mirrored\n"
+    sandbox_record(srv, 4243, data)
+    # a "mirror" of production: pages on zenodo.org, the API answered by the sandbox's host
+    srv.add_page(ZENODO_HOST, "/records/4243", b"<html></html>")
+    out = run(srv, "https://zenodo.org/records/4243", IngestStrategy.ARCHIVEORG_FILE,
+              zenodo_api_url=f"https://{SANDBOX}/api")
+    assert out.status == "success-file", out.result
+    assert out.result["platform_domain"] == "zenodo.org"
+    assert out.result["archiveorg_item_name"] == "zenodo.org-4243"
+    srv.add_page("api-mirror.example", "/api/records/4243", b'{"status": 404}', status=404,
+                 content_type="application/json")
+    srv.clear_requests()
+    out = run(srv, f"https://{SANDBOX}/records/4243",
+              zenodo_api_urls={SANDBOX: "https://api-mirror.example/api"})
+    assert out.status == "platform-404", out.result
+    assert ("api-mirror.example", "GET", "/api/records/4243") in srv.requests
 
 
 # --- figshare -------------------------------------------------------------------------------

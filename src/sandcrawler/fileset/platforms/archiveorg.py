@@ -12,6 +12,8 @@
   is ``platform-restricted``.
 * Checksums: size, md5 and sha1 for every file. The item name is the identifier,
   and the item store backend is always used (it is an item already).
+* Every host of ``hosts`` (``www.``, storage nodes) is the one archive, with
+  one identifier space: its domain is ``archive.org`` whichever host matched.
 """
 
 from __future__ import annotations

@@ -174,6 +174,14 @@ def host_matches(host: str, hosts: list[str]) -> bool:
     return any(host == h or host.endswith("." + h) for h in hosts)
 
 
+def listed_host(host: str, hosts: list[str]) -> str | None:
+    """The entry of ``hosts`` that ``host`` is, or is a subdomain of; the most
+    specific one when several are (``sandbox.zenodo.org`` is also under
+    ``zenodo.org``, and is its own platform instance)."""
+    found = [h for h in hosts if host == h or host.endswith("." + h)]
+    return max(found, key=len) if found else None
+
+
 def query_param(url: str, name: str) -> str | None:
     values = parse_qs(urlsplit(url).query).get(name)
     return values[0].strip() if values and values[0].strip() else None

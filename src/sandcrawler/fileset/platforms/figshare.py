@@ -8,6 +8,9 @@ its public API v2.
   elsewhere, no checksum) are left out of the manifest.
 * Checksums: ``computed_md5`` (``supplied_md5`` when figshare has not computed one).
 * "Download all": ``ndownloader.figshare.com/articles/{id}/versions/{version}``.
+* Portals are one figshare (one API, one article id space): whichever of
+  ``hosts`` a page is on, the article is asked of ``api_url`` and its domain
+  (and item name) is ``figshare.com``.
 """
 
 from __future__ import annotations

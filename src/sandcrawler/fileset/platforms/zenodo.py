@@ -8,6 +8,9 @@
 * ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
   embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
 * Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
+* Instances: a page on sandbox.zenodo.org is a sandbox record, asked of the
+  sandbox's API (``api_urls``) and named ``sandbox.zenodo.org-{id}``; every
+  other host of ``hosts`` uses ``api_url`` (production, or its mirror).
 """
 
 from __future__ import annotations
@@ -27,13 +30,23 @@ from sandcrawler.fileset.platforms.base import (
     PlatformRestrictedError,
     PlatformScopeError,
     item_name,
+    listed_host,
+    url_host,
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
 from sandcrawler.models.statuses import FilesetStatus
 
 
 class ZenodoSettings(Section):
-    api_url: BaseUrl = Field("https://zenodo.org/api", description="Zenodo REST API base")
+    api_url: BaseUrl = Field(
+        "https://zenodo.org/api",
+        description="Zenodo REST API base, for pages on every host not in api_urls",
+    )
+    api_urls: dict[str, BaseUrl] = Field(
+        {"sandbox.zenodo.org": "https://sandbox.zenodo.org/api"},
+        description="API base of each other Zenodo instance, by the entry of hosts a page "
+        "matched; that instance's records are asked there and named by that host",
+    )
     hosts: list[str] = Field(
         ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
     )
@@ -53,12 +66,20 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         url, m = found
         return url, m.group(1), unquote(m.group(2)) if m.group(2) else None
 
+    def instance(self, page: str) -> tuple[str, str]:
+        """The Zenodo instance a page is on: its domain (the entry of ``hosts``
+        it matched, so ``www.zenodo.org`` is ``zenodo.org``) and its API base
+        (``api_urls`` of that domain, else ``api_url``). Record ids are only
+        unique within an instance: sandbox records are asked of the sandbox."""
+        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
+        return domain, self.settings.api_urls.get(domain, self.settings.api_url)
+
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, record_id, file_key = parsed
-        api = self.settings.api_url
+        domain, api = self.instance(page)
         obj = self.get_json(f"{api}/records/{record_id}")
         if not isinstance(obj, dict) or "id" not in obj:
             raise PlatformApiError(f"zenodo API: unexpected answer for record {record_id}")
@@ -88,9 +109,9 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         links = obj.get("links") or {}
         return FilesetPlatformItem(
             platform_name=self.name,
-            platform_status=FilesetStatus.SUCCESS, platform_domain="zenodo.org",
+            platform_status=FilesetStatus.SUCCESS, platform_domain=domain,
             platform_id=record_id, manifest=manifest,
-            archiveorg_item_name=item_name("zenodo.org", record_id, version),
+            archiveorg_item_name=item_name(domain, record_id, version),
             archiveorg_item_meta={k: v for k, v in meta.items() if v},
             web_base_url=page,
             web_bundle_url=None if file_key else (
