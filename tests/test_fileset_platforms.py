@@ -505,12 +505,86 @@ def test_archiveorg_download_url_is_one_file(srv: PlatformServer) -> None:
     r = out.result
     assert r["status"] == "success-file", r
     assert r["ingest_strategy"] == "archiveorg-file"
-    assert r["archiveorg_item_name"] == "two-files"
+    # the item is not archived: the file gets its own item, never the item's name
+    assert r["archiveorg_item_name"] == "two-files-file-" + sha1(b"dir/b c.txt")[:12]
     assert [(f["path"], f["sha1"]) for f in r["manifest"]] == [("dir/b c.txt", sha1(b"bbb"))]
     assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(b"bbb")
     assert out.file_result is not None
     assert out.file_result["request"]["ingest_type"] == "dataset-file"
     assert_failed(run(srv, "https://archive.org/download/two-files/nope.txt"), "platform-404")
+
+
+def item_store(srv: PlatformServer) -> Any:
+    """The item store the ingests of ``run`` write to (this test's data dir)."""
+    ingester = open_ingester(load_settings(http_routes=srv.routes(), fetch_timeout=2))
+    return ingester, ingester.ctx.items
+
+
+def test_archiveorg_file_link_into_an_archived_item_is_existing(srv: PlatformServer) -> None:
+    """A file link never replaces its item's archive: the item holds the file."""
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
+    assert run(srv, "https://archive.org/details/two-files").status == "success"
+    srv.clear_requests()
+    out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
+    r = out.result
+    assert r["status"] == "success-existing", r
+    assert (r["ingest_strategy"], r["archiveorg_item_name"]) == ("archiveorg-file", "two-files")
+    assert [(f["path"], f["sha1"], f["status"]) for f in r["manifest"]] == [
+        ("dir/b c.txt", sha1(b"bbb"), "success")]
+    assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(b"bbb")
+    # the file link was captured as the landing page, then only the metadata API asked
+    assert srv.requests[-1][2] == "/metadata/two-files"
+    ingester, items = item_store(srv)
+    try:
+        meta = items.read_meta("two-files")
+        assert meta["ingest_strategy"] == "archiveorg-fileset"
+        assert [f["path"] for f in meta["result"]["manifest"]] == ["a.txt", "dir/b c.txt"]
+        assert sorted(items.files("two-files")) == ["a.txt", "dir/b c.txt"]
+    finally:
+        ingester.close()
+
+
+def test_archiveorg_file_link_without_its_item_gets_its_own_item(srv: PlatformServer) -> None:
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
+    out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
+    r = out.result
+    own = "two-files-file-" + sha1(b"dir/b c.txt")[:12]
+    assert (r["status"], r["archiveorg_item_name"]) == ("success-file", own), r
+    # the item, ingested afterwards, is archived in full under its identifier
+    assert run(srv, "https://archive.org/details/two-files").status == "success"
+    assert run(srv, "https://archive.org/download/two-files/a.txt").status == "success-existing"
+    # the platform now describes a.txt otherwise than the item's archive holds it:
+    # the file is archived under its own name, the item's archive is left as it was
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"AAAA"), FakeFile("dir/b c.txt", b"bbb")])
+    out = run(srv, "https://archive.org/download/two-files/a.txt")
+    own_a = "two-files-file-" + sha1(b"a.txt")[:12]
+    assert (out.status, out.result["archiveorg_item_name"]) == ("success-file", own_a)
+    ingester, items = item_store(srv)
+    try:
+        assert items.read_meta(own)["ingest_strategy"] == "archiveorg-file"
+        assert items.store.get(f"items/{own_a}/a.txt") == b"AAAA"
+        meta = items.read_meta("two-files")
+        assert meta["ingest_strategy"] == "archiveorg-fileset"
+        assert sorted(items.files("two-files")) == ["a.txt", "dir/b c.txt"]
+        assert items.store.get("items/two-files/a.txt") == b"aaa"
+    finally:
+        ingester.close()
+
+
+def test_zenodo_file_link_into_an_archived_record_is_existing(srv: PlatformServer) -> None:
+    srv.add_zenodo(77, [FakeFile("a.csv", b"a,b\n"), FakeFile("b.bin", b"\x00" * 64)])
+    assert run(srv, "https://zenodo.org/records/77",
+               IngestStrategy.ARCHIVEORG_FILESET).status == "success"
+    srv.clear_requests()
+    out = run(srv, "https://zenodo.org/records/77/files/b.bin", IngestStrategy.ARCHIVEORG_FILE)
+    assert srv.requests[-1][2] == "/api/records/77"
+    assert (out.status, out.result["archiveorg_item_name"]) == (
+        "success-existing", "zenodo.org-77-v1.0"), out.result
+    ingester, items = item_store(srv)
+    try:
+        assert items.read_meta("zenodo.org-77-v1.0")["ingest_strategy"] == "archiveorg-fileset"
+    finally:
+        ingester.close()
 
 
 # --- no platform ----------------------------------------------------------------------------

@@ -12,6 +12,9 @@
   is ``platform-restricted``.
 * Checksums: size, md5 and sha1 for every file. The item name is the identifier,
   and the item store backend is always used (it is an item already).
+* A file link (``/download/{identifier}/{path}``) is ``success-existing`` when
+  the item is already archived holding that file; otherwise it is archived
+  under its own item, ``{identifier}-file-{hash of path}``, never the item's.
 * Every host of ``hosts`` (``www.``, storage nodes) is the one archive, with
   one identifier space: its domain is ``archive.org`` whichever host matched.
 """
@@ -32,6 +35,7 @@ from sandcrawler.fileset.platforms.base import (
     PlatformRestrictedError,
     PlatformScopeError,
     choose_strategy,
+    file_item_name,
 )
 from sandcrawler.models.fileset import (
     FilesetManifestFile,
@@ -113,7 +117,10 @@ class ArchiveOrgHelper(PlatformHelper[ArchiveOrgSettings]):
         return FilesetPlatformItem(
             platform_name=self.name,
             platform_status=FilesetStatus.SUCCESS, platform_domain="archive.org",
-            platform_id=identifier, manifest=manifest, archiveorg_item_name=identifier,
+            platform_id=identifier, manifest=manifest,
+            archiveorg_item_name=(identifier if file_path is None
+                                  else file_item_name(identifier, file_path)),
+            archiveorg_dataset_item=None if file_path is None else identifier,
             archiveorg_item_meta=meta | {"source": page}, web_base_url=page)
 
     def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:

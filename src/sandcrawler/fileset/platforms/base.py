@@ -9,6 +9,7 @@ platform gives, and where each file is downloaded from.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -163,6 +164,14 @@ def item_name(domain: str, platform_id: str, version: str | None) -> str:
     reduced to the characters archive.org identifiers allow."""
     raw = f"{domain}-{platform_id}" + (f"-v{version}" if version else "")
     return _ITEM_UNSAFE.sub("_", raw).strip("._-")[:100]
+
+
+def file_item_name(dataset_item: str, path: str) -> str:
+    """The item a file-level request is archived under when its dataset's item
+    does not hold it: ``{dataset item}-file-{first 12 hex of sha1(path)}``,
+    so a one-file archive never takes the whole dataset's name."""
+    digest = hashlib.sha1(path.encode()).hexdigest()[:12]
+    return f"{dataset_item[:100 - len(digest) - 6]}-file-{digest}"
 
 
 def url_host(url: str) -> str:

@@ -4,7 +4,8 @@
   version. A concept id (all versions) redirects to the latest version; the API
   answer then has another id and ``conceptrecid`` equal to the one asked for:
   ``platform-scope``.
-* ``/records/{id}/files/{key}``: a file-level link, that one file.
+* ``/records/{id}/files/{key}``: a file-level link, that one file; found in the
+  record's item when that is archived, else its own item (``{item}-file-{hash}``).
 * ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
   embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
 * Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
@@ -29,6 +30,7 @@ from sandcrawler.fileset.platforms.base import (
     PlatformNotFoundError,
     PlatformRestrictedError,
     PlatformScopeError,
+    file_item_name,
     item_name,
     listed_host,
     url_host,
@@ -107,11 +109,14 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
                 "license": (metadata.get("license") or {}).get("id"),
                 "creator": [c.get("name") for c in metadata.get("creators") or []]}
         links = obj.get("links") or {}
+        record_item = item_name(domain, record_id, version)
         return FilesetPlatformItem(
             platform_name=self.name,
             platform_status=FilesetStatus.SUCCESS, platform_domain=domain,
             platform_id=record_id, manifest=manifest,
-            archiveorg_item_name=item_name(domain, record_id, version),
+            archiveorg_item_name=(record_item if file_key is None
+                                  else file_item_name(record_item, file_key)),
+            archiveorg_dataset_item=None if file_key is None else record_item,
             archiveorg_item_meta={k: v for k, v in meta.items() if v},
             web_base_url=page,
             web_bundle_url=None if file_key else (
