@@ -164,6 +164,30 @@ def test_zenodo_file_level_url(srv: PlatformServer) -> None:
     assert "missing.csv" in out.result["error_message"]
 
 
+def test_zenodo_files_entries_download_from_content(srv: PlatformServer) -> None:
+    """InvenioRDM's ``files.entries``: ``links.self`` is the file's metadata (JSON),
+    ``links.content`` its bytes."""
+    data = bytes(range(256)) * 3
+    api = "https://zenodo.org/api/records/88"
+    entry = {"id": "0b1c", "key": "d.bin", "size": len(data), "checksum": f"md5:{md5(data)}",
+             "mimetype": "application/octet-stream",
+             "links": {"self": f"{api}/files/d.bin", "content": f"{api}/files/d.bin/content"}}
+    srv.add_page(ZENODO_HOST, "/records/88", b"<html></html>")
+    srv.add_page(ZENODO_HOST, "/api/records/88", json.dumps({
+        "id": 88, "conceptrecid": "87", "metadata": {"title": "t", "access_right": "open"},
+        "files": {"enabled": True, "count": 1, "entries": {"d.bin": entry}},
+        "links": {}}).encode(), content_type="application/json")
+    srv.add_page(ZENODO_HOST, "/api/records/88/files/d.bin", json.dumps(entry).encode(),
+                 content_type="application/json")
+    srv.add_page(ZENODO_HOST, "/api/records/88/files/d.bin/content", data,
+                 content_type="application/octet-stream")
+    out = run(srv, "https://zenodo.org/records/88")
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert r["manifest"][0]["platform_url"] == f"{api}/files/d.bin/content"
+    assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(data)
+
+
 SANDBOX = "sandbox.zenodo.org"
 
 

@@ -9,6 +9,9 @@
 * ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
   embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
 * Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
+* Files: the legacy ``files`` list (``links.self`` downloads the bytes) or
+  InvenioRDM's ``files.entries`` (``links.self`` is the file's metadata,
+  ``links.content`` its bytes): ``links.content`` first, then ``links.self``.
 * Instances: a page on sandbox.zenodo.org is a sandbox record, asked of the
   sandbox's API (``api_urls``) and named ``sandbox.zenodo.org-{id}``; every
   other host of ``hosts`` uses ``api_url`` (production, or its mirror).
@@ -127,7 +130,10 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         key = f.get("key") or f.get("filename") or ""
         algo, _, digest = str(f.get("checksum") or "").partition(":")
         sums = {algo.lower(): digest.lower()} if algo.lower() in ("md5", "sha1", "sha256") else {}
-        url = (f.get("links") or {}).get("self") or (f.get("links") or {}).get("content")
+        # the legacy file list's links.self is the bytes; in InvenioRDM's
+        # files.entries, links.self is the file's metadata and links.content its bytes
+        links = f.get("links") or {}
+        url = links.get("content") or links.get("self")
         return FilesetManifestFile(
             path=key, size=f.get("size"), mimetype=f.get("mimetype") or None,
             platform_url=url or f"{api}/records/{record_id}/files/{quote(key)}/content",
@@ -135,9 +141,12 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
 
 
 def _files(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The legacy list, or InvenioRDM's ``{"entries": {key: file}}``."""
+    """The legacy list, or InvenioRDM's ``{"entries": {key: file}}`` (a list of
+    files with their keys on its ``/files`` endpoint)."""
     files = obj.get("files") or []
     if isinstance(files, dict):
         entries = files.get("entries") or {}
-        return [{"key": k, **v} for k, v in entries.items()] if isinstance(entries, dict) else []
+        if isinstance(entries, dict):
+            return [{"key": k, **v} for k, v in entries.items() if isinstance(v, dict)]
+        files = entries if isinstance(entries, list) else []
     return [f for f in files if isinstance(f, dict)]
