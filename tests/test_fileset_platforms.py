@@ -265,6 +265,41 @@ def test_figshare_article_version(srv: PlatformServer) -> None:
     assert out.result["archiveorg_item_name"] == "figshare.com-8765432-v2"
 
 
+PORTAL = "data.university.example"  # an institutional figshare portal on its own domain
+PORTAL_PAGE = (b'<html><head><title>Runs</title><link rel="preconnect" '
+               b'href="https://ndownloader.figshare.com/"></head><body>runs</body></html>')
+
+
+def test_figshare_portal_on_its_own_domain_found_by_its_page(srv: PlatformServer) -> None:
+    srv.add_figshare(4321, 2, [FakeFile("run.txt", b"run\n")])
+    url = f"https://{PORTAL}/articles/dataset/runs/4321/2"
+    srv.add_page(PORTAL, "/articles/dataset/runs/4321/2", PORTAL_PAGE)
+    out = run(srv, url)
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert (r["platform_name"], r["platform_domain"], r["platform_id"]) == (
+        "figshare", "figshare.com", "4321")
+    assert r["platform_base_url"] == url
+    # off: only figshare.hosts (where an operator lists such portals) match
+    assert run(srv, url, figshare_detect_portals=False).status == "no-platform-match"
+    # (already archived by the first run)
+    assert run(srv, url, figshare_detect_portals=False,
+               figshare_hosts=["figshare.com", PORTAL]).status == "success-existing"
+
+
+@pytest.mark.parametrize(("path", "page"), [
+    # the article shape, but nothing in the page says figshare
+    ("/articles/dataset/runs/4321/2", b"<html><head><title>Runs</title></head></html>"),
+    # figshare named, but not the full portal shape (no type and slug)
+    ("/articles/4321/2", PORTAL_PAGE),
+])
+def test_figshare_portal_detection_is_conservative(srv: PlatformServer, path: str,
+                                                   page: bytes) -> None:
+    srv.add_figshare(4321, 2, [FakeFile("run.txt", b"run\n")])
+    srv.add_page(PORTAL, path, page)
+    assert run(srv, f"https://{PORTAL}{path}").status == "no-platform-match"
+
+
 def test_figshare_without_version_is_scope(srv: PlatformServer) -> None:
     srv.add_figshare(1111, 1, [FakeFile("a.csv", b"1")])
     out = run(srv, "https://figshare.com/articles/dataset/A_figshare_dataset/1111")
