@@ -4,6 +4,7 @@ loopback platform server; and the strategy rule and item names on their own."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from tests.conftest import open_ingester
 DV = "dataverse.example.edu"  # not in settings.dataverse_hosts: matched by its page shape
 HARVARD = "dataverse.harvard.edu"  # in the default settings.dataverse_hosts
 PID = "doi:10.5072/FK2/ABC123"
+ZENODO_HOST = "zenodo.org"
 
 
 @pytest.fixture
@@ -162,6 +164,83 @@ def test_zenodo_file_level_url(srv: PlatformServer) -> None:
     assert "missing.csv" in out.result["error_message"]
 
 
+def test_zenodo_files_entries_download_from_content(srv: PlatformServer) -> None:
+    """InvenioRDM's ``files.entries``: ``links.self`` is the file's metadata (JSON),
+    ``links.content`` its bytes."""
+    data = bytes(range(256)) * 3
+    api = "https://zenodo.org/api/records/88"
+    entry = {"id": "0b1c", "key": "d.bin", "size": len(data), "checksum": f"md5:{md5(data)}",
+             "mimetype": "application/octet-stream",
+             "links": {"self": f"{api}/files/d.bin", "content": f"{api}/files/d.bin/content"}}
+    srv.add_page(ZENODO_HOST, "/records/88", b"<html></html>")
+    srv.add_page(ZENODO_HOST, "/api/records/88", json.dumps({
+        "id": 88, "conceptrecid": "87", "metadata": {"title": "t", "access_right": "open"},
+        "files": {"enabled": True, "count": 1, "entries": {"d.bin": entry}},
+        "links": {}}).encode(), content_type="application/json")
+    srv.add_page(ZENODO_HOST, "/api/records/88/files/d.bin", json.dumps(entry).encode(),
+                 content_type="application/json")
+    srv.add_page(ZENODO_HOST, "/api/records/88/files/d.bin/content", data,
+                 content_type="application/octet-stream")
+    out = run(srv, "https://zenodo.org/records/88")
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert r["manifest"][0]["platform_url"] == f"{api}/files/d.bin/content"
+    assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(data)
+
+
+SANDBOX = "sandbox.zenodo.org"
+
+
+def sandbox_record(srv: PlatformServer, record_id: int, data: bytes) -> None:
+    """A record on Zenodo's sandbox only (ids are per instance: production has
+    no such record, so asking zenodo.org would answer 404)."""
+    content = f"https://{SANDBOX}/api/records/{record_id}/files/s.csv/content"
+    srv.add_page(SANDBOX, f"/records/{record_id}", b"<html><title>sandbox</title></html>")
+    srv.add_page(SANDBOX, f"/api/records/{record_id}", json.dumps({
+        "id": record_id, "conceptrecid": str(record_id - 1), "doi": "10.5072/zenodo.1",
+        "metadata": {"title": "sandbox record", "access_right": "open"},
+        "files": [{"key": "s.csv", "size": len(data), "checksum": f"md5:{md5(data)}",
+                   "links": {"self": content}}],
+        "links": {}}).encode(), content_type="application/json")
+    srv.add_page(SANDBOX, f"/api/records/{record_id}/files/s.csv/content", data,
+                 content_type="text/csv")
+
+
+def test_zenodo_sandbox_record_is_asked_of_the_sandbox(srv: PlatformServer) -> None:
+    data = b"x,y\n1,2\n"
+    sandbox_record(srv, 4242, data)
+    out = run(srv, f"https://{SANDBOX}/records/4242", IngestStrategy.ARCHIVEORG_FILE)
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert (r["platform_domain"], r["platform_id"]) == (SANDBOX, "4242")
+    assert r["archiveorg_item_name"] == "sandbox.zenodo.org-4242"
+    assert r["manifest"][0]["md5"] == md5(data)
+    assert {host for host, _, path in srv.requests if path.startswith("/api/")} == {SANDBOX}
+    # www. is the same instance as its listed host
+    assert run(srv, f"https://www.{SANDBOX}/records/4242").result[
+        "platform_domain"] == SANDBOX
+
+
+def test_zenodo_api_url_setting_still_serves_production(srv: PlatformServer) -> None:
+    """zenodo.api_url moves production (a mirror); api_urls moves another instance."""
+    data = b"mirrored\n"
+    sandbox_record(srv, 4243, data)
+    # a "mirror" of production: pages on zenodo.org, the API answered by the sandbox's host
+    srv.add_page(ZENODO_HOST, "/records/4243", b"<html></html>")
+    out = run(srv, "https://zenodo.org/records/4243", IngestStrategy.ARCHIVEORG_FILE,
+              zenodo_api_url=f"https://{SANDBOX}/api")
+    assert out.status == "success-file", out.result
+    assert out.result["platform_domain"] == "zenodo.org"
+    assert out.result["archiveorg_item_name"] == "zenodo.org-4243"
+    srv.add_page("api-mirror.example", "/api/records/4243", b'{"status": 404}', status=404,
+                 content_type="application/json")
+    srv.clear_requests()
+    out = run(srv, f"https://{SANDBOX}/records/4243",
+              zenodo_api_urls={SANDBOX: "https://api-mirror.example/api"})
+    assert out.status == "platform-404", out.result
+    assert ("api-mirror.example", "GET", "/api/records/4243") in srv.requests
+
+
 # --- figshare -------------------------------------------------------------------------------
 
 
@@ -184,6 +263,41 @@ def test_figshare_article_version(srv: PlatformServer) -> None:
                for f in r["manifest"])
     out = run(srv, url, IngestStrategy.ARCHIVEORG_FILESET)
     assert out.result["archiveorg_item_name"] == "figshare.com-8765432-v2"
+
+
+PORTAL = "data.university.example"  # an institutional figshare portal on its own domain
+PORTAL_PAGE = (b'<html><head><title>Runs</title><link rel="preconnect" '
+               b'href="https://ndownloader.figshare.com/"></head><body>runs</body></html>')
+
+
+def test_figshare_portal_on_its_own_domain_found_by_its_page(srv: PlatformServer) -> None:
+    srv.add_figshare(4321, 2, [FakeFile("run.txt", b"run\n")])
+    url = f"https://{PORTAL}/articles/dataset/runs/4321/2"
+    srv.add_page(PORTAL, "/articles/dataset/runs/4321/2", PORTAL_PAGE)
+    out = run(srv, url)
+    r = out.result
+    assert r["status"] == "success-file", r
+    assert (r["platform_name"], r["platform_domain"], r["platform_id"]) == (
+        "figshare", "figshare.com", "4321")
+    assert r["platform_base_url"] == url
+    # off: only figshare.hosts (where an operator lists such portals) match
+    assert run(srv, url, figshare_detect_portals=False).status == "no-platform-match"
+    # (already archived by the first run)
+    assert run(srv, url, figshare_detect_portals=False,
+               figshare_hosts=["figshare.com", PORTAL]).status == "success-existing"
+
+
+@pytest.mark.parametrize(("path", "page"), [
+    # the article shape, but nothing in the page says figshare
+    ("/articles/dataset/runs/4321/2", b"<html><head><title>Runs</title></head></html>"),
+    # figshare named, but not the full portal shape (no type and slug)
+    ("/articles/4321/2", PORTAL_PAGE),
+])
+def test_figshare_portal_detection_is_conservative(srv: PlatformServer, path: str,
+                                                   page: bytes) -> None:
+    srv.add_figshare(4321, 2, [FakeFile("run.txt", b"run\n")])
+    srv.add_page(PORTAL, path, page)
+    assert run(srv, f"https://{PORTAL}{path}").status == "no-platform-match"
 
 
 def test_figshare_without_version_is_scope(srv: PlatformServer) -> None:
@@ -311,6 +425,63 @@ def test_dataverse_file_page(dataverse: PlatformServer) -> None:
                   "platform-404")
 
 
+STATA = b"\x72\x01\x02" + bytes(range(200)) * 3  # the upload: what the checksum describes
+TAB = b"x\ty\n1\t2\n3\t4\n"  # the .tab Dataverse derives and serves by default
+
+
+@pytest.mark.parametrize("strategy", [IngestStrategy.WEB_FILESET,
+                                      IngestStrategy.ARCHIVEORG_FILESET,
+                                      IngestStrategy.WEB_FILESET_BUNDLED,
+                                      IngestStrategy.ARCHIVEORG_FILESET_BUNDLED])
+def test_dataverse_tabular_file_archives_the_original(srv: PlatformServer,
+                                                       strategy: IngestStrategy) -> None:
+    """An ingested table: Dataverse's md5 is the upload's, so the upload is
+    fetched (``?format=original``, the zip too) and verified, under its own name."""
+    srv.add_dataverse(DV, PID, [
+        FakeFile("readme.txt", b"read me\n", mimetype="text/plain"),
+        FakeFile("survey.dta", STATA, directory="data", mimetype="application/x-stata",
+                 tabular=TAB)])
+    out = run(srv, dataverse_url(DV, PID), strategy)
+    r = out.result
+    assert r["status"] == "success", r
+    got = r["manifest"][1]
+    assert (got["path"], got["size"], got["md5"], got["mimetype"]) == (
+        "data/survey.dta", len(STATA), md5(STATA), "application/x-stata")
+    assert got["platform_url"].endswith("?format=original")
+    assert got["extra"]["derived_filename"] == "survey.tab"
+    assert got["extra"]["derived_size"] == len(TAB)
+    if "bundled" in strategy:
+        assert r["fileset_bundle"]
+        assert any("/api/access/dataset/" in x[2] and "format=original" in x[2]
+                   for x in srv.requests)
+    else:
+        assert got["status"] == "success"
+        assert got["sha1"] == sha1(STATA)
+
+
+def test_loopback_dataverse_serves_tab_by_default_and_the_original_on_request(
+        srv: PlatformServer) -> None:
+    srv.add_dataverse(DV, PID, [FakeFile("survey.dta", STATA, tabular=TAB)])
+    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
+    fetcher = HttpFetcher(timeout=2, routes=settings.http.routes, retries=0)
+    try:
+        status, answer = fetcher.get_json(
+            f"https://{DV}/api/datasets/:persistentId/versions/1.0?persistentId={PID}")
+        assert status == 200
+        df = answer["data"]["files"][0]["dataFile"]
+        assert (df["filename"], df["filesize"], df["tabularData"]) == ("survey.tab", len(TAB), True)
+        assert (df["originalFileName"], df["originalFileSize"], df["md5"]) == (
+            "survey.dta", len(STATA), md5(STATA))
+        for query, body in (("", TAB), ("?format=original", STATA)):
+            opened = fetcher.open(f"https://{DV}/api/access/datafile/{df['id']}{query}")
+            try:
+                assert (opened.status, opened.response.read()) == (200, body)
+            finally:
+                opened.close()
+    finally:
+        fetcher.close()
+
+
 # --- archive.org ----------------------------------------------------------------------------
 
 
@@ -365,18 +536,114 @@ def test_archiveorg_unknown_dark_restricted(srv: PlatformServer) -> None:
     assert not downloads(srv)
 
 
+def test_archiveorg_private_files_left_out(srv: PlatformServer) -> None:
+    """A lending-library book: its scans are private (403); the public files are
+    the dataset, and an item with nothing public left is restricted."""
+    srv.add_archiveorg("lent-book", [FakeFile("book.pdf", b"%PDF-1.4 lent", private=True),
+                                     FakeFile("book_djvu.txt", b"lent", private=True),
+                                     FakeFile("notes.txt", b"public notes")])
+    out = run(srv, "https://archive.org/details/lent-book", IngestStrategy.ARCHIVEORG_FILESET)
+    r = out.result
+    assert r["status"] == "success", r
+    assert [f["path"] for f in r["manifest"]] == ["notes.txt"]
+    assert not [x for x in downloads(srv) if "/book" in x[2]]
+    srv.add_archiveorg("all-lent", [FakeFile("book.pdf", b"%PDF-1.4", private=True)])
+    out = run(srv, "https://archive.org/details/all-lent")
+    assert_failed(out, "platform-restricted")
+    assert "private" in out.result["error_message"]
+    # a file link to a private file (its landing capture is the one request for it)
+    srv.clear_requests()
+    assert_failed(run(srv, "https://archive.org/download/lent-book/book.pdf"),
+                  "platform-restricted")
+    assert [x[2] for x in downloads(srv)] == ["/download/lent-book/book.pdf"]
+
+
 def test_archiveorg_download_url_is_one_file(srv: PlatformServer) -> None:
     srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
     out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
     r = out.result
     assert r["status"] == "success-file", r
     assert r["ingest_strategy"] == "archiveorg-file"
-    assert r["archiveorg_item_name"] == "two-files"
+    # the item is not archived: the file gets its own item, never the item's name
+    assert r["archiveorg_item_name"] == "two-files-file-" + sha1(b"dir/b c.txt")[:12]
     assert [(f["path"], f["sha1"]) for f in r["manifest"]] == [("dir/b c.txt", sha1(b"bbb"))]
     assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(b"bbb")
     assert out.file_result is not None
     assert out.file_result["request"]["ingest_type"] == "dataset-file"
     assert_failed(run(srv, "https://archive.org/download/two-files/nope.txt"), "platform-404")
+
+
+def item_store(srv: PlatformServer) -> Any:
+    """The item store the ingests of ``run`` write to (this test's data dir)."""
+    ingester = open_ingester(load_settings(http_routes=srv.routes(), fetch_timeout=2))
+    return ingester, ingester.ctx.items
+
+
+def test_archiveorg_file_link_into_an_archived_item_is_existing(srv: PlatformServer) -> None:
+    """A file link never replaces its item's archive: the item holds the file."""
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
+    assert run(srv, "https://archive.org/details/two-files").status == "success"
+    srv.clear_requests()
+    out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
+    r = out.result
+    assert r["status"] == "success-existing", r
+    assert (r["ingest_strategy"], r["archiveorg_item_name"]) == ("archiveorg-file", "two-files")
+    assert [(f["path"], f["sha1"], f["status"]) for f in r["manifest"]] == [
+        ("dir/b c.txt", sha1(b"bbb"), "success")]
+    assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(b"bbb")
+    # the file link was captured as the landing page, then only the metadata API asked
+    assert srv.requests[-1][2] == "/metadata/two-files"
+    ingester, items = item_store(srv)
+    try:
+        meta = items.read_meta("two-files")
+        assert meta["ingest_strategy"] == "archiveorg-fileset"
+        assert [f["path"] for f in meta["result"]["manifest"]] == ["a.txt", "dir/b c.txt"]
+        assert sorted(items.files("two-files")) == ["a.txt", "dir/b c.txt"]
+    finally:
+        ingester.close()
+
+
+def test_archiveorg_file_link_without_its_item_gets_its_own_item(srv: PlatformServer) -> None:
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
+    out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
+    r = out.result
+    own = "two-files-file-" + sha1(b"dir/b c.txt")[:12]
+    assert (r["status"], r["archiveorg_item_name"]) == ("success-file", own), r
+    # the item, ingested afterwards, is archived in full under its identifier
+    assert run(srv, "https://archive.org/details/two-files").status == "success"
+    assert run(srv, "https://archive.org/download/two-files/a.txt").status == "success-existing"
+    # the platform now describes a.txt otherwise than the item's archive holds it:
+    # the file is archived under its own name, the item's archive is left as it was
+    srv.add_archiveorg("two-files", [FakeFile("a.txt", b"AAAA"), FakeFile("dir/b c.txt", b"bbb")])
+    out = run(srv, "https://archive.org/download/two-files/a.txt")
+    own_a = "two-files-file-" + sha1(b"a.txt")[:12]
+    assert (out.status, out.result["archiveorg_item_name"]) == ("success-file", own_a)
+    ingester, items = item_store(srv)
+    try:
+        assert items.read_meta(own)["ingest_strategy"] == "archiveorg-file"
+        assert items.store.get(f"items/{own_a}/a.txt") == b"AAAA"
+        meta = items.read_meta("two-files")
+        assert meta["ingest_strategy"] == "archiveorg-fileset"
+        assert sorted(items.files("two-files")) == ["a.txt", "dir/b c.txt"]
+        assert items.store.get("items/two-files/a.txt") == b"aaa"
+    finally:
+        ingester.close()
+
+
+def test_zenodo_file_link_into_an_archived_record_is_existing(srv: PlatformServer) -> None:
+    srv.add_zenodo(77, [FakeFile("a.csv", b"a,b\n"), FakeFile("b.bin", b"\x00" * 64)])
+    assert run(srv, "https://zenodo.org/records/77",
+               IngestStrategy.ARCHIVEORG_FILESET).status == "success"
+    srv.clear_requests()
+    out = run(srv, "https://zenodo.org/records/77/files/b.bin", IngestStrategy.ARCHIVEORG_FILE)
+    assert srv.requests[-1][2] == "/api/records/77"
+    assert (out.status, out.result["archiveorg_item_name"]) == (
+        "success-existing", "zenodo.org-77-v1.0"), out.result
+    ingester, items = item_store(srv)
+    try:
+        assert items.read_meta("zenodo.org-77-v1.0")["ingest_strategy"] == "archiveorg-fileset"
+    finally:
+        ingester.close()
 
 
 # --- no platform ----------------------------------------------------------------------------

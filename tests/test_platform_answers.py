@@ -6,8 +6,8 @@ helper's ``process_request`` reads them over real HTTP. Their checksums describe
 files we do not have, so downloads and verification stay with the invented
 datasets of ``test_fileset_platforms.py``.
 
-Where a real answer shows a helper is wrong, the test says what is right and is
-a strict xfail naming issue 14 (the helpers are fixed there, not here).
+Where a real answer showed a helper wrong (issue 14: Dataverse tabular files,
+archive.org collections), the test says what is right.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 
-ISSUE_14 = "issue 14 (platform helpers against real answers): "
 FIGSHARE_123456 = (
     "https://plos.figshare.com/articles/dataset/Transcriptome_Sequencing_and_Comparative_"
     "Analysis_of_Saccharina_japonica_Laminariales_Phaeophyceae_under_Blue_Light_Induction/123456")
@@ -239,7 +238,8 @@ def test_dataverse_dataset_version(platforms: Platforms, name: str) -> None:
         license_["name"] if isinstance(license_, dict) else None)
     assert item.web_bundle_url == (
         f"https://{host}/api/access/dataset/:persistentId/versions/{version}"
-        f"?persistentId={pid.replace(':', '%3A')}")
+        f"?persistentId={pid.replace(':', '%3A')}"
+        + ("&format=original" if name in TABULAR else ""))
     # every file is in the manifest, in order, with its id, checksum and directory
     files = dataverse_files(name)
     assert len(item.manifest) == len(files)
@@ -247,9 +247,10 @@ def test_dataverse_dataset_version(platforms: Platforms, name: str) -> None:
         df = entry["dataFile"]
         assert df["checksum"] == {"type": "MD5", "value": df["md5"]}
         assert got.md5 == df["md5"]
-        assert got.platform_url == f"https://{host}/api/access/datafile/{df['id']}"
+        assert got.platform_url == f"https://{host}/api/access/datafile/{df['id']}" + (
+            "?format=original" if df.get("originalFileName") else "")
         assert got.extra["file_id"] == df["id"]
-        if not df.get("originalFileName"):  # tabular files: see the xfail below
+        if not df.get("originalFileName"):  # tabular files: see the test below
             assert (got.path, got.size, got.mimetype) == (
                 expected_path(entry, df["filename"]), df["filesize"], df["contentType"])
     assert platforms.strategy(url) == strategy
@@ -269,7 +270,8 @@ def test_dataverse_directories_become_paths(platforms: Platforms) -> None:
     item = platforms.process(DATAVERSE["dataverse-demo-P1TO3S"][0])
     assert [f.path for f in item.manifest] == [
         "Project/Images/BarChart.jpg", "Project/Images/ImageChart.png",
-        "Project/Data/Test Data Alpha.tab", "Project/Data/Test Data Beta.tab",
+        # ingested tables under their uploaded names (the .tab names are in extra)
+        "Project/Data/Test Data Alpha.dta", "Project/Data/Test Data Beta.dta",
         "Project/Test Document 1.pdf", "Project/Test Document 2.docx"]
 
 
@@ -303,11 +305,6 @@ def fetch(platforms: Platforms, url: str) -> tuple[int, bytes]:
         opened.close()
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_14 + (
-    "a Dataverse tabular file's md5 describes its original upload (originalFileName, "
-    "originalFileSize, fetched with ?format=original), but the manifest pairs that md5 with "
-    "the .tab name, the .tab size and the .tab download URL, whose bytes it does not "
-    "describe: every dataset with an ingested table fails verification"))
 @pytest.mark.parametrize("name", TABULAR)
 def test_dataverse_tabular_files_are_described_by_their_checksums(
         platforms: Platforms, name: str) -> None:
@@ -320,10 +317,16 @@ def test_dataverse_tabular_files_are_described_by_their_checksums(
         assert got.size == df["originalFileSize"]
         assert got.md5 == df["md5"]
         assert got.platform_url.endswith(f"/api/access/datafile/{df['id']}?format=original")
+        assert got.mimetype == df["originalFileFormat"]
+        # the derived .tab Dataverse serves by default is named in extra
+        assert (got.extra["derived_filename"], got.extra["derived_size"]) == (
+            df["filename"], df["filesize"])
+    # its "download all" zip is asked for the originals too
+    assert item.web_bundle_url.endswith("&format=original")
 
 
 def test_dataverse_recorded_answers_have_tabular_files() -> None:
-    """What the xfail above covers: every recorded dataset but CR02PG has some."""
+    """What the test above covers: every recorded dataset but CR02PG has some."""
     assert sorted(set(DATAVERSE) - set(TABULAR)) == ["dataverse-harvard-CR02PG"]
 
 
@@ -336,7 +339,7 @@ def test_archiveorg_unknown_identifier_is_404(platforms: Platforms) -> None:
 
 
 def test_archiveorg_collection_answer() -> None:
-    """What the xfail below reads: the answer for ``nasa`` is a collection's."""
+    """What the test below reads: the answer for ``nasa`` is a collection's."""
     nasa = answer("archiveorg-nasa")
     assert nasa["is_collection"] is True
     assert nasa["metadata"]["mediatype"] == "collection"
@@ -349,8 +352,5 @@ def test_archiveorg_collection_answer() -> None:
         ("nasa_files.xml", "metadata", "Metadata")]
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_14 + (
-    "an archive.org collection (is_collection, mediatype collection) is not a dataset; the "
-    "helper returns success with the collection's header images as its manifest"))
 def test_archiveorg_collection_is_scope(platforms: Platforms) -> None:
     assert platforms.status("https://archive.org/details/nasa") == "platform-scope"

@@ -189,6 +189,8 @@ class FilesetIngester:
         result["status"] = archived.status
         result["manifest"] = [f.to_json() for f in archived.manifest]
         result["error_message"] = archived.error_message
+        if archived.archiveorg_item_name:
+            result["archiveorg_item_name"] = archived.archiveorg_item_name
         strategy = IngestStrategy(archived.ingest_strategy)
         if archived.status in SUCCESS:
             result["file_count"] = len(archived.manifest)

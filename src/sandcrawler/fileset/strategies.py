@@ -372,7 +372,7 @@ class ArchiveorgStrategy(FilesetStrategy):
         name = item.archiveorg_item_name or ""
         meta = self.ctx.items.read_meta(name)
         if meta is None or meta.get("ingest_strategy") != self.strategy.value:
-            return None
+            return self._in_dataset_item(item)
         if meta.get("platform_manifest") != _platform_manifest(item):
             return None  # the platform describes the files differently now: archive again
         try:
@@ -380,6 +380,35 @@ class ArchiveorgStrategy(FilesetStrategy):
         except (KeyError, ValueError):
             return None
         return result.model_copy(update={"status": FilesetStatus.SUCCESS_EXISTING})
+
+    def _in_dataset_item(self, item: FilesetPlatformItem) -> ArchiveStrategyResult | None:
+        """A file-level request whose dataset's item is archived (complete: its
+        metadata file exists) and holds the file as a file of its own (not inside
+        a bundle), with the very manifest entry the platform gives now: the file
+        is there, nothing to do."""
+        parent, manifest = item.archiveorg_dataset_item, item.manifest or []
+        if not parent or len(manifest) != 1 or self.strategy.bundled:
+            return None
+        meta = self.ctx.items.read_meta(parent)
+        wanted = manifest[0]
+        if (meta is None or str(meta.get("ingest_strategy", "")).endswith("-bundled")
+                or wanted.to_json() not in (meta.get("platform_manifest") or [])
+                or not self.ctx.items.exists(parent, wanted.path)):
+            return None
+        try:
+            result = ArchiveStrategyResult.model_validate(meta["result"])
+        except (KeyError, ValueError):
+            return None
+        held = [f for f in result.manifest if f.path == wanted.path and f.status == OK]
+        if len(held) != 1 or not (held[0].sha1 and held[0].terminal_url and held[0].terminal_dt):
+            return None
+        f = held[0]
+        file_meta = FileMeta(size_bytes=f.size or 0, sha1hex=f.sha1, sha256hex=f.sha256 or "",
+                             md5hex=f.md5 or "", mimetype=f.mimetype or "")
+        terminal = Terminal(terminal_url=f.terminal_url, terminal_dt=f.terminal_dt or "",
+                            terminal_status_code=200, terminal_sha1hex=f.sha1)
+        return self._result(FilesetStatus.SUCCESS_EXISTING, [f], file_file_meta=file_meta,
+                            file_terminal=terminal, archiveorg_item_name=parent)
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         name = item.archiveorg_item_name or ""

@@ -78,6 +78,10 @@ class FilesetPlatformItem(_Record):
     archiveorg_item_meta: dict[str, Any] | None = None
     web_base_url: str | None = None
     web_bundle_url: str | None = None
+    #: beyond the seed: for a file-level request (one file of a dataset), the item
+    #: the whole dataset is archived under; ``archiveorg_item_name`` is then the
+    #: file's own item, so archiving the file never replaces the dataset's
+    archiveorg_dataset_item: str | None = None
 
 
 class ArchiveStrategyResult(_Record):
@@ -96,6 +100,9 @@ class ArchiveStrategyResult(_Record):
     bundle_archiveorg_path: str | None = None
     #: beyond the seed: what went wrong, for the result's error_message
     error_message: str | None = None
+    #: beyond the seed: the item the files are in, when not the platform item's own
+    #: name (a file found in its dataset's item)
+    archiveorg_item_name: str | None = None
 
 
 class IngestRequest(BaseModel):

@@ -35,7 +35,7 @@ import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Self
@@ -55,6 +55,7 @@ ARCHIVEORG_NODE = "ia800100.us.archive.org"
 FIXED_HOSTS = (ZENODO, FIGSHARE, FIGSHARE_API, FIGSHARE_DOWNLOADS, ARCHIVEORG, ARCHIVEORG_NODE)
 HTML = "text/html; charset=utf-8"
 JSON = "application/json"
+TAB = "text/tab-separated-values"
 DATAVERSE_FORBIDDEN = (
     "Not authorized to access this object via this API endpoint. Please check your code for "
     "typos, or consult our API guide at http://guides.dataverse.org."
@@ -73,6 +74,11 @@ class FakeFile:
     mimetype: str = "application/octet-stream"
     restricted: bool = False  # dataverse: restricted file, its download answers 403
     embargoed_until: str | None = None  # dataverse: dataFile.embargo.dateAvailable; 403
+    private: bool = False  # archive.org: listed with "private": "true"; its download answers 403
+    # dataverse: an ingested tabular file. ``name``/``data``/``mimetype`` are then the
+    # uploaded original (what ``md5`` describes, served with ``?format=original``), and
+    # these bytes the derived ``.tab`` Dataverse serves by default, named from ``name``
+    tabular: bytes | None = None
     # what the platform's API reports (defaults: the truth); set to lie
     reported_size: int | None = None
     reported_md5: str | None = None
@@ -267,7 +273,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send(302, b"", HTML, {"Location": location})
 
     def send_file(
-        self, entry: _Entry, hop: int, hop_url: Callable[[int], str], *, min_hops: int = 0
+        self,
+        entry: _Entry,
+        hop: int,
+        hop_url: Callable[[int], str],
+        *,
+        min_hops: int = 0,
+        derived: bool = False,
     ) -> None:
         """The download of ``entry`` at redirect hop ``hop`` (0: the first URL);
         ``hop_url(n)`` is the absolute URL of hop n."""
@@ -280,9 +292,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send(f.status, f"{f.status} {_phrase(f.status)}\n".encode())
         else:
             body = f.data if f.served is None else f.served
-            filename = quote(f.name.rsplit("/", 1)[-1])
+            name, mimetype = f.name, f.mimetype
+            if derived and f.tabular is not None:
+                body, name, mimetype = f.tabular, _tab_name(f.name), TAB
+            filename = quote(name.rsplit("/", 1)[-1])
             disposition = {"Content-Disposition": f"attachment; filename*=UTF-8''{filename}"}
-            self.send(200, body, f.mimetype, disposition, fault=f)
+            self.send(200, body, mimetype, disposition, fault=f)
 
     def send_zip(self, data: bytes, filename: str) -> None:
         self.send(
@@ -291,6 +306,12 @@ class _Handler(BaseHTTPRequestHandler):
             "application/zip",
             {"Content-Disposition": f'attachment; filename="{filename}"'},
         )
+
+
+def _tab_name(name: str) -> str:
+    """The name Dataverse gives the derived ``.tab`` of an ingested table."""
+    stem = name.rsplit(".", 1)[0] if "." in name.rsplit("/", 1)[-1] else name
+    return f"{stem}.tab"
 
 
 def _hop_of(query: dict[str, str], final: int) -> int:
@@ -689,7 +710,7 @@ class _DataverseVersion:
     status: int | None
     bundle: bytes | None
     files: list[_Entry]  # the file at index i has the PID ``{pid}/F{i + 1}``
-    zip_cache: bytes | None = None
+    zip_cache: dict[bool, bytes] = field(default_factory=dict)  # by ?format=original
 
     @property
     def label(self) -> str:
@@ -769,6 +790,8 @@ class _Dataverse:
     def route(self, h: _Handler, host: str, path: str, query: dict[str, str]) -> bool:
         pid = query.get("persistentId", "")
         dataset = self.datasets.get((host, pid))
+        # ?format=original: an ingested table as uploaded (else its derived .tab)
+        original = query.get("format") == "original"
         if path == "/dataset.xhtml":
             self.landing(h, dataset, query.get("version"))
         elif path == "/file.xhtml":
@@ -788,22 +811,23 @@ class _Dataverse:
             if found is None:
                 self.error(h, 404, f"File with Persistent ID {pid} not found.")
             else:
-                self.download(h, host, found[1].files[found[2]], 0, access_url=path, pid=pid)
+                self.download(h, host, found[1].files[found[2]], 0, original, access_url=path,
+                              pid=pid)
         elif m := re.fullmatch(r"/api/access/datafile/(\d+)/?", path):
             found = self.files.get((host, int(m[1])))
             if found is None:
                 self.error(h, 404, f"Datafile {m[1]}: File not found.")
             else:
-                self.download(h, host, found[1].files[found[2]], 0)
+                self.download(h, host, found[1].files[found[2]], 0, original)
         elif m := re.fullmatch(r"/s3/[^/]+/(\d+)", path):
             found = self.files.get((host, int(m[1])))
             if found is None:
                 h.send(404, b"404 Not Found\n")
             else:
                 entry = found[1].files[found[2]]
-                self.download(h, host, entry, _hop_of(query, entry.file.redirects))
+                self.download(h, host, entry, _hop_of(query, entry.file.redirects), original)
         elif m := re.fullmatch(r"/api/access/dataset/:persistentId(?:/versions/([^/]+))?/?", path):
-            self.archive(h, dataset, pid, m[1] or ":latest")
+            self.archive(h, dataset, pid, m[1] or ":latest", original)
         else:
             return False
         return True
@@ -820,6 +844,7 @@ class _Dataverse:
         host: str,
         entry: _Entry,
         hop: int,
+        original: bool,
         *,
         access_url: str | None = None,
         pid: str = "",
@@ -830,11 +855,17 @@ class _Dataverse:
         first = f"https://{host}/api/access/datafile/{entry.id}"
         if access_url is not None:
             first = f"https://{host}{access_url}?persistentId={quote(pid, safe=':/')}"
+        fmt = "format=original"
+        if original:
+            first += ("&" if "?" in first else "?") + fmt
 
         def hop_url(n: int) -> str:
-            return first if n == 0 else f"https://{host}/s3/dvn-bucket/{entry.id}?hop={n}"
+            if n == 0:
+                return first
+            tail = f"&{fmt}" if original else ""
+            return f"https://{host}/s3/dvn-bucket/{entry.id}?hop={n}{tail}"
 
-        h.send_file(entry, hop, hop_url)
+        h.send_file(entry, hop, hop_url, derived=not original)
 
     def file_json(self, dataset: _DataverseDataset, item: _DataverseVersion, index: int) -> Json:
         entry = item.files[index]
@@ -849,9 +880,22 @@ class _Dataverse:
             "md5": entry.api_md5,
             "checksum": {"type": "MD5", "value": entry.api_md5},
         }
+        if f.tabular is not None:
+            # as Dataverse describes an ingested table: name, type and size of the
+            # derived .tab; checksum and original* fields of the upload
+            data_file.update(
+                filename=_tab_name(f.name),
+                contentType=TAB,
+                filesize=len(f.tabular),
+                tabularData=True,
+                originalFileFormat=f.mimetype,
+                originalFormatLabel=f.mimetype,
+                originalFileSize=entry.api_size,
+                originalFileName=f.name,
+            )
         if f.embargoed_until is not None:
             data_file["embargo"] = {"dateAvailable": f.embargoed_until, "reason": "Embargoed"}
-        out: Json = {"label": f.name, "restricted": f.restricted}
+        out: Json = {"label": data_file["filename"], "restricted": f.restricted}
         if f.directory is not None:
             out["directoryLabel"] = f.directory
         out.update(
@@ -964,7 +1008,12 @@ class _Dataverse:
         h.send_html(200, _landing(entry.file.name, meta=meta))
 
     def archive(
-        self, h: _Handler, dataset: _DataverseDataset | None, pid: str, version: str
+        self,
+        h: _Handler,
+        dataset: _DataverseDataset | None,
+        pid: str,
+        version: str,
+        original: bool,
     ) -> None:
         item = self._version(h, dataset, pid, version)
         if item is None:
@@ -973,12 +1022,12 @@ class _Dataverse:
             h.send_zip(item.bundle, "dataverse_files.zip")
         else:
             with self.server._lock:
-                if item.zip_cache is None:
-                    item.zip_cache = self.build_zip(item)
-            h.send_zip(item.zip_cache, "dataverse_files.zip")
+                if original not in item.zip_cache:
+                    item.zip_cache[original] = self.build_zip(item, original)
+            h.send_zip(item.zip_cache[original], "dataverse_files.zip")
 
     @staticmethod
-    def build_zip(item: _DataverseVersion) -> bytes:
+    def build_zip(item: _DataverseVersion, original: bool) -> bytes:
         members: list[tuple[str, bytes]] = []
         manifest = ["Files in this archive:", ""]
         skipped = []
@@ -988,9 +1037,12 @@ class _Dataverse:
                 skipped.append(f"{f.name} (restricted or embargoed)")
                 continue
             directory = (f.directory or "").strip("/")
-            name = f"{directory}/{f.name}" if directory else f.name
-            members.append((name, f.data))
-            manifest.append(f"{name} ({f.mimetype} {entry.size} bytes)")
+            filename, data, mimetype = f.name, f.data, f.mimetype
+            if f.tabular is not None and not original:
+                filename, data, mimetype = _tab_name(f.name), f.tabular, TAB
+            name = f"{directory}/{filename}" if directory else filename
+            members.append((name, data))
+            manifest.append(f"{name} ({mimetype} {len(data)} bytes)")
         if skipped:
             manifest += ["", "The following files could not be included:", *skipped]
         members.append(("MANIFEST.TXT", ("\n".join(manifest) + "\n").encode()))
@@ -1043,7 +1095,7 @@ class _ArchiveOrg:
                 "sha1": entry.api_sha1,
                 "crc32": entry.crc32,
                 "mtime": "1600000000",
-            }
+            } | ({"private": "true"} if entry.file.private else {})
 
         entries = [_Entry.of(f, self.server._next_id()) for f in files]
         listing = [file_json(e, "original", _ia_format(e.file.name)) for e in entries]
@@ -1205,7 +1257,7 @@ class _ArchiveOrg:
         entry = item.files.get(name) if item else None
         if item is None or entry is None:
             h.send_html(404, _landing("404 Not Found"))
-        elif item.is_dark or item.restricted:
+        elif item.is_dark or item.restricted or entry.file.private:
             h.send_html(403, _landing("403 Forbidden"))
         else:
             at = hop if hop is not None else _hop_of(query or {}, 1)

@@ -5,9 +5,18 @@
 * The manifest is the item's original files, without the files archive.org adds
   itself (``_meta.xml``, ``_files.xml``, torrents, thumbnails, derivatives).
 * An unknown identifier answers ``{}``: ``platform-404``. Dark items and
-  ``access-restricted-item`` are ``platform-restricted``.
+  ``access-restricted-item`` are ``platform-restricted``. A collection
+  (``is_collection``, mediatype ``collection``) is ``platform-scope``.
+* Files marked ``"private": "true"`` (lending-library books) answer 403: they
+  are left out of the manifest; an item (or file link) with nothing public left
+  is ``platform-restricted``.
 * Checksums: size, md5 and sha1 for every file. The item name is the identifier,
   and the item store backend is always used (it is an item already).
+* A file link (``/download/{identifier}/{path}``) is ``success-existing`` when
+  the item is already archived holding that file; otherwise it is archived
+  under its own item, ``{identifier}-file-{hash of path}``, never the item's.
+* Every host of ``hosts`` (``www.``, storage nodes) is the one archive, with
+  one identifier space: its domain is ``archive.org`` whichever host matched.
 """
 
 from __future__ import annotations
@@ -24,7 +33,9 @@ from sandcrawler.fileset.platforms.base import (
     PlatformHelper,
     PlatformNotFoundError,
     PlatformRestrictedError,
+    PlatformScopeError,
     choose_strategy,
+    file_item_name,
 )
 from sandcrawler.models.fileset import (
     FilesetManifestFile,
@@ -75,30 +86,51 @@ class ArchiveOrgHelper(PlatformHelper[ArchiveOrgSettings]):
             raise PlatformRestrictedError(f"archive.org: item {identifier} is dark")
         if str(metadata.get("access-restricted-item", "")).lower() == "true":
             raise PlatformRestrictedError(f"archive.org: item {identifier} is access-restricted")
+        if obj.get("is_collection") or metadata.get("mediatype") == "collection":
+            raise PlatformScopeError(
+                f"archive.org: {identifier} is a collection, not one item; ingest its items")
         download = self.settings.download_url
+        originals = [f for f in obj.get("files") or [] if _is_original(identifier, f)]
+        if file_path is not None:
+            originals = [f for f in originals if f["name"] == file_path]
+            if not originals:
+                raise PlatformNotFoundError(f"archive.org: item {identifier} has no file "
+                                            f"{file_path!r}")
+        private = [f["name"] for f in originals if _is_private(f)]
+        if private and len(private) == len(originals):
+            raise PlatformRestrictedError(
+                f"archive.org: item {identifier}: every file is private ({len(private)}, "
+                f"e.g. {private[0]!r})")
         manifest = [
             FilesetManifestFile(
                 path=f["name"], size=int(f["size"]) if str(f.get("size", "")).isdigit() else None,
                 md5=f.get("md5") or None, sha1=f.get("sha1") or None,
                 platform_url=f"{download}/{identifier}/{quote(f['name'])}",
                 extra={k: f[k] for k in ("format", "mtime") if f.get(k)} or None)
-            for f in obj.get("files") or [] if _is_original(identifier, f)
+            for f in originals if not _is_private(f)
         ]
-        if file_path is not None:
-            manifest = [f for f in manifest if f.path == file_path]
-            if not manifest:
-                raise PlatformNotFoundError(f"archive.org: item {identifier} has no file "
-                                            f"{file_path!r}")
         meta = {k: metadata[k] for k in ("title", "creator", "date", "mediatype", "collection",
                                          "licenseurl") if metadata.get(k)}
+        if private:
+            # the public files are the dataset; say what was left out
+            meta["private_files_left_out"] = len(private)
         return FilesetPlatformItem(
             platform_name=self.name,
             platform_status=FilesetStatus.SUCCESS, platform_domain="archive.org",
-            platform_id=identifier, manifest=manifest, archiveorg_item_name=identifier,
+            platform_id=identifier, manifest=manifest,
+            archiveorg_item_name=(identifier if file_path is None
+                                  else file_item_name(identifier, file_path)),
+            archiveorg_dataset_item=None if file_path is None else identifier,
             archiveorg_item_meta=meta | {"source": page}, web_base_url=page)
 
     def choose_strategy(self, item: FilesetPlatformItem) -> IngestStrategy:
         return choose_strategy(item, self.rule, backend="archiveorg")
+
+
+def _is_private(f: dict[str, Any]) -> bool:
+    """A file only its owner (or a lending-library loan) may read: its download
+    answers 403. The metadata API says ``"private": "true"``."""
+    return str(f.get("private", "")).lower() == "true"
 
 
 def _is_original(identifier: str, f: dict[str, Any]) -> bool:

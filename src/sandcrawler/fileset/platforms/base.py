@@ -9,6 +9,7 @@ platform gives, and where each file is downloaded from.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -165,6 +166,14 @@ def item_name(domain: str, platform_id: str, version: str | None) -> str:
     return _ITEM_UNSAFE.sub("_", raw).strip("._-")[:100]
 
 
+def file_item_name(dataset_item: str, path: str) -> str:
+    """The item a file-level request is archived under when its dataset's item
+    does not hold it: ``{dataset item}-file-{first 12 hex of sha1(path)}``,
+    so a one-file archive never takes the whole dataset's name."""
+    digest = hashlib.sha1(path.encode()).hexdigest()[:12]
+    return f"{dataset_item[:100 - len(digest) - 6]}-file-{digest}"
+
+
 def url_host(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
@@ -172,6 +181,14 @@ def url_host(url: str) -> str:
 def host_matches(host: str, hosts: list[str]) -> bool:
     """``host`` is one of ``hosts`` or a subdomain of one (``www.`` included)."""
     return any(host == h or host.endswith("." + h) for h in hosts)
+
+
+def listed_host(host: str, hosts: list[str]) -> str | None:
+    """The entry of ``hosts`` that ``host`` is, or is a subdomain of; the most
+    specific one when several are (``sandbox.zenodo.org`` is also under
+    ``zenodo.org``, and is its own platform instance)."""
+    found = [h for h in hosts if host == h or host.endswith("." + h)]
+    return max(found, key=len) if found else None
 
 
 def query_param(url: str, name: str) -> str | None:

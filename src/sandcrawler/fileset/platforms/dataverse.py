@@ -12,6 +12,11 @@ native API of the installation the landing page is on.
   could only be archived in part. Drafts are ``platform-scope``.
 * Checksums: ``dataFile.checksum`` (MD5, SHA-1 or SHA-256, by installation),
   and the older ``dataFile.md5``.
+* Ingested tabular files: the checksum describes the uploaded original
+  (``originalFileName``, ``originalFileSize``, ``originalFileFormat``), while
+  ``filename``/``filesize`` and the default download are the derived ``.tab``.
+  The original is archived (``?format=original``, also on the "download all"
+  zip), and the ``.tab``'s name, size and type go in the file's ``extra``.
 """
 
 from __future__ import annotations
@@ -93,6 +98,9 @@ class DataverseHelper(PlatformHelper[DataverseSettings]):
             files = data.get("files") or []
             bundle = (f"{origin}/api/access/dataset/:persistentId/versions/{version}"
                       f"?persistentId={quote(pid)}")
+            if any(is_tabular(f.get("dataFile") or {}) for f in files):
+                # the zip holds the originals of ingested tables, as the manifest does
+                bundle += "&format=original"
             meta = _citation(data) | {"source": page, "version": version}
         manifest = [self._manifest_file(origin, pid, f) for f in files]
         return FilesetPlatformItem(
@@ -125,11 +133,28 @@ class DataverseHelper(PlatformHelper[DataverseSettings]):
         extra = {k: v for k, v in (("description", df.get("description")),
                                    ("persistent_id", df.get("persistentId")),
                                    ("file_id", df.get("id"))) if v}
+        size, mimetype = df.get("filesize"), df.get("contentType")
+        url = f"{origin}/api/access/datafile/{df.get('id')}"
+        if is_tabular(df):
+            # an ingested table: its checksum describes the upload, so that is what
+            # is archived; the derived .tab is only named in extra
+            extra |= {k: v for k, v in (("derived_filename", name),
+                                        ("derived_size", size),
+                                        ("derived_mimetype", mimetype)) if v is not None}
+            name, size = df["originalFileName"], df.get("originalFileSize")
+            mimetype = df.get("originalFileFormat") or None
+            url += "?format=original"
         return FilesetManifestFile(
-            path=f"{directory}/{name}" if directory else name, size=df.get("filesize"),
-            mimetype=df.get("contentType"),
-            platform_url=f"{origin}/api/access/datafile/{df.get('id')}",
-            extra=extra or None, **sums)
+            path=f"{directory}/{name}" if directory else name, size=size,
+            mimetype=mimetype, platform_url=url, extra=extra or None, **sums)
+
+
+def is_tabular(df: dict[str, Any]) -> bool:
+    """An ingested tabular file: Dataverse serves a derived ``.tab`` by default,
+    but its checksum (and ``originalFileName``/``originalFileSize``) describe
+    the uploaded original. Older answers (ICRISAT's) give the original fields
+    without ``tabularData``."""
+    return bool(df.get("originalFileName"))
 
 
 def _citation(version: dict[str, Any]) -> dict[str, Any]:

@@ -8,12 +8,19 @@ its public API v2.
   elsewhere, no checksum) are left out of the manifest.
 * Checksums: ``computed_md5`` (``supplied_md5`` when figshare has not computed one).
 * "Download all": ``ndownloader.figshare.com/articles/{id}/versions/{version}``.
+* Institutional portals on their own domains: listed in ``hosts``, or found by
+  their page (``detect_portals``): the article shape with type and slug, and
+  HTML that refers to figshare.com or figstatic.com.
+* Portals are one figshare (one API, one article id space): whichever of
+  ``hosts`` a page is on, the article is asked of ``api_url`` and its domain
+  (and item name) is ``figshare.com``.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
@@ -38,11 +45,23 @@ class FigshareSettings(Section):
     )
     hosts: list[str] = Field(
         ["figshare.com"],
-        description="hosts (and their subdomains) whose /articles/ pages are figshare items",
+        description="hosts (and their subdomains) whose /articles/ pages are figshare items; "
+        "add institutional portals on their own domains here",
+    )
+    detect_portals: bool = Field(
+        True,
+        description="also match a page on any other host when its path is "
+        "/articles/{type}/{slug}/{id}[/{version}] and its HTML refers to figshare.com or "
+        "figstatic.com (an institutional portal on its own domain)",
     )
 
 
 _ARTICLE = re.compile(r"^/articles/(?:[^/]+/)*?(\d+)(?:/(\d+))?/?$")
+#: the full shape of a portal's article page: type, slug, id, optional version
+_PORTAL_ARTICLE = re.compile(r"^/articles/[^/]+/[^/]+/(\d+)(?:/(\d+))?/?$")
+#: a URL on figshare's own hosts in a page's HTML (its downloads, assets)
+_FIGSHARE_MARK = re.compile(rb"https?://(?:[a-z0-9-]+\.)*(?:figshare\.com|figstatic\.com)/",
+                            re.IGNORECASE)
 
 
 class FigshareHelper(PlatformHelper[FigshareSettings]):
@@ -52,9 +71,27 @@ class FigshareHelper(PlatformHelper[FigshareSettings]):
                resource: LandingPage) -> tuple[str, int, int | None] | None:
         found = self.find_page(request, resource, self.settings.hosts, _ARTICLE)
         if found is None:
+            found = self._portal_page(resource)
+        if found is None:
             return None
         url, m = found
         return url, int(m.group(1)), int(m.group(2)) if m.group(2) else None
+
+    def _portal_page(self, resource: LandingPage) -> tuple[str, re.Match[str]] | None:
+        """An institutional portal on its own domain: the page we captured
+        refers to figshare, and one of its URLs has the full article shape
+        (``/articles/{type}/{slug}/{id}[/{version}]``). Both are required, so a
+        page that merely links to figshare, or an /articles/ page that says
+        nothing of figshare, is not taken for one."""
+        if not self.settings.detect_portals or not resource.html:
+            return None
+        if not _FIGSHARE_MARK.search(resource.html):
+            return None
+        for url in resource.urls:
+            m = _PORTAL_ARTICLE.match(urlsplit(url).path)
+            if m:
+                return url, m
+        return None
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:

@@ -4,10 +4,17 @@
   version. A concept id (all versions) redirects to the latest version; the API
   answer then has another id and ``conceptrecid`` equal to the one asked for:
   ``platform-scope``.
-* ``/records/{id}/files/{key}``: a file-level link, that one file.
+* ``/records/{id}/files/{key}``: a file-level link, that one file; found in the
+  record's item when that is archived, else its own item (``{item}-file-{hash}``).
 * ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
   embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
 * Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
+* Files: the legacy ``files`` list (``links.self`` downloads the bytes) or
+  InvenioRDM's ``files.entries`` (``links.self`` is the file's metadata,
+  ``links.content`` its bytes): ``links.content`` first, then ``links.self``.
+* Instances: a page on sandbox.zenodo.org is a sandbox record, asked of the
+  sandbox's API (``api_urls``) and named ``sandbox.zenodo.org-{id}``; every
+  other host of ``hosts`` uses ``api_url`` (production, or its mirror).
 """
 
 from __future__ import annotations
@@ -26,14 +33,25 @@ from sandcrawler.fileset.platforms.base import (
     PlatformNotFoundError,
     PlatformRestrictedError,
     PlatformScopeError,
+    file_item_name,
     item_name,
+    listed_host,
+    url_host,
 )
 from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
 from sandcrawler.models.statuses import FilesetStatus
 
 
 class ZenodoSettings(Section):
-    api_url: BaseUrl = Field("https://zenodo.org/api", description="Zenodo REST API base")
+    api_url: BaseUrl = Field(
+        "https://zenodo.org/api",
+        description="Zenodo REST API base, for pages on every host not in api_urls",
+    )
+    api_urls: dict[str, BaseUrl] = Field(
+        {"sandbox.zenodo.org": "https://sandbox.zenodo.org/api"},
+        description="API base of each other Zenodo instance, by the entry of hosts a page "
+        "matched; that instance's records are asked there and named by that host",
+    )
     hosts: list[str] = Field(
         ["zenodo.org", "sandbox.zenodo.org"], description="hosts whose pages are Zenodo records"
     )
@@ -53,12 +71,20 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         url, m = found
         return url, m.group(1), unquote(m.group(2)) if m.group(2) else None
 
+    def instance(self, page: str) -> tuple[str, str]:
+        """The Zenodo instance a page is on: its domain (the entry of ``hosts``
+        it matched, so ``www.zenodo.org`` is ``zenodo.org``) and its API base
+        (``api_urls`` of that domain, else ``api_url``). Record ids are only
+        unique within an instance: sandbox records are asked of the sandbox."""
+        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
+        return domain, self.settings.api_urls.get(domain, self.settings.api_url)
+
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, record_id, file_key = parsed
-        api = self.settings.api_url
+        domain, api = self.instance(page)
         obj = self.get_json(f"{api}/records/{record_id}")
         if not isinstance(obj, dict) or "id" not in obj:
             raise PlatformApiError(f"zenodo API: unexpected answer for record {record_id}")
@@ -86,11 +112,14 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
                 "license": (metadata.get("license") or {}).get("id"),
                 "creator": [c.get("name") for c in metadata.get("creators") or []]}
         links = obj.get("links") or {}
+        record_item = item_name(domain, record_id, version)
         return FilesetPlatformItem(
             platform_name=self.name,
-            platform_status=FilesetStatus.SUCCESS, platform_domain="zenodo.org",
+            platform_status=FilesetStatus.SUCCESS, platform_domain=domain,
             platform_id=record_id, manifest=manifest,
-            archiveorg_item_name=item_name("zenodo.org", record_id, version),
+            archiveorg_item_name=(record_item if file_key is None
+                                  else file_item_name(record_item, file_key)),
+            archiveorg_dataset_item=None if file_key is None else record_item,
             archiveorg_item_meta={k: v for k, v in meta.items() if v},
             web_base_url=page,
             web_bundle_url=None if file_key else (
@@ -101,7 +130,10 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         key = f.get("key") or f.get("filename") or ""
         algo, _, digest = str(f.get("checksum") or "").partition(":")
         sums = {algo.lower(): digest.lower()} if algo.lower() in ("md5", "sha1", "sha256") else {}
-        url = (f.get("links") or {}).get("self") or (f.get("links") or {}).get("content")
+        # the legacy file list's links.self is the bytes; in InvenioRDM's
+        # files.entries, links.self is the file's metadata and links.content its bytes
+        links = f.get("links") or {}
+        url = links.get("content") or links.get("self")
         return FilesetManifestFile(
             path=key, size=f.get("size"), mimetype=f.get("mimetype") or None,
             platform_url=url or f"{api}/records/{record_id}/files/{quote(key)}/content",
@@ -109,9 +141,12 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
 
 
 def _files(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The legacy list, or InvenioRDM's ``{"entries": {key: file}}``."""
+    """The legacy list, or InvenioRDM's ``{"entries": {key: file}}`` (a list of
+    files with their keys on its ``/files`` endpoint)."""
     files = obj.get("files") or []
     if isinstance(files, dict):
         entries = files.get("entries") or {}
-        return [{"key": k, **v} for k, v in entries.items()] if isinstance(entries, dict) else []
+        if isinstance(entries, dict):
+            return [{"key": k, **v} for k, v in entries.items() if isinstance(v, dict)]
+        files = entries if isinstance(entries, list) else []
     return [f for f in files if isinstance(f, dict)]
