@@ -25,9 +25,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from sandcrawler.errors import RecordError
+from sandcrawler.lifetime import die_with_parent
 from sandcrawler.models.statuses import SandboxStatus
 
 _CONTEXT = multiprocessing.get_context("forkserver")
+# the sandbox's fork server dies with the process that uses the sandbox
+_CONTEXT.set_forkserver_preload(["sandcrawler.lifetime_preload"])
 
 
 class SandboxError(RecordError):
@@ -47,20 +50,31 @@ class TaskCrashed(SandboxError):
 
 
 def _child(conn: Connection, memory_limit: int | None) -> None:
+    die_with_parent()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    try:
+        _serve(conn)
+    except (EOFError, OSError):
+        # The caller is gone (killed, or closed the pipe): nothing to report to,
+        # and no traceback for whoever reads our stderr.
+        return
+
+
+def _serve(conn: Connection) -> None:
     while True:
-        try:
-            fn, args, kwargs = conn.recv()
-        except EOFError:
-            return
+        fn, args, kwargs = conn.recv()
         try:
             conn.send(("ok", fn(*args, **kwargs)))
         except MemoryError:
             conn.send(("memory", None))
+        except (BrokenPipeError, ConnectionResetError):
+            raise
         except BaseException as e:  # handed to the caller, who re-raises it
             try:
                 conn.send(("error", e))
+            except (BrokenPipeError, ConnectionResetError):
+                raise
             except Exception:  # an exception that does not pickle
                 conn.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
 

@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Literal, TypeVar
 from tqdm import tqdm
 
 from sandcrawler.errors import InfrastructureError
+from sandcrawler.lifetime import die_with_parent
 from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Item, Outcome, Worker
@@ -70,6 +71,7 @@ _process_worker: Worker | None = None
 
 def _init_process(factory: WorkerFactory) -> None:
     global _process_worker
+    die_with_parent()
     # The parent owns Ctrl-C: it stops feeding and lets batches in hand finish.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -216,8 +218,9 @@ class Runner:
         # Bounded in-flight work keeps memory flat however large the input; waiting
         # on the oldest future first keeps output in input order.
         ctx = multiprocessing.get_context("forkserver")
-        if self.preload:
-            ctx.set_forkserver_preload(list(self.preload))
+        # The fork server dies with this process, and each worker with the fork
+        # server: a SIGKILL of the command leaves nothing behind.
+        ctx.set_forkserver_preload(["sandcrawler.lifetime_preload", *self.preload])
         pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
         with ProcessPoolExecutor(
             self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)
