@@ -544,3 +544,15 @@ def test_sqlite_at_0001_is_upgraded_on_first_use(sqlite_at_0001: Engine,
     assert [(r.doi, r.indexed, r.record) for r in kept] == [("10.1234/old", indexed, record)]
     assert [r["uuid"] for r in rows(engine)] == [out["id"]]
     assert catalogue_get(out["sha1"])[0]["id"] == out["id"]
+
+
+def test_store_add_refuses_bytes_of_another_kind(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14 C4: `store add` stored HTML as a .pdf."""
+    page = tmp_path / "landing.pdf"
+    page.write_bytes(b"<!DOCTYPE html><html><head><title>x</title></head><body>no</body></html>")
+    result = invoke(["store", "add", str(page)])
+    assert result.exit_code == 1
+    assert "wrong-kind" in result.stderr and "text/html" in result.stderr
+    assert open_cat(engine).count() == 0
+    result = invoke(["store", "add", "--kind", "html", str(page)])
+    assert result.exit_code == 0, result.stderr

@@ -192,3 +192,14 @@ def test_grobid_parser_needs_a_url() -> None:
     assert result.exit_code == 1
     assert "GROBID" in result.stderr and "Traceback" not in result.stderr
 
+
+
+@pytest.mark.parametrize("batch", [[], ["--batch-size", "10"]])
+def test_fail_fast_writes_nothing_after_the_failed_record(grobid_env: FakeGrobid,
+                                                          batch: list[str]) -> None:
+    """Issue 14 C4: --fail-fast finished the batch, writing the records after the
+    failed one."""
+    lines = [work_line("10.5555/a"), b"nope", work_line("10.5555/b"), work_line("10.5555/c")]
+    result = invoke(["parse-crossref-refs", "-", "--fail-fast", *batch], input=b"\n".join(lines))
+    assert result.exit_code == 1
+    assert [r["source_id"] for r in rows(result.stdout)] == ["10.5555/a"]

@@ -100,7 +100,9 @@ def _pipeline_options(f: F, worker: str) -> F:
         click.option("-s", "--silent", is_flag=True,
                      help="No progress bar and no summary; per-record errors still shown."),
         click.option("--fail-fast", is_flag=True,
-                     help="Stop at the first record error (exit status 1)."),
+                     help="Stop at the first record error (exit status 1); nothing after "
+                          "it is written. Batches of one record unless --batch-size is "
+                          "given."),
     ]
     for dec in reversed(decorators):
         f = dec(f)
@@ -154,6 +156,8 @@ def run_pipeline(
     stop = stop or threading.Event()
     restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
     settings = services.settings
+    if fail_fast and batch_size is None:
+        batch_size = 1  # stop at the failed record, not at the end of its batch
     runner = Runner(
         source,
         worker_factory(worker, settings, **options),

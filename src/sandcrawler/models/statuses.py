@@ -56,6 +56,7 @@ class StoreStatus(StrEnum):
     BAD_UUID = "bad-uuid"
     UNKNOWN_RESOURCE_KIND = "unknown-resource-kind"
     BAD_KIND = "bad-kind"
+    WRONG_KIND = "wrong-kind"
     MISSING_IDENTIFIER = "missing-identifier"
     BAD_IDENTIFIER = "bad-identifier"
     BAD_METADATA = "bad-metadata"

@@ -286,6 +286,11 @@ class Runner:
             nonlocal in_flight
             if finish():
                 return True
+            if self.fail_fast:
+                # nothing after the first failed record is written or acked
+                failed = next((i for i, o in enumerate(outcomes) if o.kind == "error"), None)
+                if failed is not None:
+                    batch, outcomes = batch[: failed + 1], outcomes[: failed + 1]
             if batch:
                 write = partial(self.sink.write, outcomes)
                 in_flight = (batch, outcomes, writer.submit(self._with_retry, write))

@@ -26,6 +26,7 @@ from sandcrawler.db.schema import catalogue
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
 from sandcrawler.filemeta import hash_stream, open_file
 from sandcrawler.identifiers import sha1_hex
+from sandcrawler.mime import SNIFF_BYTES, sniff_mime
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
 from sandcrawler.storage.resources import (
@@ -186,10 +187,15 @@ class Catalogue:
         if not k.primary:
             raise InvalidName(f"{k.name} is not a primary resource kind",
                               status=StoreStatus.BAD_KIND)
-        if sha1:
-            sha1 = sha1_hex(sha1)
-        else:
-            with open_file(path) as f:
+        with open_file(path) as f:
+            mime = sniff_mime(f.read(SNIFF_BYTES))
+            if k.mimetypes and mime not in k.mimetypes:
+                raise RecordError(f"{path}: the bytes are {mime}, not a {k.name} file "
+                                  f"({', '.join(k.mimetypes)})", status=StoreStatus.WRONG_KIND)
+            if sha1:
+                sha1 = sha1_hex(sha1)
+            else:
+                f.seek(0)
                 sha1 = hash_stream(f, ["sha1"])["sha1"]
         ids = identifiers_from_metadata(metadata or {})
         ids["sha1"] = sha1

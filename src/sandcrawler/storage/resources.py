@@ -34,26 +34,32 @@ class ResourceKind:
     binary: bool
     primary: bool
     description: str
+    #: what the bytes of a primary file of this kind sniff as (``mime.sniff_mime``)
+    mimetypes: tuple[str, ...] = ()
 
     @property
     def stored_suffix(self) -> str:
         return self.suffix if self.binary else self.suffix + ".gz"
 
 
-def _kind(name: str, suffix: str, binary: bool, primary: bool, description: str) -> ResourceKind:
-    return ResourceKind(name, suffix, binary, primary, description)
+def _kind(name: str, suffix: str, binary: bool, primary: bool, description: str,
+          *mimetypes: str) -> ResourceKind:
+    return ResourceKind(name, suffix, binary, primary, description, mimetypes)
 
 
 KINDS: dict[str, ResourceKind] = {
     k.name: k
     for k in (
         # primary files: the full text in the format it was harvested in
-        _kind("pdf", ".pdf", True, True, "PDF full text"),
-        _kind("nxml", ".nxml", False, True, "JATS XML from PubMed Central"),
-        _kind("xml", ".xml", False, True, "publisher XML"),
-        _kind("html", ".html", False, True, "HTML full text"),
-        _kind("docx", ".docx", True, True, "Word document"),
-        _kind("ps", ".ps", True, True, "PostScript full text"),
+        _kind("pdf", ".pdf", True, True, "PDF full text", "application/pdf"),
+        _kind("nxml", ".nxml", False, True, "JATS XML from PubMed Central",
+              "application/xml", "text/xml"),
+        _kind("xml", ".xml", False, True, "publisher XML", "application/xml", "text/xml"),
+        _kind("html", ".html", False, True, "HTML full text", "text/html",
+              "application/xhtml+xml"),
+        _kind("docx", ".docx", True, True, "Word document",
+              "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        _kind("ps", ".ps", True, True, "PostScript full text", "application/postscript"),
         # secondary resources: extractions, annotations, enrichments
         _kind("grobid-tei", ".grobid.tei.xml", False, False, "GROBID structured full text"),
         _kind("pub2tei", ".pub2tei.tei.xml", False, False, "publisher XML converted to TEI"),
