@@ -58,7 +58,8 @@ def nothing_outside_the_store(tmp_path: Path) -> Iterator[Path]:
     data = tmp_path / "data"
     if data.exists():
         assert {p.name for p in data.iterdir()} <= {
-            "store", "sandcrawler.sqlite3", "sandcrawler.sqlite3-wal", "sandcrawler.sqlite3-shm"}
+            "store", "sandcrawler.sqlite3", "sandcrawler.sqlite3-wal", "sandcrawler.sqlite3-shm",
+            "sandcrawler.sqlite3.lock"}  # the migration lock (db/migrate.py)
         tmp = data / "store" / ".tmp"
         assert not tmp.exists() or not list(tmp.iterdir())
 

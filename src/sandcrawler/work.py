@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import orjson
+from pydantic import BaseModel, ValidationError
 
 from sandcrawler.errors import RecordError
 from sandcrawler.models.statuses import PipelineStatus
@@ -83,3 +84,20 @@ def decode_json(data: bytes) -> Any:
                 status=PipelineStatus.BAD_UTF8,
             ) from None
         raise RecordError(f"not JSON: {e}", status=PipelineStatus.BAD_JSON) from None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def decode_record(data: bytes, model: type[M], what: str, status: str) -> tuple[dict[str, Any], M]:
+    """One JSON object, and it validated as ``model``; a RecordError with ``status``
+    naming the first problems (``what``: "an ingest request", ...) otherwise."""
+    obj = decode_json(data)
+    if not isinstance(obj, dict):
+        raise RecordError(f"{what} is a JSON object", status=status)
+    try:
+        return obj, model.model_validate(obj)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'record'}: "
+                             f"{err['msg']}" for err in e.errors()[:3])
+        raise RecordError(f"not {what}: {problems}", status=status) from None

@@ -5,42 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
-
-from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
 from sandcrawler.models.fileset import IngestRequest, IngestResultView
 from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
-
-
-def _problems(e: ValidationError, what: str) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or what}: {err['msg']}"
-                     for err in e.errors()[:3])
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_record
 
 
 def parse_request(data: bytes) -> IngestRequest:
-    obj = decode_json(data)
-    if not isinstance(obj, dict):
-        raise RecordError("an ingest request is a JSON object", status=FilesetStatus.BAD_REQUEST)
-    try:
-        return IngestRequest.model_validate(obj)
-    except ValidationError as e:
-        raise RecordError(f"not an ingest request: {_problems(e, 'request')}",
-                          status=FilesetStatus.BAD_REQUEST) from None
+    return decode_record(data, IngestRequest, "an ingest request", FilesetStatus.BAD_REQUEST)[1]
 
 
 def parse_result(data: bytes) -> IngestResultView:
     """An ingest result, fileset or file, from any producer (``IngestResultView``);
     ``bad-result`` saying what is wrong when it is not one."""
-    obj = decode_json(data)
-    if not isinstance(obj, dict):
-        raise RecordError("an ingest result is a JSON object", status=FilesetStatus.BAD_RESULT)
-    try:
-        return IngestResultView.model_validate(obj)
-    except ValidationError as e:
-        raise RecordError(f"not an ingest result: {_problems(e, 'result')}",
-                          status=FilesetStatus.BAD_RESULT) from None
+    return decode_record(data, IngestResultView, "an ingest result", FilesetStatus.BAD_RESULT)[1]
 
 
 class IngestFilesetWorker(RecordWorker):

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
@@ -30,7 +29,7 @@ from sandcrawler.refs.crossref import (
     work_indexed,
 )
 from sandcrawler.timestamps import iso_utc
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_json
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_json, decode_record
 
 SOURCE = "crossref"
 
@@ -162,16 +161,8 @@ class PersistCrossrefWorker(_WorksWorker):
 
 class PersistGrobidRefsWorker(RecordWorker):
     def process(self, item: Item) -> Outcome:
-        obj = decode_json(item.data)
-        try:
-            row = GrobidRefsRow.model_validate(obj)
-        except ValidationError as e:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'row'}: {err['msg']}"
-                for err in e.errors()[:3]
-            )
-            raise RecordError(f"not a grobid_refs row: {problems}",
-                              status=RefsStatus.BAD_ROW) from None
+        obj, row = decode_record(item.data, GrobidRefsRow, "a grobid_refs row",
+                                 RefsStatus.BAD_ROW)
         # The validated scalars, and the caller's own refs_json: model_dump() would
         # deep-copy the largest part of the row for nothing.
         out = {"source": row.source, "source_id": row.source_id,
