@@ -49,7 +49,9 @@ SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ing
 #: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`
 SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
               "test_download_busy_after_retries", "test_warc_source_down_stops_the_run",
-              "test_download_stall_times_out", "test_grobid_dies_mid_run", "test_download_fails"}
+              "test_download_stall_times_out", "test_grobid_dies_mid_run", "test_download_fails",
+              "test_concurrent_metadata_writes_lose_nothing",
+              "test_first_use_by_several_commands_at_once"}
 #: modules that start a real service themselves, without the fixtures above
 MODULE_MARKS = {"test_s3_server": "s3"}
 

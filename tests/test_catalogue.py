@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,6 +31,7 @@ from sandcrawler.storage.catalogue import Catalogue, identifiers_from_metadata, 
 from sandcrawler.storage.docid import document_uuid, shard_dir
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.resources import ResourceStore, resource_key
+from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA, invoke
 
 METADATA = {
@@ -556,3 +559,31 @@ def test_store_add_refuses_bytes_of_another_kind(engine, tmp_path: Path) -> None
     assert open_cat(engine).count() == 0
     result = invoke(["store", "add", "--kind", "html", str(page)])
     assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_concurrent_metadata_writes_lose_nothing(engine, tmp_path: Path, store: str,  # type: ignore[no-untyped-def]
+                                                 request: pytest.FixtureRequest) -> None:
+    """Issue 14 B1: `store add F --metadata` run at once on one file lost fields from
+    metadata.json and the catalogue row (read-merge-write without a lock). Every
+    writer's key must survive, on both stores and both databases."""
+    if store == "s3":
+        request.getfixturevalue("s3_bucket")
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(make_pdf(["one paper, many writers"]))
+    writers = 8
+    procs = []
+    for i in range(writers):
+        meta = tmp_path / f"meta{i}.json"
+        meta.write_bytes(orjson.dumps({f"key{i}": i, "title": [f"writer {i}"]}))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "sandcrawler", "store", "add", str(pdf), "--metadata",
+             str(meta)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    results = [(p.wait(timeout=120), p.stderr.read().decode()) for p in procs]  # type: ignore[union-attr]
+    assert all(code == 0 for code, _ in results), results
+    cat = Services(load_settings()).catalogue
+    [doc] = cat.resolve(f"sha1:{hashlib.sha1(pdf.read_bytes()).hexdigest()}")
+    stored = cat.metadata(doc)
+    assert {f"key{i}" for i in range(writers)} <= set(stored), stored
+    entry = cat.get(doc)
+    assert entry is not None and entry.sha1 == hashlib.sha1(pdf.read_bytes()).hexdigest()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 
 from sandcrawler.db import schema
 from sandcrawler.db.engine import begin, describe_engine, make_engine, unavailable
+from sandcrawler.db.locks import exclusive
 from sandcrawler.errors import ConfigError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
@@ -48,13 +46,10 @@ def current_revision(engine: Engine) -> str | None:
 def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str | None]:
     """Apply migrations up to ``revision``; returns (before, after). Two processes
     upgrading at once take turns: the second finds the work done."""
-    with migration_lock(engine):
+    with exclusive(engine, "sandcrawler-migrations"):
         before = current_revision(engine)
         cfg = _alembic_config()
         with begin(engine) as conn:
-            if engine.dialect.name == "postgresql":
-                # held to the end of this transaction, which runs the migrations
-                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
             cfg.attributes["connection"] = conn
             try:
                 command.upgrade(cfg, revision)
@@ -62,27 +57,6 @@ def upgrade(engine: Engine, revision: str = "head") -> tuple[str | None, str | N
                 known = ", ".join(["head", *_revisions()])
                 raise ConfigError(f"cannot upgrade to {revision!r}: {e} (known: {known})") from None
         return before, current_revision(engine)
-
-
-#: the advisory lock key of schema migrations on PostgreSQL ("sandcraw" as a number)
-_PG_LOCK = int.from_bytes(b"sandcraw", "big") >> 1
-
-
-@contextmanager
-def migration_lock(engine: Engine) -> Iterator[None]:
-    """An embedded database file is migrated by one process at a time: an exclusive
-    lock on ``<file>.lock`` beside it (PostgreSQL serialises with an advisory lock
-    inside the migration's transaction instead)."""
-    database = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not database or database == ":memory:":
-        yield
-        return
-    with open(f"{database}.lock", "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def create_database_if_missing(engine: Engine) -> bool:

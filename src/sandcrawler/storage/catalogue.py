@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy import Engine, delete, func, select
 
 from sandcrawler.db.engine import begin
+from sandcrawler.db.locks import exclusive
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import catalogue
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
@@ -215,14 +216,16 @@ class Catalogue:
                 f"metadata id {metadata['id']!r} is not the document's UUID {doc}",
                 status=StoreStatus.BAD_METADATA,
             )
-        merged: dict[str, Any] = {}
-        if self.resources.exists(doc, "metadata"):
-            merged.update(self.metadata(doc))
-        merged.update(metadata)
-        merged["id"] = doc
-        merged = {"id": doc, **{k: v for k, v in merged.items() if k != "id"}}
-        self.resources.put(doc, "metadata", orjson.dumps(merged))
-        return self.refresh(doc)
+        # Read, merge, write and index as one step among every writer of this
+        # document: two writers at once must not each drop the other's keys.
+        with exclusive(self.engine, f"sandcrawler-document:{doc}"):
+            merged: dict[str, Any] = {}
+            if self.resources.exists(doc, "metadata"):
+                merged.update(self.metadata(doc))
+            merged.update(metadata)
+            merged = {"id": doc, **{k: v for k, v in merged.items() if k != "id"}}
+            self.resources.put(doc, "metadata", orjson.dumps(merged))
+            return self.refresh(doc)
 
     def refresh(self, doc_uuid: str) -> CatalogueEntry:
         """Re-derive one document's row from the store (its metadata and listing)."""
