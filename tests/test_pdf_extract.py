@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from sandcrawler.pdf.extract import LISTING_WIDTH, extract_pdf, read_xmp
+from sandcrawler.sandbox import Sandbox
 from sandcrawler_testkit.pdfs import FILE_ID, make_pdf
 from tests.conftest import FIXTURES, SHARED_DATA
 
@@ -215,3 +216,33 @@ def test_text_is_the_same_when_the_document_is_reopened(
     assert len(opened) == 41  # the first open, then once before each of the 40 pages
     assert again.text == normal.text and again.word_count == normal.word_count == 240
     assert again.to_json() == normal.to_json()
+
+
+def test_page_taller_than_any_render_keeps_what_was_extracted() -> None:
+    """Issue 14 B6: a 700-byte PDF whose MediaBox is 2**31 - 1 points tall hit
+    memory-limit rendering its thumbnail and lost its page count, text and
+    metadata. Only the top of the page, within a pixel budget, is drawn."""
+    pdf = make_pdf(["a very tall page"], title="Tall", media_box=(612, 2**31 - 1))
+    with Sandbox(memory_limit=512 * 2**20) as sandbox:
+        out = sandbox.call(extract_pdf, pdf, timeout=60)
+    assert out.status == "success", out.error
+    assert out.page_count == 1 and out.text is not None and "very tall page" in out.text
+    assert out.info.get("title") == "Tall"
+    assert set(out.thumbnails) == {"thumb-small", "thumb-medium", "thumb-large", "thumb-listing"}
+
+
+def test_status_is_a_function_of_the_bytes() -> None:
+    """Issue 14 B6: PDFium's error code is the thread's last error, so a damaged
+    file read after an encrypted one was `encrypted`, and `bad-pdf` in a fresh
+    process. The same bytes must give the same status whatever came before."""
+    # no pages, and an /Encrypt token in a comment: PDFium's failure sets no code
+    damaged = make_pdf([]).replace(b"trailer", b"% /Encrypt 99 0 R\ntrailer")
+    assert b"/Encrypt" in damaged
+    with Sandbox(memory_limit=512 * 2**20) as fresh:
+        alone = fresh.call(extract_pdf, damaged, timeout=60).status
+    with Sandbox(memory_limit=512 * 2**20) as used:
+        used.call(extract_pdf, make_pdf(["y"], user_password="secret"), timeout=60)
+        after = used.call(extract_pdf, damaged, timeout=60).status
+        used.call(extract_pdf, b"%PDF-1.4\n%%EOF\n", timeout=60)
+        after_bad = used.call(extract_pdf, damaged, timeout=60).status
+    assert alone == after == after_bad == "empty-pdf"

@@ -24,7 +24,6 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from sandcrawler.mime import sniff_mime
@@ -51,6 +50,8 @@ _ENCRYPT = re.compile(rb"/Encrypt\b")
 SCAN_CHUNK = 8 * 2**20
 SCAN_OVERLAP = 64 * 1024
 MAX_XMP = 4 * 2**20
+#: pixels of the one page-0 render the thumbnails are scaled from (500 x 8000)
+MAX_RENDER_PIXELS = 4_000_000
 _XMP_START = b"<x:xmpmeta"
 #: PDFium keeps what each loaded page drew (images) until its document closes; the
 #: text loop opens the document afresh once this much more memory is in use.
@@ -121,13 +122,16 @@ def extract_pdf(
 def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
     # PDFium's error code is its thread's "last error": a failure that sets none
     # (a document without pages) reports whatever failed before. So the file
-    # itself confirms each reading: an /Encrypt entry, or a page tree that
-    # declares no pages and has no page objects.
-    password = getattr(e, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD
-    if password and _scan(src, _ENCRYPT):
-        return PdfExtract(PdfStatus.ENCRYPTED, error="the PDF needs a password")
+    # itself decides: an /Encrypt entry, or a page tree that declares no pages
+    # and has no page objects.
+    # The status must follow from the bytes alone, never from an error code a
+    # previous file left behind: a file that does not open and has an /Encrypt
+    # entry is encrypted, whatever code PDFium reports.
+    # (Page dictionaries are never encrypted, so an encrypted file shows its pages.)
     if _scan(src, _EMPTY_PAGE_TREE) and not _scan(src, _PAGE_OBJECT):
         return PdfExtract(PdfStatus.EMPTY_PDF, page_count=0, error="no pages (empty page tree)")
+    if _scan(src, _ENCRYPT):
+        return PdfExtract(PdfStatus.ENCRYPTED, error="the PDF needs a password")
     return PdfExtract(PdfStatus.BAD_PDF, error=str(e))
 
 
@@ -241,13 +245,18 @@ def _identifier(doc: pdfium.PdfDocument, which: int) -> str | None:
 
 def _thumbnails(page: Any, sizes: dict[str, int],
                 listing_width: int | None) -> tuple[dict[str, bytes], bool]:
-    width_pt = page.get_size()[0]
+    width_pt, height_pt = page.get_size()
     largest = max([*sizes.values(), listing_width or 0])
     if largest <= 0:
         return {}, False
-    image = page.render(scale=largest / width_pt).to_pil().convert("RGB")
+    scale = largest / width_pt
+    # A page far taller than it is wide (a MediaBox of 2**31 points) would be
+    # gigabytes at thumbnail width: only its top, within the pixel budget, is drawn.
+    keep_pt = min(height_pt, MAX_RENDER_PIXELS / largest / scale)
+    image = page.render(scale=scale, crop=(0, height_pt - keep_pt, 0, 0)).to_pil().convert("RGB")
     lo, hi = image.convert("L").getextrema()
-    blank = lo == hi
+    # a flat top of a cut page says nothing of the rest of it
+    blank = lo == hi and keep_pt >= height_pt
     out: dict[str, bytes] = {}
     for name, width in sizes.items():
         out[name] = _encode(image, width, "PNG")

@@ -60,6 +60,7 @@ def make_pdf(
     user_password: str | None = None,
     tree_depth: int = 0,
     page0_image: tuple[int, int] | None = None,
+    media_box: tuple[int, int] = (612, 792),
 ) -> bytes:
     """A PDF with one page per entry of ``pages``: its text, or None for a blank page.
 
@@ -67,7 +68,8 @@ def make_pdf(
     node with one kid), to try readers on a deep object graph. ``page0_image``
     (width, height) draws a black grey-scale image of that many pixels over page
     0, Flate-compressed: 20000 x 20000 is 400 MB decoded from ~400 kB, a
-    decompression bomb for memory limits."""
+    decompression bomb for memory limits. ``media_box`` is every page's size in
+    points (width, height): (612, 2**31 - 1) is a page no renderer can draw whole."""
     objects: list[bytes] = []
 
     def add(body: bytes) -> int:
@@ -103,9 +105,9 @@ def make_pdf(
                      + b"\nendstream")
         page_ids.append(add(b""))
         objects[page_ids[-1] - 1] = (
-            b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Contents %d 0 R "
             b"/Resources << /Font << /F1 %d 0 R >>%s >> >>"
-            % (0, stream, font, b" /XObject << /Im0 %d 0 R >>" % image
+            % (0, *media_box, stream, font, b" /XObject << /Im0 %d 0 R >>" % image
                if image and number == 0 else b"")
         )
     parent = root_pages
