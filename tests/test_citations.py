@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import grobid_tei_xml
+import orjson
 import pytest
 from grobid_tei_xml import GrobidBiblio
 from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation, GrobidAuthor
 
-from sandcrawler.citations.base import biblio_to_dict
-from tests.conftest import FIXTURES
+from sandcrawler.citations.base import MAX_CITATION_CHARS, biblio_to_dict, parse_within_limit
+from tests.conftest import FIXTURES, invoke
 
 TEI_FILES = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml",
              "23b29ea36382680716be08fc71aa81bd226e8a85.xml",
@@ -93,3 +94,30 @@ def test_tei_reader_edge_cases(xml: str) -> None:
     from sandcrawler.citations.tei import parse_citation_list
 
     assert parse_citation_list(xml) == grobid_tei_xml.parse_citation_list_xml(xml)
+
+
+def test_overlong_strings_reach_no_parser() -> None:
+    """Issue 14 B5: a 20 MB reference string took 1 GB to parse. Strings over the
+    cap are answered unparsed, in their place, and the parser never sees them."""
+    seen: list[list[str]] = []
+
+    class Recording:
+        def parse_lists(self, lists):  # type: ignore[no-untyped-def]
+            seen.extend(list(x) for x in lists)
+            return [[GrobidBiblio(authors=[], unstructured=s, title="t") for s in x]
+                    for x in lists]
+
+    huge = "x" * (MAX_CITATION_CHARS + 1)
+    [got] = parse_within_limit(Recording(), [["Smith J. A title. 2001.", huge, "B. 2002."]])  # type: ignore[arg-type]
+    assert seen == [["Smith J. A title. 2001.", "B. 2002."]]
+    assert isinstance(got, list)
+    assert [b.unstructured for b in got] == ["Smith J. A title. 2001.", huge, "B. 2002."]
+    assert got[1].title is None and got[0].title == "t"
+
+
+def test_citations_parse_reports_too_long() -> None:
+    result = invoke(["citations", "parse", "-"], input=orjson.dumps("y" * 6000) + b"\n")
+    assert result.exit_code == 0
+    [line] = result.stdout.splitlines()
+    assert orjson.loads(line)["unstructured"] == "y" * 6000
+    assert "too-long 1" in result.stderr

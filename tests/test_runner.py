@@ -11,6 +11,7 @@ import pytest
 
 from sandcrawler.errors import InfrastructureError, RecordError
 from sandcrawler.pipeline import Item, Outcome, RecordWorker, Runner
+from sandcrawler.pipeline.runner import process_isolated
 from sandcrawler.pipeline.sinks import Rejection, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 
@@ -155,3 +156,36 @@ def test_stop_between_batches_is_an_interruption(tmp_path: Path) -> None:
                      batch_size=2, stop=stop)
     assert sink.outputs == ["A", "B"]  # the batch in hand was finished and written
     assert summary.interrupted and not summary.abandoned
+
+
+def test_an_overlong_line_is_a_record_error_not_memory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14 B5: a line is never read whole past the size any record has."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b'{"a": 1}\n' + b"x" * 5000 + b"\n" + b'{"b": 2}\n' + b"y" * 3000)
+    source = JsonLinesSource(path, max_line=1000)
+    items = [i for batch in source.batches(10) for i in batch]
+    source.close()
+    assert [i.where for i in items] == ["line 1", "line 2", "line 3", "line 4"]
+    assert items[0].data == b'{"a": 1}' and items[2].data == b'{"b": 2}'
+    for i in (items[1], items[3]):
+        assert i.outcome is not None and i.outcome.status == "line-too-long" and i.data == b""
+    assert "5,001 bytes" in items[1].outcome.error  # type: ignore[union-attr]
+    assert source.progress_position() == path.stat().st_size
+
+
+def test_outcomes_decided_by_the_source_never_reach_the_worker() -> None:
+    seen: list[str] = []
+
+    class Counting:
+        def process_batch(self, items: list[Item]) -> list[Outcome]:
+            seen.extend(i.where for i in items)
+            return [Outcome(i.where, "success") for i in items]
+
+        def close(self) -> None:
+            pass
+
+    decided = Outcome("b", "line-too-long", kind="error", error="big")
+    got = process_isolated(Counting(), [Item("a", b"1"), Item("b", b"", outcome=decided),
+                                        Item("c", b"3")])
+    assert seen == ["a", "c"]
+    assert [o.status for o in got] == ["success", "line-too-long", "success"]

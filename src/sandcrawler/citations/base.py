@@ -68,3 +68,27 @@ def biblio_to_dict(obj: Any) -> dict[str, Any]:
                 continue
         out[name] = value
     return out
+
+
+#: reference strings longer than this are not given to any parser: real ones are
+#: a few hundred characters, and the CRF's cost grows with a string (a 20 MB
+#: string took 1 GB); they come back unparsed, their text kept
+MAX_CITATION_CHARS = 5000
+
+
+def parse_within_limit(
+    parser: CitationParser, lists: Sequence[Sequence[str]]
+) -> list[list[GrobidBiblio] | CitationParseError]:
+    """``parser.parse_lists`` for the strings of at most ``MAX_CITATION_CHARS``; a
+    longer one is answered, in its place, by a biblio that holds only its text."""
+    short = [[s for s in strings if len(s) <= MAX_CITATION_CHARS] for strings in lists]
+    parsed = parser.parse_lists(short) if any(short) else [[] for _ in short]
+    results: list[list[GrobidBiblio] | CitationParseError] = []
+    for strings, got in zip(lists, parsed, strict=True):
+        if isinstance(got, CitationParseError):
+            results.append(got)
+            continue
+        biblios = iter(got)
+        results.append([next(biblios) if len(s) <= MAX_CITATION_CHARS
+                        else GrobidBiblio(authors=[], unstructured=s) for s in strings])
+    return results

@@ -15,7 +15,12 @@ from typing import Any
 import orjson
 from grobid_tei_xml.types import GrobidBiblio
 
-from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.citations.base import (
+    MAX_CITATION_CHARS,
+    CitationParser,
+    biblio_to_dict,
+    parse_within_limit,
+)
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.models.statuses import CitationStatus, PipelineStatus
 from sandcrawler.work import Item, Outcome, decode_json
@@ -67,12 +72,12 @@ class ParseCitationsWorker:
         texts = [r[0] for r in read if not isinstance(r, Outcome)]
         parsed: list[GrobidBiblio | CitationParseError] = []
         if texts:
-            whole = self.parser.parse_lists([texts])[0]
+            whole = parse_within_limit(self.parser, [texts])[0]
             if isinstance(whole, CitationParseError):
                 # one bad answer for the batch (GROBID): ask again string by string so
                 # that only the strings at fault fail
                 parsed = [r if isinstance(r, CitationParseError) else r[0]
-                          for r in self.parser.parse_lists([[t] for t in texts])]
+                          for r in parse_within_limit(self.parser, [[t] for t in texts])]
             else:
                 parsed = list(whole)
         results = iter(parsed)
@@ -87,7 +92,8 @@ class ParseCitationsWorker:
                 continue
             for name, value in r[1].items():
                 setattr(biblio, name, value)
-            status = CitationStatus.EMPTY if biblio.is_empty() else CitationStatus.SUCCESS
+            status = (CitationStatus.TOO_LONG if len(r[0]) > MAX_CITATION_CHARS
+                      else CitationStatus.EMPTY if biblio.is_empty() else CitationStatus.SUCCESS)
             outcomes.append(Outcome(item.where, status, output=biblio_to_dict(biblio)))
         return outcomes
 

@@ -26,6 +26,8 @@ class PipelineStatus(StrEnum):
     ERROR = "error"
     BAD_UTF8 = "bad-utf8"
     BAD_JSON = "bad-json"
+    #: an input line over the size any record has (never read into memory)
+    LINE_TOO_LONG = "line-too-long"
     #: a bug: the exception is reported and the run goes on
     INTERNAL_ERROR = "internal-error"
     #: the database refused this row (the rest of its batch is written)
@@ -155,6 +157,8 @@ class CitationStatus(StrEnum):
 
     SUCCESS = "success"
     EMPTY = "empty"
+    #: longer than the parsers take: the biblio holds only the string
+    TOO_LONG = "too-long"
     MISSING_UNSTRUCTURED = "missing-unstructured"
 
 

@@ -84,7 +84,12 @@ def _process_in_child(batch: list[Item]) -> list[Outcome]:
 
 
 def process_isolated(worker: Worker, batch: list[Item]) -> list[Outcome]:
-    """Run a batch; if it blows up, run its records one by one so only the culprit fails."""
+    """Run a batch; if it blows up, run its records one by one so only the culprit fails.
+    Items whose source decided their outcome already never reach the worker."""
+    if any(item.outcome is not None for item in batch):
+        todo = [item for item in batch if item.outcome is None]
+        done = iter(process_isolated(worker, todo) if todo else [])
+        return [item.outcome if item.outcome is not None else next(done) for item in batch]
     try:
         outcomes = worker.process_batch(batch)
         if len(outcomes) == len(batch):

@@ -17,7 +17,7 @@ import orjson
 
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.file_records import cdx_file_record
-from sandcrawler.models.statuses import FileRecordStatus
+from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome
 
@@ -55,7 +55,13 @@ def in_batches(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
 class JsonLinesSource:
     """Lines of a file (``-`` is stdin); blank lines are passed over, numbering is kept."""
 
-    def __init__(self, path: str | Path, *, limit: int | None = None) -> None:
+    #: a line longer than this is a record error (``line-too-long``), never read
+    #: into memory: real records (a Crossref work, a request) are kilobytes
+    MAX_LINE = 64 * 2**20
+
+    def __init__(self, path: str | Path, *, limit: int | None = None,
+                 max_line: int = MAX_LINE) -> None:
+        self.max_line = max_line
         self._fh: IO[bytes]
         if str(path) == "-":
             self._fh = sys.stdin.buffer
@@ -75,9 +81,27 @@ class JsonLinesSource:
     def progress_position(self) -> int:
         return self._bytes if self.progress_unit == "B" else self._count
 
+    def _lines(self) -> Iterator[tuple[bytes, int]]:
+        """Each line, and its length; a line over ``max_line`` bytes comes back
+        empty-handed (``b""``, its full length): it is never held in memory."""
+        while line := self._fh.readline(self.max_line + 1):
+            size = len(line)
+            if size > self.max_line and not line.endswith(b"\n"):
+                while (rest := self._fh.readline(2**20)) and not rest.endswith(b"\n"):
+                    size += len(rest)
+                yield b"", size + len(rest)
+                continue
+            yield line, size
+
     def _items(self) -> Iterator[Item]:
-        for line_no, line in enumerate(self._fh, start=1):
-            self._bytes += len(line)
+        for line_no, (line, size) in enumerate(self._lines(), start=1):
+            self._bytes += size
+            if size and not line:
+                where = f"line {line_no}"
+                yield Item(where, b"", outcome=Outcome(
+                    where, PipelineStatus.LINE_TOO_LONG, kind="error",
+                    error=f"{size:,} bytes, more than {self.max_line:,}: not read"))
+                continue
             if not line.strip():
                 continue
             if self.limit is not None and self._count >= self.limit:

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.citations.base import CitationParser, biblio_to_dict, parse_within_limit
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.jsontext import RawJSON
 from sandcrawler.models.refs import GrobidRefsRow
@@ -57,7 +57,8 @@ def _parse_works(
 ) -> list[list[dict[str, Any]] | CitationParseError]:
     """refs_json for each work, parsing all the works' references in one parser call."""
     todo = [w for w in works if w.refs]
-    parsed = iter(parser.parse_lists([[r.text for r in w.refs] for w in todo]) if todo else [])
+    parsed = iter(parse_within_limit(parser, [[r.text for r in w.refs] for w in todo])
+                  if todo else [])
     results: list[list[dict[str, Any]] | CitationParseError] = []
     for w in works:
         biblios = next(parsed) if w.refs else []
