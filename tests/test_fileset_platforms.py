@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -747,3 +748,22 @@ def test_item_name_length() -> None:
     name = item_name("dataverse.example.edu", "doi:10.5072/" + "X" * 300, "1.0")
     assert len(name) <= 100
     assert name.startswith("dataverse.example.edu-doi_10.5072_XXX")
+
+
+def test_platform_api_that_does_not_answer_is_fetch_error(srv: PlatformServer) -> None:
+    """Issue 14 C4: an unreachable or unresolvable platform host was
+    error-platform-api, which the docs reserve for what an API answered."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    routes = {**srv.routes(), "https://zenodo.org": f"http://127.0.0.1:{port}"}
+    settings = load_settings(http_routes=routes, fetch_timeout=2)
+    ingester = open_ingester(settings)
+    try:
+        out = ingester.ingest(IngestRequest(ingest_type="dataset",
+                                            base_url="https://zenodo.org/records/1"))
+    finally:
+        ingester.close()
+    assert out.status == "fetch-error", out.result
+    assert out.result["platform_name"] == "zenodo" and "zenodo API" in out.error  # type: ignore[operator]

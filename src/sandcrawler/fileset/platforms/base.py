@@ -125,7 +125,9 @@ class PlatformHelper(ABC, Generic[S]):
         try:
             status, value = self.fetcher.get_json(url)
         except RecordError as e:
-            raise PlatformApiError(f"{self.name} API: {e}") from None
+            # No answer at all (host unknown or down, a redirect loop) keeps the
+            # fetch's own status: error-platform-api is for what an API answered.
+            raise RecordError(f"{self.name} API: {e}", status=e.status) from None
         if status in (404, 410):
             raise PlatformNotFoundError(f"{self.name} API: HTTP {status} for {url}")
         if status in (401, 403):
