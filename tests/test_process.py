@@ -196,3 +196,18 @@ def test_a_slow_file_times_out_and_the_run_goes_on(engine, tmp_path: Path) -> No
     table = Services(load_settings()).pdftable
     row = table.get(got[str(heavy)]["sha1hex"])
     assert row is not None and row.cells["pdf0"]["pdf_status"] == "timeout"
+
+
+def test_pdf_settings_reach_the_extraction(engine, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 14 C5: the docs said max_text_chars and the thumbnail sizes could be
+    configured, but they were not settings."""
+    pdf = tmp_path / "words.pdf"
+    pdf.write_bytes(make_pdf(["more than ten characters of text"]))
+    monkeypatch.setenv("SANDCRAWLER_PDF_MAX_TEXT_CHARS", "10")
+    monkeypatch.setenv("SANDCRAWLER_PDF_THUMBNAILS", '{"thumb-small": 64}')
+    result = invoke(["process", str(pdf)])
+    assert result.exit_code == 0, result.stderr
+    out = results(result.stdout)[str(pdf)]
+    assert out["status"] == "text-too-large"
+    assert "thumb-small" in out["resources"] and "thumb-large" not in out["resources"]
