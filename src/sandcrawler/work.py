@@ -58,9 +58,6 @@ class RecordWorker:
     def process_batch(self, items: list[Item]) -> list[Outcome]:
         outcomes = []
         for item in items:
-            if item.outcome is not None:  # called directly, not through the runner
-                outcomes.append(item.outcome)
-                continue
             try:
                 outcomes.append(self.process(item))
             except RecordError as e:

@@ -179,11 +179,10 @@ class Services:
         down when a worker starts is waited out like any outage."""
         return DatabaseSink(self.raw_engine, prepare=self.check_schema)
 
-    def file_locator(self, warc_source: str | None = None) -> FileLocator:
-        """Where file records' bytes come from; ``warc_source`` overrides the setting."""
-        locator = FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
-                              warc_source=warc_source or self.settings.warc.source)
-        return locator
+    def file_locator(self) -> FileLocator:
+        """Where file records' bytes come from (``warc.source`` for WARC captures)."""
+        return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
+                           warc_source=self.settings.warc.source)
 
     # --- parsers, platforms, ingest -----------------------------------------------------
 

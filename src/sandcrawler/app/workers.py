@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
+from sandcrawler.kafka import topic_name
 from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestResultView
 from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.refs import GrobidRefsRow
@@ -37,7 +38,7 @@ class Topic:
     prefix: str = "sandcrawler"
 
     def full(self, env: str) -> str:
-        return f"{self.prefix}-{env}.{self.name}"
+        return topic_name(env, self.name, self.prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,8 @@ class WorkerSpec:
     build: str
     description: str
     batch_size: int = 100
+    #: another default batch size when an option is set: (option, size)
+    batch_size_when: tuple[str, int] | None = None
     #: models of one input record and one output (None: not JSON, or several kinds)
     input: type[BaseModel] | None = None
     output: type[BaseModel] | None = None
@@ -55,7 +58,19 @@ class WorkerSpec:
     sink: Sink = "stdout"
     #: ``module:function`` giving the Kafka message key of an output
     key: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def default_batch(self, options: dict[str, Any]) -> int:
+        if self.batch_size_when and options.get(self.batch_size_when[0]):
+            return self.batch_size_when[1]
+        return self.batch_size
+
+    def batch_help(self) -> str:
+        """The default batch size as ``--help`` says it."""
+        text = f"{self.batch_size:,}"
+        if self.batch_size_when:
+            option, size = self.batch_size_when
+            text += f"; {size:,} with --{option.replace('_', '-')}"
+        return text
 
 
 INGEST_FILESET_RESULTS = Topic("ingest-fileset-results")
@@ -66,6 +81,9 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                "Crossref works -> grobid_refs rows", output=GrobidRefsRow),
     WorkerSpec("persist-crossref", "refs:persist_crossref",
                "Crossref works (and their parsed references) -> the database",
+               # nothing slow in the loop: large batches amortise the COPY and the
+               # upsert; with a parser in it, results come back sooner
+               batch_size=2000, batch_size_when=("parse_refs", 100),
                topics_in=(Topic("api-crossref", prefix="fatcat"),), sink="database"),
     WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
                "grobid_refs rows -> the database", batch_size=2000, input=GrobidRefsRow,

@@ -80,7 +80,7 @@ def batch_size_option(worker: str, what: str = "Records per batch") -> Callable[
     return click.option(
         "--batch-size", type=click.IntRange(1, 100_000), default=None,
         help=f"{what} [default: setting batch_size if set, else "
-             f"{WORKERS[worker].batch_size}].")
+             f"{WORKERS[worker].batch_help()}].")
 
 
 def pipeline_options(worker: str) -> Callable[[F], F]:
@@ -164,7 +164,7 @@ def run_pipeline(
         sink,
         name=name,
         jobs=jobs,
-        batch_size=batch_size or settings.batch_size or WORKERS[worker].batch_size,
+        batch_size=batch_size or settings.batch_size or WORKERS[worker].default_batch(options),
         progress=False if silent else progress,
         fail_fast=fail_fast,
         on_infrastructure_error="retry" if endless else "fail",

@@ -51,21 +51,12 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
                      grobid_url: str | None, jobs: int, batch_size: int | None,
                      limit: int | None, progress: bool | None, silent: bool,
                      fail_fast: bool) -> None:
-    """Upsert Crossref works (JSON lines, envelope or bare) into the crossref table.
-
-    Without --parse-refs, batches are large (2,000 rows): nothing slow is in the
-    loop, and large batches amortise the COPY and the upsert statement."""
+    """Upsert Crossref works (JSON lines, envelope or bare) into the crossref table."""
     services = Services.for_process(load_settings(grobid_url=grobid_url))
     if parse_refs:
         services.check_citation_parser(parser)
-    if batch_size is None and not parse_refs and services.settings.batch_size is None:
-        batch_size = PERSIST_BATCH
     _persist("persist crossref", "persist-crossref", {"parse_refs": parse_refs, "parser": parser},
              input_file, services, jobs, batch_size, limit, progress, silent, fail_fast)
-
-
-#: rows per transaction of persist crossref when no parser is in the loop
-PERSIST_BATCH = 2000
 
 
 @persist.command("grobid-refs")

@@ -26,13 +26,16 @@ from xml.etree import ElementTree
 import pypdfium2 as pdfium
 from PIL import Image
 
+from sandcrawler.config import PdfSettings
 from sandcrawler.mime import sniff_mime
 from sandcrawler.models.statuses import PdfStatus, SandboxStatus
 
+# The defaults are the settings' ([pdf] in config.py): one place for them.
+_DEFAULTS = PdfSettings()
 #: thumbnail name -> width in pixels (height follows the page's aspect ratio)
-DEFAULT_THUMBNAILS = {"thumb-small": 120, "thumb-medium": 250, "thumb-large": 500}
-LISTING_WIDTH = 180  # the JPEG for listings
-DEFAULT_MAX_TEXT_CHARS = 5_000_000
+DEFAULT_THUMBNAILS = _DEFAULTS.thumbnails
+LISTING_WIDTH = _DEFAULTS.listing_width  # the JPEG for listings
+DEFAULT_MAX_TEXT_CHARS = _DEFAULTS.max_text_chars
 _INFO_KEYS = {"Title": "title", "Author": "author", "Subject": "subject",
               "Keywords": "keywords", "Creator": "creator", "Producer": "producer",
               "CreationDate": "created", "ModDate": "modified"}

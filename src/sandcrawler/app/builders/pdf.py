@@ -14,7 +14,7 @@ def backfill_cdx(_services: Services, mimetypes: frozenset[str] = frozenset()) -
 
 
 def process_pdf(services: Services, force: bool = False, timeout: float | None = None,
-                memory_limit_mb: int | None = None, warc_source: str | None = None) -> Worker:
+                memory_limit_mb: int | None = None) -> Worker:
     pdf, grobid = services.settings.pdf, services.settings.grobid
     return ProcessPdfWorker(
         services.catalogue, services.pdftable, force=force,
@@ -24,4 +24,4 @@ def process_pdf(services: Services, force: bool = False, timeout: float | None =
                          "max_text_chars": pdf.max_text_chars},
         grobid=services.grobid, grobid_options=fulltext_options(grobid),
         grobid_max_bytes=grobid.max_pdf_mb * 2**20,
-        locator=services.file_locator(warc_source))
+        locator=services.file_locator())
