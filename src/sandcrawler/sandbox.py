@@ -16,6 +16,7 @@ was (a RecordError keeps its status).
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import resource
@@ -29,6 +30,8 @@ from sandcrawler.lifetime import die_with_parent
 from sandcrawler.models.statuses import SandboxStatus
 
 _CONTEXT = multiprocessing.get_context("forkserver")
+#: seconds a new child may take to import what its calls need (not a call's time)
+START_TIMEOUT = 120.0
 # the sandbox's fork server dies with the process that uses the sandbox
 _CONTEXT.set_forkserver_preload(["sandcrawler.lifetime_preload"])
 
@@ -49,11 +52,16 @@ class TaskCrashed(SandboxError):
     status = SandboxStatus.CRASHED
 
 
-def _child(conn: Connection, memory_limit: int | None) -> None:
+def _child(conn: Connection, memory_limit: int | None, modules: tuple[str, ...]) -> None:
     die_with_parent()
     if memory_limit:
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     try:
+        # The modules of the calls are imported before the child says it is
+        # ready, so a call's time limit measures the call, not the start-up.
+        for module in modules:
+            importlib.import_module(module)
+        conn.send(("ready", None))
         _serve(conn)
     except (EOFError, OSError):
         # The caller is gone (killed, or closed the pipe): nothing to report to,
@@ -88,15 +96,22 @@ class Sandbox:
         self._conn: Connection | None = None
         self.restarts = 0
 
-    def _start(self) -> None:
+    def _start(self, modules: tuple[str, ...]) -> None:
         parent, child = _CONTEXT.Pipe()
         self._proc = _CONTEXT.Process(
-            target=_child, args=(child, self.memory_limit), daemon=True,
+            target=_child, args=(child, self.memory_limit, modules), daemon=True,
             name="sandcrawler-sandbox",
         )
         self._proc.start()
         child.close()
         self._conn = parent
+        try:
+            ready = parent.poll(START_TIMEOUT) and parent.recv()[0] == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
+            self._kill()
+            raise TaskCrashed(f"the child process did not start within {START_TIMEOUT:g} s")
 
     def _kill(self) -> None:
         if self._proc is not None:
@@ -113,7 +128,7 @@ class Sandbox:
             if self._proc is not None:
                 self.restarts += 1
             self._kill()
-            self._start()
+            self._start((fn.__module__,))
         assert self._conn is not None
         self._conn.send((fn, args, kwargs))
         try:
