@@ -251,6 +251,74 @@ class FilesetSettings(Section):
     )
 
 
+#: never crawled: archives of the web (their copies are not the publisher's), indexes
+#: and aggregators that hold no full text of their own (the original system's list)
+DEFAULT_BLOCKLIST_DOMAINS = (
+    "web.archive.org", "archive.org", "www.archive.org", "fatcat.wiki", "scholar.archive.org",
+    "www.semanticscholar.org", "semanticscholar.org", "doaj.org", "www.doaj.org",
+    "www.jstor.org", "jstor.org", "www.researchgate.net", "researchgate.net",
+    "www.academia.edu", "academia.edu", "scholar.google.com", "www.google.com",
+    "books.google.com", "www.scopus.com", "www.webofscience.com", "www.mendeley.com",
+)
+#: URL patterns (regular expressions, searched) of pages that are never full text:
+#: cookie-check redirects, log-in walls, share buttons
+DEFAULT_BLOCKLIST_PATTERNS = (
+    r"/cookieAbsent", r"cookieSet=1", r"error=cookies_not_supported", r"/errors/no-cookies",
+    r"://[^/]*/(?:action/)?(?:login|signin|sign-in|ssostart)\b",
+    r"://(?:www\.)?(?:facebook|twitter|x|linkedin)\.com/(?:sharer|share|intent)",
+    r"^mailto:",
+)
+
+
+class CrawlSettings(Section):
+    """File ingest's crawler: how far it follows links, how politely, and what it
+    never fetches. Politeness (per-host concurrency, delay, back-off) applies to
+    every fetch of the process; it is kept per process."""
+
+    max_hops: int = Field(
+        6, ge=1, le=50,
+        description="pages and files one request may fetch, redirects included; "
+        "then max-hops-exceeded",
+    )
+    user_agent: str = Field(
+        "sandcrawler", min_length=1,
+        description="product name at the start of the User-Agent header (the version "
+        "and contact are added)",
+    )
+    contact: str | None = Field(
+        None,
+        description="how a site's operator reaches you, sent in the User-Agent "
+        "(mailto:you@example.org or a URL); set it before crawling sites you do not run",
+    )
+    host_concurrency: int = Field(
+        2, ge=1, le=64, description="requests in flight to one host, per process"
+    )
+    host_delay: float = Field(
+        0.25, ge=0, description="seconds between the starts of two requests to one host"
+    )
+    retry_after_max: float = Field(
+        120.0, ge=0,
+        description="longest Retry-After (429/503) waited out by slowing the host; a longer "
+        "one ends the record with terminal-bad-status",
+    )
+    robots: bool = Field(True, description="honour robots.txt")
+    robots_ignore_hosts: list[str] = Field(
+        default_factory=list,
+        description="hosts whose robots.txt is not consulted (your own, or by agreement)",
+    )
+    blocklist_domains: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BLOCKLIST_DOMAINS),
+        description="hosts never fetched (a request or link to one is skip-url-blocklist)",
+    )
+    blocklist_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_BLOCKLIST_PATTERNS),
+        description="regular expressions; a URL one matches is never fetched",
+    )
+    max_html_mb: int = Field(
+        16, ge=1, description="landing pages larger than this are too-large"
+    )
+
+
 class CoreSettings(BaseSettings):
     """The settings every process has; ``sandcrawler.app.settings`` adds one
     section per platform. Section fields are the TOML tables."""
@@ -285,6 +353,7 @@ class CoreSettings(BaseSettings):
     pdf: PdfSettings = PdfSettings()
     pdftable: PdfTableSettings = PdfTableSettings()
     fileset: FilesetSettings = FilesetSettings()
+    crawl: CrawlSettings = CrawlSettings()
 
     def model_post_init(self, _context: Any) -> None:
         # The embedded defaults live in the data directory, wherever that is.

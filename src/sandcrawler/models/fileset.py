@@ -16,8 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandcrawler.models.base import Record as _Record
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.ingest import IngestRequest as IngestRequest  # every type's request
 from sandcrawler.models.statuses import FilesetStatus
 
 
@@ -45,13 +47,6 @@ class IngestStrategy(StrEnum):
     @property
     def bundled(self) -> bool:
         return self.value.endswith("-bundled")
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_enum_values=True)
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class FilesetManifestFile(_Record):
@@ -103,27 +98,6 @@ class ArchiveStrategyResult(_Record):
     #: beyond the seed: the item the files are in, when not the platform item's own
     #: name (a file found in its dataset's item)
     archiveorg_item_name: str | None = None
-
-
-class IngestRequest(BaseModel):
-    """An ingest request as the request topic carries it. Unknown fields are kept
-    (requests come from many producers) and echoed back in the result."""
-
-    model_config = ConfigDict(extra="allow")
-
-    ingest_type: str = Field(min_length=1)
-    base_url: str = Field(min_length=1)
-    link_source: str | None = None
-    link_source_id: str | None = None
-    ingest_request_source: str | None = None
-    release_stage: str | None = None
-    fatcat: dict[str, Any] | None = None
-    ext_ids: dict[str, Any] | None = None
-    edit_extra: dict[str, Any] | None = None
-    force_recrawl: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class FilesetFile(_Record):

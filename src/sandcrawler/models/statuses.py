@@ -207,6 +207,35 @@ class FilesetStatus(StrEnum):
     BUNDLE_INCOMPLETE = "bundle-incomplete"
 
 
+class IngestFileStatus(StrEnum):
+    """File ingest (``pdf``, ``xml``, ``html``): the crawl from a request's
+    ``base_url`` to its full text, and persisting its results. ``docs/ingest.md``."""
+
+    SUCCESS = "success"
+    #: a hit recorded before (``ingest_file_result``); nothing fetched
+    SUCCESS_EXISTING = "success-existing"
+    SKIP_INGEST_TYPE = "skip-ingest-type"
+    BAD_REQUEST = "bad-request"
+    BAD_RESULT = "bad-result"
+    #: a landing page without a link to the full text of the requested type
+    NO_PDF_LINK = "no-pdf-link"
+    NO_XML_LINK = "no-xml-link"
+    NO_HTML_FULLTEXT = "no-html-fulltext"
+    #: the terminal is neither the type asked for nor a page to look for it in
+    WRONG_MIMETYPE = "wrong-mimetype"
+    TERMINAL_BAD_STATUS = "terminal-bad-status"
+    #: a full-text link leads back to a page already visited
+    LINK_LOOP = "link-loop"
+    MAX_HOPS_EXCEEDED = "max-hops-exceeded"
+    SKIP_URL_BLOCKLIST = "skip-url-blocklist"
+    #: a cookie wall, a "please enable JavaScript" page, a bot challenge
+    BLOCKED_COOKIE = "blocked-cookie"
+    ROBOTS_DISALLOWED = "robots-disallowed"
+
+
+#: the statuses of an ingested file (``hit`` is true)
+INGEST_FILE_SUCCESS = frozenset({IngestFileStatus.SUCCESS, IngestFileStatus.SUCCESS_EXISTING})
+
 #: the statuses of an archived dataset (``hit`` is true)
 FILESET_SUCCESS = frozenset({FilesetStatus.SUCCESS, FilesetStatus.SUCCESS_FILE,
                              FilesetStatus.SUCCESS_EXISTING})
@@ -215,5 +244,5 @@ FILESET_SUCCESS = frozenset({FilesetStatus.SUCCESS, FilesetStatus.SUCCESS_FILE,
 DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
-    CitationStatus, RefsStatus, FilesetStatus,
+    CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus,
 )
