@@ -4,7 +4,7 @@ of WARC files.
 One urllib3 pool manager per fetcher (thread-safe, keep-alive per host).
 urllib3's own ``Retry`` retries connection failures. Answers 429/502/503/504
 are retried here, after ``Retry-After`` (seconds or an HTTP date) or, without
-one, 1, 2, 4 s (``backoff`` doubled), at most ``retries`` times and never
+one, 1, 2, 4 s (twice ``backoff``, then doubled), at most ``retries`` times and never
 waiting more than ``retry_after_max`` in all for one request; then the last
 answer is returned. With a ``HostGate`` (``sandcrawler.web.hosts``) every
 request, every hop and every retry, takes a slot of its host first (per-host
@@ -159,8 +159,9 @@ class HttpFetcher:
         retry_after_max: float = 120.0,
     ) -> None:
         """``retries``: how many times one request is tried again after a connection
-        failure or a 429/502/503/504 answer; ``backoff``: the first wait when the
-        answer has no Retry-After (then doubled); ``retry_after_max``: the most one
+        failure or a 429/502/503/504 answer; ``backoff``: urllib3's back-off factor
+        for connection failures (0, 1, 2 s), and half the first wait after an
+        answer without Retry-After (1, 2, 4 s); ``retry_after_max``: the most one
         request waits in all before its 429/503 is returned; ``gate``: per-host
         politeness (None: no limits, as in tests of other things)."""
         self.max_bytes = max_bytes
@@ -260,7 +261,7 @@ class HttpFetcher:
                 return resp, slot, sent
             wait = retry_after_seconds(resp.headers.get("Retry-After"))
             if wait is None:
-                wait = self.backoff * 2**attempt
+                wait = self.backoff * 2 ** (attempt + 1)
             busy = resp.status in BUSY_STATUSES and self.gate is not None
             if busy and self.gate is not None:  # the host is slowed, for every request to it
                 self.gate.back_off(host, min(wait, self.retry_after_max))

@@ -1,0 +1,120 @@
+"""A loopback HTTP server standing in for several web sites at once, told apart
+by the ``Host`` header (a fetcher's ``routes`` send every origin to it), for
+tests of polite fetching.
+
+Per site and path, a test sets what is answered:
+
+* ``answer(host, path, *answers)``: the next requests get these ``Answer``s in
+  turn; the last one is repeated. Unset paths answer 200 ``ok``, and
+  ``/robots.txt`` answers 404 unless set (``robots(host, text)``).
+* ``hold``: seconds each request is held before its answer, so that requests
+  overlap (to measure concurrency).
+
+Every request is logged (``log``: host, path, start and end on the monotonic
+clock, request headers), and the most requests in flight at once are counted
+per host (``max_in_flight``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import urlsplit
+
+from sandcrawler_testkit.loopback import LoopbackHTTPServer
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int = 200
+    body: bytes = b"ok"
+    headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = "text/plain; charset=utf-8"
+
+
+@dataclass
+class Seen:
+    host: str
+    path: str
+    start: float
+    end: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class SiteServer(LoopbackHTTPServer):
+    def __init__(self, hold: float = 0.0) -> None:
+        super().__init__()
+        self.hold = hold
+        self.log: list[Seen] = []
+        self.max_in_flight: dict[str, int] = {}
+        self._in_flight: dict[str, int] = {}
+        self._answers: dict[tuple[str, str], list[Answer]] = {}
+        self._lock = threading.Lock()
+
+    def routes(self, *hosts: str, scheme: str = "https") -> dict[str, str]:
+        """``routes`` for a fetcher: each ``host`` sent here."""
+        return {f"{scheme}://{host}": self.url for host in hosts}
+
+    def answer(self, host: str, path: str, *answers: Answer) -> None:
+        with self._lock:
+            self._answers[(host.lower(), path)] = list(answers)
+
+    def robots(self, host: str, text: str | bytes, status: int = 200) -> None:
+        body = text.encode() if isinstance(text, str) else text
+        self.answer(host, "/robots.txt", Answer(status, body))
+
+    def seen(self, host: str | None = None, path: str | None = None) -> list[Seen]:
+        with self._lock:
+            return [s for s in self.log
+                    if (host is None or s.host == host) and (path is None or s.path == path)]
+
+    def _begin(self, host: str, path: str, headers: dict[str, str]) -> tuple[Seen, Answer]:
+        with self._lock:
+            seen = Seen(host, path, time.monotonic(), headers=headers)
+            self.log.append(seen)
+            n = self._in_flight[host] = self._in_flight.get(host, 0) + 1
+            self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), n)
+            queue = self._answers.get((host, path))
+            if queue:
+                answer = queue.pop(0) if len(queue) > 1 else queue[0]
+            elif path == "/robots.txt":
+                answer = Answer(404, b"no robots.txt here")
+            else:
+                answer = Answer(200, b"ok " + path.encode())
+        return seen, answer
+
+    def _end(self, seen: Seen) -> None:
+        with self._lock:
+            self._in_flight[seen.host] -= 1
+            seen.end = time.monotonic()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                host = (self.headers.get("Host") or "").split(":")[0].lower()
+                path = urlsplit(self.path).path
+                seen, answer = server._begin(host, path, dict(self.headers.items()))
+                try:
+                    if server.hold:
+                        time.sleep(server.hold)
+                    self.send_response(answer.status)
+                    self.send_header("Content-Type", answer.content_type)
+                    for k, v in answer.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(answer.body)))
+                    self.end_headers()
+                    self.wfile.write(answer.body)
+                    self.wfile.flush()
+                finally:
+                    server._end(seen)
+
+        return Handler
