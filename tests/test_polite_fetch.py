@@ -154,12 +154,21 @@ def test_busy_without_retry_after_backs_off_exponentially(site: SiteServer) -> N
 
 
 @pytest.mark.parametrize("gated", [True, False])
-def test_still_busy_after_the_retries_is_returned(site: SiteServer, gated: bool) -> None:
-    site.answer("a.example", "/busy", Answer(503, b"down", {"Retry-After": "0"}))
+@pytest.mark.parametrize("status", [429, 502, 503, 504])
+def test_still_busy_after_the_retries_is_returned(site: SiteServer, gated: bool,
+                                                  status: int) -> None:
+    site.answer("a.example", "/busy", Answer(status, b"down", {"Retry-After": "0"}))
     gate = HostGate(concurrency=1, delay=0) if gated else None
     fetcher = fetcher_for(site, gate, retries=2)
-    assert get(fetcher, "https://a.example/busy") == (503, b"down")
+    assert get(fetcher, "https://a.example/busy") == (status, b"down")
     assert len(site.seen("a.example", "/busy")) == 3
+
+
+def test_gateway_errors_do_not_slow_the_host(site: SiteServer) -> None:
+    site.answer("a.example", "/x", Answer(502, b"", {"Retry-After": "5"}))
+    gate = HostGate(concurrency=1, delay=0)
+    assert get(fetcher_for(site, gate, retries=0), "https://a.example/x")[0] == 502
+    assert gate.backed_off_for("a.example") == 0
 
 
 def test_a_dropped_response_gives_its_slot_back(site: SiteServer) -> None:

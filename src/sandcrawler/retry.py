@@ -3,9 +3,9 @@
 Users: the GROBID client (busy 503s and unreachable servers), the runner's
 back-off on ``InfrastructureError``, the Kafka sink waiting out a full local
 queue, the local blob store's rename race, the S3 test server's start-up.
-``HttpFetcher``'s transport retries are urllib3's own ``Retry`` (exponential,
-``Retry-After`` honoured) inside its connection pool, and S3's are boto's:
-neither is written again here.
+``HttpFetcher`` retries connection failures with urllib3's own ``Retry``, and
+busy answers (429/502/503/504) itself, through its per-host gate, with
+``retry_after_seconds`` below; S3's retries are boto's.
 
 The schedule of a ``RetryPolicy``:
 

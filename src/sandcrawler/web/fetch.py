@@ -262,16 +262,19 @@ class HttpFetcher:
             wait = retry_after_seconds(resp.headers.get("Retry-After"))
             if wait is None:
                 wait = self.backoff * 2 ** (attempt + 1)
-            busy = resp.status in BUSY_STATUSES and self.gate is not None
-            if busy and self.gate is not None:  # the host is slowed, for every request to it
+            if resp.status in BUSY_STATUSES and self.gate is not None:
+                # the host is slowed, for every request to it: the wait is in acquire()
                 self.gate.back_off(host, min(wait, self.retry_after_max))
+                pause = 0.0
+            else:
+                pause = wait  # this request only
             if attempt >= self.retries or waited + wait > self.retry_after_max:
                 return resp, slot, sent
             _discard(resp, slot)
             attempt += 1
             waited += wait
-            if not busy:  # this request only; a busy host's back-off is waited in acquire
-                time.sleep(wait)
+            if pause:
+                time.sleep(pause)
 
     def download(self, url: str, dest: IO[bytes] | Writable,
                  max_bytes: int | None = None) -> Download:
