@@ -40,6 +40,8 @@ from sandcrawler.fileset.strategies import ArchiveContext
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.kafka import consumer_config, producer_config, topic_name
 from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.pdf.fulltext import fulltext_options
+from sandcrawler.pdf.processor import PdfProcessor
 from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.catalogue import Catalogue
@@ -183,6 +185,19 @@ class Services:
         """Where file records' bytes come from (``warc.source`` for WARC captures)."""
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
                            warc_source=self.settings.warc.source)
+
+    def pdf_processor(self, *, timeout: float | None = None,
+                      memory_limit_mb: int | None = None) -> PdfProcessor:
+        """A PDF processor (its own sandbox: the caller closes it)."""
+        pdf, grobid = self.settings.pdf, self.settings.grobid
+        return PdfProcessor(
+            self.catalogue, self.pdftable,
+            timeout=timeout or pdf.timeout,
+            memory_limit=(memory_limit_mb or pdf.memory_limit_mb) * 2**20,
+            extract_options={"thumbnails": pdf.thumbnails, "listing_width": pdf.listing_width,
+                             "max_text_chars": pdf.max_text_chars},
+            grobid=self.grobid, grobid_options=fulltext_options(grobid),
+            grobid_max_bytes=grobid.max_pdf_mb * 2**20)
 
     # --- parsers, platforms, ingest -----------------------------------------------------
 
