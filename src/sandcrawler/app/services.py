@@ -17,6 +17,7 @@ section they use, never the whole configuration.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Callable
@@ -38,8 +39,12 @@ from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.ingest.crawl import Crawler
+from sandcrawler.ingest.file_ingest import FileIngester
+from sandcrawler.ingest.history import IngestHistory
 from sandcrawler.kafka import consumer_config, producer_config, topic_name
 from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.models.ingest import IngestType
 from sandcrawler.pdf.fulltext import fulltext_options
 from sandcrawler.pdf.processor import PdfProcessor
 from sandcrawler.pipeline.db_sink import DatabaseSink
@@ -225,6 +230,20 @@ class Services:
         ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items)
         return FilesetIngester(ctx, self.platform_helpers(), strategy)
 
+    @cached_property
+    def ingest_history(self) -> IngestHistory:
+        return IngestHistory(self.engine, self.catalogue, self.pdftable)
+
+    def file_ingester(self) -> FileIngester:
+        """The file ingester: the crawler on the web archive, with the crawl policy,
+        and one processor per ingest type (``PROCESSORS``); the caller closes it."""
+        crawl = self.settings.crawl
+        crawler = Crawler(self.web_archive, check=self.crawl_policy.check,
+                          max_hops=crawl.max_hops, max_bytes=self.settings.http.max_mb * 2**20,
+                          max_html_bytes=crawl.max_html_mb * 2**20)
+        processors = {kind: resolve(path)(self) for kind, path in PROCESSORS.items()}
+        return FileIngester(self.web_archive, crawler, processors, self.ingest_history)
+
     # --- Kafka --------------------------------------------------------------------------
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
@@ -235,6 +254,21 @@ class Services:
 
     def producer_config(self) -> dict[str, Any]:
         return producer_config(self.settings.kafka)
+
+
+#: ingest type -> ``module:function`` building its processor from the services;
+#: imported when a file ingester is built (the HTML one loads trafilatura)
+PROCESSORS = {
+    IngestType.PDF: "sandcrawler.app.builders.processors:pdf",
+    IngestType.XML: "sandcrawler.app.builders.processors:xml",
+    IngestType.HTML: "sandcrawler.app.builders.processors:html",
+}
+
+
+def resolve(path: str, package: str = "") -> Any:
+    """The object a registry names as ``module:attribute``."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(package + module), attr)
 
 
 #: the cached properties, forgotten by close() so a closed Services can be reused
