@@ -108,7 +108,7 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
         pass
     loose = data.decode("utf-8", errors="replace")
     high = sum(1 for b in data if b >= 0x80)
-    if loose.count("\ufffd") * 50 <= max(high, 1):  # a few stray bytes in UTF-8
+    if loose.count("\ufffd") * 20 <= high:  # a few stray bytes in UTF-8
         return loose, "utf-8"
     return data.decode("cp1252", errors="replace"), "cp1252"
 

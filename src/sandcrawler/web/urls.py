@@ -28,7 +28,7 @@ def absolute_url(raw: str, base: str) -> str | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         return None
-    netloc = parts.netloc
+    netloc = parts.netloc if "@" in parts.netloc else parts.netloc.lower()
     if not netloc.isascii():
         try:
             host = parts.hostname.encode("idna").decode("ascii")
