@@ -16,7 +16,7 @@ one test in ``tests/test_landing_pages.py``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 KINDS = ("pdf", "xml", "html")
 
@@ -73,7 +73,6 @@ class Rule:
     urls: str | None = None
     title: str = ""
     tested_on: str = "made-up"  # "real" or "made-up" page in tests/ (docs table)
-    notes: str = field(default="", compare=False)
 
     def applies_to(self, url: str, host: str, page_matches: bool) -> bool:
         """``page_matches``: whether ``when`` matched the page (False without ``when``)."""
