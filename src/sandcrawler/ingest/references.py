@@ -195,7 +195,7 @@ def _jats_ref(ref: ET.Element, index: int) -> GrobidBiblio:
     biblio = GrobidBiblio(
         authors=authors, editors=editors or None, index=index, id=ref.get("id"),
         # mixed-citation keeps the reference's punctuation; the others only fields
-        unstructured=text_of(mixed) if mixed is not None else text_of(cit, sep=" "),
+        unstructured=_mixed_text(mixed) if mixed is not None else text_of(cit, sep=" "),
         date=_jats_date(cit),
         volume=_child_text(cit, "volume"),
         issue=_child_text(cit, "issue") or _child_text(cit, "numero"),
@@ -240,6 +240,25 @@ def _jats_ref(ref: ET.Element, index: int) -> GrobidBiblio:
             else:
                 biblio.url = url
     return biblio
+
+
+def _mixed_text(cit: ET.Element) -> str | None:
+    """A mixed-citation's text as written, but a name's parts (``<surname>`` and
+    ``<given-names>``, often with nothing between them) spaced apart."""
+    out: list[str] = []
+    todo: list[ET.Element | str] = [cit]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif item.tag in ("name", "string-name") and len(item):
+            out.append(f" {text_of(item, sep=' ') or ''}")
+        else:
+            out.append(item.text or "")
+            for child in reversed(item):
+                todo.append(child.tail or "")
+                todo.append(child)
+    return " ".join("".join(out).split()) or None
 
 
 def _jats_pages(cit: ET.Element, biblio: GrobidBiblio) -> None:
