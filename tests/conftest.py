@@ -86,6 +86,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("SANDCRAWLER_DATA_DIR", str(tmp_path / "data"))
+    # Loopback servers are ours: the politeness delay (crawl.host_delay) would only
+    # slow the suite. Tests of the per-host gate set their own.
+    monkeypatch.setenv("SANDCRAWLER_CRAWL_HOST_DELAY", "0")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -26,6 +26,7 @@ under ``$XDG_DATA_HOME`` with a SQLite database and the store inside it.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -273,7 +274,8 @@ DEFAULT_BLOCKLIST_PATTERNS = (
 class CrawlSettings(Section):
     """File ingest's crawler: how far it follows links, how politely, and what it
     never fetches. Politeness (per-host concurrency, delay, back-off) applies to
-    every fetch of the process; it is kept per process."""
+    every fetch of the process; it is kept per process (with -j N, N gates).
+    robots.txt and the blocklist apply where the crawler checks URLs."""
 
     max_hops: int = Field(
         6, ge=1, le=50,
@@ -291,20 +293,26 @@ class CrawlSettings(Section):
         "(mailto:you@example.org or a URL); set it before crawling sites you do not run",
     )
     host_concurrency: int = Field(
-        2, ge=1, le=64, description="requests in flight to one host, per process"
+        2, ge=1, le=64,
+        description="requests in flight to one host, per process (-j N: N times this)",
     )
     host_delay: float = Field(
-        0.25, ge=0, description="seconds between the starts of two requests to one host"
+        0.25, ge=0, le=60,
+        description="seconds between the starts of two requests to one host, per process; "
+        "a robots.txt Crawl-delay raises it for that host (to at most 30 s)",
     )
     retry_after_max: float = Field(
         120.0, ge=0,
-        description="longest Retry-After (429/503) waited out by slowing the host; a longer "
-        "one ends the record with terminal-bad-status",
+        description="most seconds one request waits in all for a busy host (429/503, after "
+        "its Retry-After, else 1, 2, 4 s) before that answer is returned (terminal-bad-status)",
     )
-    robots: bool = Field(True, description="honour robots.txt")
+    robots: bool = Field(
+        True, description="honour robots.txt (RFC 9309; fetched once per origin per hour)"
+    )
     robots_ignore_hosts: list[str] = Field(
         default_factory=list,
-        description="hosts whose robots.txt is not consulted (your own, or by agreement)",
+        description="hosts (exact names) whose robots.txt is not consulted (your own, or by "
+        "agreement)",
     )
     blocklist_domains: list[str] = Field(
         default_factory=lambda: list(DEFAULT_BLOCKLIST_DOMAINS),
@@ -317,6 +325,21 @@ class CrawlSettings(Section):
     max_html_mb: int = Field(
         16, ge=1, description="landing pages larger than this are too-large"
     )
+
+    @field_validator("blocklist_patterns")
+    @classmethod
+    def _check_patterns(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise ValueError(f"{pattern!r} is not a regular expression ({e})") from None
+        return patterns
+
+    @field_validator("blocklist_domains", "robots_ignore_hosts")
+    @classmethod
+    def _lower_hosts(cls, hosts: list[str]) -> list[str]:
+        return [h.strip().lower() for h in hosts if h.strip()]
 
 
 class CoreSettings(BaseSettings):

@@ -183,12 +183,13 @@ class FileLocator:
                                   "SANDCRAWLER_WARC_SOURCE)",
                                   status=FileRecordStatus.NO_WARC_SOURCE)
             if self._is_url:
-                resp = self.fetcher.open_range(f"{self.warc_source}/{_warc_name(ref.path)}",
-                                               ref.offset, ref.csize)
+                opened = self.fetcher.open_range(f"{self.warc_source}/{_warc_name(ref.path)}",
+                                                 ref.offset, ref.csize)
                 try:
-                    copy_payload(resp, dest, where=where, length=ref.csize, max_bytes=max_bytes)
+                    copy_payload(opened.response, dest, where=where, length=ref.csize,
+                                 max_bytes=max_bytes)
                 finally:
-                    resp.release_conn()
+                    opened.close()
             else:
                 with open(_inside(self.warc_source, ref.path), "rb") as f:
                     f.seek(ref.offset)

@@ -10,9 +10,10 @@ section they use, never the whole configuration.
 
     Settings ──▶ Services ─┬─ engine (schema checked once) ─┬─ Catalogue ◀── ResourceStore ◀─┐
                            ├─ blob store ───────────────────┼─ PdfTable                       │
-                           ├─ HTTP fetcher ─────────────────┼─ WebArchive ◀───────────────────┤
+                           ├─ HTTP fetcher ◀─ host gate ────┼─ WebArchive ◀───────────────────┤
                            ├─ GROBID client                 └─ DatabaseSink                   │
-                           └─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
+                           ├─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
+                           └─ crawl policy (blocklist, robots.txt via the fetcher)
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ from sandcrawler.storage.pdftable import PdfTable, table_name
 from sandcrawler.storage.resources import ResourceStore
 from sandcrawler.storage.schemes import open_blob_store
 from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.blocklist import UrlBlocklist
 from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.hosts import HostGate
+from sandcrawler.web.policy import CrawlPolicy
+from sandcrawler.web.robots import RobotsRules
 
 T = TypeVar("T")
 
@@ -131,11 +136,29 @@ class Services:
         return self._owned(store, store.close)
 
     @cached_property
+    def host_gate(self) -> HostGate:
+        """This process's per-host politeness, shared by every fetch (crawl.*)."""
+        crawl = self.settings.crawl
+        return HostGate(concurrency=crawl.host_concurrency, delay=crawl.host_delay)
+
+    @cached_property
     def fetcher(self) -> HttpFetcher:
-        http = self.settings.http
+        http, crawl = self.settings.http, self.settings.crawl
         fetcher = HttpFetcher(timeout=http.timeout, max_bytes=http.max_mb * 2**20,
-                              routes=http.routes)
+                              routes=http.routes, user_agent=crawl.user_agent,
+                              contact=crawl.contact, gate=self.host_gate,
+                              retry_after_max=crawl.retry_after_max)
         return self._owned(fetcher, fetcher.close)
+
+    @cached_property
+    def crawl_policy(self) -> CrawlPolicy:
+        """What the crawler may fetch: the blocklist, then robots.txt (crawl.*)."""
+        crawl = self.settings.crawl
+        robots = RobotsRules(self.fetcher, agent=crawl.user_agent,
+                             ignore_hosts=crawl.robots_ignore_hosts,
+                             gate=self.host_gate) if crawl.robots else None
+        return CrawlPolicy(UrlBlocklist(crawl.blocklist_domains, crawl.blocklist_patterns),
+                           robots)
 
     @cached_property
     def grobid(self) -> GrobidClient | None:

@@ -2,10 +2,20 @@
 of WARC files.
 
 One urllib3 pool manager per fetcher (thread-safe, keep-alive per host).
-urllib3's own ``Retry`` does the back-off: connection failures and 429/502/503/504
-answers are retried with exponential back-off, honouring ``Retry-After``.
+urllib3's own ``Retry`` retries connection failures. Answers 429/502/503/504
+are retried here, after ``Retry-After`` (seconds or an HTTP date) or, without
+one, 1, 2, 4 s (``backoff`` doubled), at most ``retries`` times and never
+waiting more than ``retry_after_max`` in all for one request; then the last
+answer is returned. With a ``HostGate`` (``sandcrawler.web.hosts``) every
+request, every hop and every retry, takes a slot of its host first (per-host
+concurrency and delay between starts), and a 429 or 503 slows the whole host
+for the time asked: its other requests wait too. Waiting holds no connection.
 Redirects are followed here, hop by hop (at most ``max_redirects``), so that a
-web archive can record every hop and a loop is reported as one.
+web archive can record every hop and a loop is reported as one; a ``check``
+(``CrawlPolicy.check``) may refuse any URL before it is requested.
+
+Every request says who we are: ``User-Agent: {user_agent}/{version} (+{contact})``
+(``user_agent_header``).
 
 ``routes`` sends requests for an origin (``https://zenodo.org``) to another
 (``http://127.0.0.1:8080``) while the ``Host`` header and every URL reported
@@ -25,7 +35,9 @@ Two kinds of failure are kept apart, because callers treat them differently:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+import time
+import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 from urllib.parse import urljoin, urlsplit
@@ -36,13 +48,28 @@ from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import NotFound, RecordError, StoreUnavailable
 from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.retry import retry_after_seconds
+from sandcrawler.version import __version__
+from sandcrawler.web.hosts import HostGate, Slot, host_of
 
 CHUNK = 1024 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
+#: answers that slow the whole host (the server is overloaded or rate-limiting us)
+BUSY_STATUSES = (429, 503)
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
-#: what every request sends; a web archive records these as the request
+PROJECT_URL = "https://github.com/sandcrawler"
+
+
+def user_agent_header(product: str = "sandcrawler", contact: str | None = None) -> str:
+    """``sandcrawler/0.1.0 (+mailto:ops@example.org)``: the product, our version, and
+    how a site's operator reaches whoever runs the crawl (else the project's URL)."""
+    return f"{product}/{__version__} (+{contact or PROJECT_URL})"
+
+
+#: what every request sends (the User-Agent is the fetcher's); a web archive
+#: records the headers actually sent as the request
 REQUEST_HEADERS = {
-    "User-Agent": "sandcrawler (+https://github.com/sandcrawler)",
+    "User-Agent": user_agent_header(),
     "Accept": "*/*",
     # the bytes recorded and hashed are the file itself, not a compressed form of it
     "Accept-Encoding": "identity",
@@ -81,13 +108,19 @@ class Hop:
         return next((v for k, v in self.headers if k.lower() == name), None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Opened:
     """The final response, body not read yet (``response``), and every hop to it.
-    Release it with ``close()``."""
+    Release it with ``close()``: the connection goes back to the pool and the
+    request's place in its host's quota is given back."""
 
     response: urllib3.BaseHTTPResponse
     hops: list[Hop] = field(default_factory=list)
+    slot: Slot | None = None
+
+    def __post_init__(self) -> None:
+        if self.slot is not None:  # a caller that forgets close() must not block the host
+            weakref.finalize(self, self.slot.release)
 
     @property
     def final(self) -> Hop:
@@ -102,7 +135,11 @@ class Opened:
         return self.final.status_code
 
     def close(self) -> None:
-        self.response.release_conn()
+        try:
+            self.response.release_conn()
+        finally:
+            if self.slot is not None:
+                self.slot.release()
 
 
 class HttpFetcher:
@@ -116,9 +153,23 @@ class HttpFetcher:
         pool_size: int = 4,
         max_redirects: int = 5,
         routes: Mapping[str, str] | None = None,
+        user_agent: str = "sandcrawler",
+        contact: str | None = None,
+        gate: HostGate | None = None,
+        retry_after_max: float = 120.0,
     ) -> None:
+        """``retries``: how many times one request is tried again after a connection
+        failure or a 429/502/503/504 answer; ``backoff``: the first wait when the
+        answer has no Retry-After (then doubled); ``retry_after_max``: the most one
+        request waits in all before its 429/503 is returned; ``gate``: per-host
+        politeness (None: no limits, as in tests of other things)."""
         self.max_bytes = max_bytes
         self.max_redirects = max_redirects
+        self.retries = retries
+        self.backoff = backoff
+        self.retry_after_max = retry_after_max
+        self.gate = gate
+        self.user_agent = user_agent_header(user_agent, contact)
         self.routes = {k.rstrip("/").lower(): v.rstrip("/") for k, v in (routes or {}).items()}
         self._http = urllib3.PoolManager(
             maxsize=pool_size,
@@ -127,10 +178,10 @@ class HttpFetcher:
             retries=urllib3.Retry(
                 total=retries,
                 redirect=False,  # followed hop by hop in open()
-                status_forcelist=RETRY_STATUSES,
+                status_forcelist=(),  # answers are retried in _request, through the gate
                 backoff_factor=backoff,
                 backoff_max=30.0,
-                respect_retry_after_header=True,
+                respect_retry_after_header=False,
                 raise_on_status=False,  # the last answer is returned and judged by the caller
                 raise_on_redirect=False,
             ),
@@ -142,7 +193,7 @@ class HttpFetcher:
     def _route(self, url: str) -> tuple[str, dict[str, str]]:
         """The URL to connect to and the headers to send for ``url``."""
         parts = urlsplit(url)
-        headers = dict(REQUEST_HEADERS)
+        headers = {**REQUEST_HEADERS, "User-Agent": self.user_agent}
         origin = f"{parts.scheme}://{parts.netloc}".lower()
         target = self.routes.get(origin)
         if target is None:
@@ -151,9 +202,12 @@ class HttpFetcher:
         return target + url[len(origin):], headers
 
     def open(self, url: str, *, method: str = "GET",
-             headers: Mapping[str, str] | None = None) -> Opened:
+             headers: Mapping[str, str] | None = None,
+             check: Callable[[str], None] | None = None) -> Opened:
         """Request ``url`` and follow redirects; the final response is returned
-        unread, whatever its status. RecordError: ``bad-url``, ``fetch-error``
+        unread, whatever its status. ``check`` is called with every URL before it
+        is requested (``url`` and each redirect target) and may refuse it by
+        raising (``CrawlPolicy.check``). RecordError: ``bad-url``, ``fetch-error``
         (no answer), ``redirect-loop`` (a URL seen twice, or too many hops)."""
         hops: list[Hop] = []
         seen = set()
@@ -165,14 +219,9 @@ class HttpFetcher:
                 raise RecordError(f"redirects from {hops[0].url} form {what} (at {url})",
                                   status=FetchStatus.REDIRECT_LOOP)
             seen.add(url)
-            target, sent = self._route(url)
-            sent.update(headers or {})
-            try:
-                resp = self._http.request(method, target, headers=sent, redirect=False,
-                                          preload_content=False)
-            except HTTPError as e:
-                raise RecordError(f"fetching {url}: {type(e).__name__}: {e}",
-                                  status=FetchStatus.FETCH_ERROR) from None
+            if check is not None:
+                check(url)
+            resp, slot, sent = self._request(method, url, headers)
             request_headers = [("Host", urlsplit(url).netloc)]
             request_headers += [(k, v) for k, v in sent.items() if k != "Host"]
             hop = Hop(url, resp.status, resp.reason or "", list(resp.headers.iteritems()),
@@ -181,13 +230,47 @@ class HttpFetcher:
             location = resp.headers.get("Location")
             if resp.status in REDIRECT_STATUSES and location:
                 hop.location = urljoin(url, location.strip())
-                # a redirect body is a few bytes of HTML: read it so the connection is reused
-                with contextlib.suppress(HTTPError):
-                    resp.read(64 * 1024)
-                resp.release_conn()
+                _discard(resp, slot)
                 url = hop.location
                 continue
-            return Opened(resp, hops)
+            return Opened(resp, hops, slot)
+
+    def _request(self, method: str, url: str, headers: Mapping[str, str] | None
+                 ) -> tuple[urllib3.BaseHTTPResponse, Slot, dict[str, str]]:
+        """One hop: the answer (retried while the server is busy and the waits stay
+        within ``retry_after_max``), the slot it holds and the headers sent."""
+        target, sent = self._route(url)
+        sent.update(headers or {})
+        host = host_of(url)
+        waited = 0.0
+        attempt = 0
+        while True:
+            slot = self.gate.acquire(host) if self.gate is not None else Slot(None, host)
+            try:
+                resp = self._http.request(method, target, headers=sent, redirect=False,
+                                          preload_content=False)
+            except HTTPError as e:
+                slot.release()
+                raise RecordError(f"fetching {url}: {type(e).__name__}: {e}",
+                                  status=FetchStatus.FETCH_ERROR) from None
+            except BaseException:
+                slot.release()
+                raise
+            if resp.status not in RETRY_STATUSES:
+                return resp, slot, sent
+            wait = retry_after_seconds(resp.headers.get("Retry-After"))
+            if wait is None:
+                wait = self.backoff * 2**attempt
+            busy = resp.status in BUSY_STATUSES and self.gate is not None
+            if busy and self.gate is not None:  # the host is slowed, for every request to it
+                self.gate.back_off(host, min(wait, self.retry_after_max))
+            if attempt >= self.retries or waited + wait > self.retry_after_max:
+                return resp, slot, sent
+            _discard(resp, slot)
+            attempt += 1
+            waited += wait
+            if not busy:  # this request only; a busy host's back-off is waited in acquire
+                time.sleep(wait)
 
     def download(self, url: str, dest: IO[bytes] | Writable,
                  max_bytes: int | None = None) -> Download:
@@ -218,10 +301,10 @@ class HttpFetcher:
         except orjson.JSONDecodeError:
             return opened.status, None
 
-    def open_range(self, url: str, offset: int, length: int) -> urllib3.BaseHTTPResponse:
-        """A stream of ``length`` bytes of ``url`` from ``offset`` (a WARC record).
-        NotFound for 404; StoreUnavailable when the source does not answer or
-        keeps failing; the caller releases the response."""
+    def open_range(self, url: str, offset: int, length: int) -> Opened:
+        """A stream of ``length`` bytes of ``url`` from ``offset`` (a WARC record),
+        in ``.response``. NotFound for 404; StoreUnavailable when the source does
+        not answer or keeps failing; the caller closes it."""
         headers = {"Range": f"bytes={offset}-{offset + length - 1}"} if length else {}
         try:
             opened = self.open(url, headers=headers)
@@ -231,8 +314,8 @@ class HttpFetcher:
             raise StoreUnavailable(f"WARC source not reachable for {url} ({e})") from None
         resp = opened.response
         if resp.status == 206 or (resp.status == 200 and offset == 0):
-            return resp
-        resp.release_conn()
+            return opened
+        opened.close()
         if resp.status in (404, 410):
             raise NotFound(f"{url}: HTTP {resp.status}")
         if resp.status == 200:
@@ -242,6 +325,17 @@ class HttpFetcher:
             raise StoreUnavailable(f"WARC source answered HTTP {resp.status} for {url}")
         raise RecordError(f"{url}: HTTP {resp.status} for a Range request",
                           status=FetchStatus.HTTP_ERROR)
+
+
+def _discard(resp: urllib3.BaseHTTPResponse, slot: Slot) -> None:
+    """Done with an answer we do not keep (a redirect, a busy answer retried): a
+    few bytes of HTML, read so that the connection is reused; then the slot."""
+    try:
+        with contextlib.suppress(HTTPError):
+            resp.read(64 * 1024)
+        resp.release_conn()
+    finally:
+        slot.release()
 
 
 def stream_body(opened: Opened, write: Any, max_bytes: int) -> int:

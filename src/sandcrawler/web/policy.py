@@ -1,0 +1,32 @@
+"""What the crawler may fetch: the blocklist first (no request at all), then
+robots.txt. ``CrawlPolicy.check(url)`` raises a ``RecordError`` whose status
+ends the record (``skip-url-blocklist``, ``robots-disallowed``); the crawler
+calls it for the base URL, every redirect hop (``HttpFetcher.open(check=...)``)
+and every link it follows."""
+
+from __future__ import annotations
+
+from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.web.blocklist import UrlBlocklist
+from sandcrawler.web.robots import RobotsRules
+
+
+class CrawlPolicy:
+    def __init__(self, blocklist: UrlBlocklist, robots: RobotsRules | None = None) -> None:
+        """``robots``: None when robots.txt is not consulted (``crawl.robots`` false)."""
+        self.blocklist = blocklist
+        self.robots = robots
+
+    def check(self, url: str) -> None:
+        """Return when ``url`` may be fetched; RecordError with the status that
+        says why not."""
+        why = self.blocklist.reason(url)
+        if why is not None:
+            raise RecordError(f"{url} is not fetched: {why}",
+                              status=IngestFileStatus.SKIP_URL_BLOCKLIST)
+        if self.robots is not None:
+            why = self.robots.reason(url)
+            if why is not None:
+                raise RecordError(f"{url} is not fetched: {why}",
+                                  status=IngestFileStatus.ROBOTS_DISALLOWED)

@@ -1,0 +1,171 @@
+"""robots.txt (RFC 9309), read with Protego (Scrapy's parser).
+
+``RobotsRules.reason(url)`` says why our user agent may not fetch ``url``, or
+None when it may. Each origin's ``/robots.txt`` is fetched once, through the
+fetcher (its routes, its gate, its User-Agent), and kept per process for
+``ttl`` seconds, at most ``max_origins`` of them. What an answer means
+(RFC 9309, section 2.3.1):
+
+* 2xx: the rules, the first ``max_bytes`` (500 KiB) read;
+* redirects are followed (the fetcher's hops, five); more than that, or a loop,
+  is "unavailable";
+* 4xx, "unavailable": everything is allowed;
+* 429, 5xx, or no answer at all, "unreachable": the whole origin is disallowed
+  ("complete disallow") until the entry expires; the reason says which.
+
+A ``Crawl-delay`` (or ``Request-rate``) for our agent raises the host's delay
+in the gate, at most the gate's ``max_delay``. Hosts in ``ignore_hosts`` are
+never asked.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import urllib3
+from protego import Protego
+from urllib3.exceptions import HTTPError
+
+from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.hosts import HostGate, host_of
+
+log = logging.getLogger(__name__)
+
+#: RFC 9309 2.5: crawlers must read at least 500 KiB
+MAX_BYTES = 500 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    rules: Protego | None  # None: no rules (everything allowed, or everything not)
+    blocked: str | None  # why the whole origin is disallowed (unreachable robots.txt)
+    expires: float
+
+
+class RobotsRules:
+    def __init__(
+        self,
+        fetcher: HttpFetcher,
+        *,
+        agent: str = "sandcrawler",
+        ignore_hosts: Iterable[str] = (),
+        gate: HostGate | None = None,
+        ttl: float = 3600.0,
+        max_origins: int = 10_000,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        self.fetcher = fetcher
+        self.agent = agent
+        self.ignore_hosts = frozenset(h.strip().lower() for h in ignore_hosts)
+        self.gate = gate
+        self.ttl = ttl
+        self.max_origins = max_origins
+        self.max_bytes = max_bytes
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._fetching: dict[str, threading.Event] = {}
+
+    def allowed(self, url: str) -> bool:
+        return self.reason(url) is None
+
+    def reason(self, url: str) -> str | None:
+        """Why robots.txt keeps us from ``url``, or None when it does not."""
+        host = host_of(url)
+        if not host or host in self.ignore_hosts:
+            return None
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}".lower()
+        if parts.path == "/robots.txt":
+            return None
+        entry = self._entry(origin, host)
+        if entry.blocked is not None:
+            return entry.blocked
+        if entry.rules is None or entry.rules.can_fetch(url, self.agent):
+            return None
+        return f"{origin}/robots.txt disallows {parts.path or '/'} for {self.agent}"
+
+    def _entry(self, origin: str, host: str) -> _Entry:
+        """The origin's rules, fetched by one thread while the others wait."""
+        while True:
+            with self._lock:
+                entry = self._cache.get(origin)
+                if entry is not None and entry.expires > time.monotonic():
+                    self._cache.move_to_end(origin)
+                    return entry
+                pending = self._fetching.get(origin)
+                if pending is None:
+                    pending = self._fetching[origin] = threading.Event()
+                    break
+            pending.wait()
+        try:
+            entry = self._fetch(origin, host)
+            with self._lock:
+                self._cache[origin] = entry
+                self._cache.move_to_end(origin)
+                while len(self._cache) > self.max_origins:
+                    self._cache.popitem(last=False)
+            return entry
+        finally:
+            with self._lock:
+                del self._fetching[origin]
+            pending.set()
+
+    def _fetch(self, origin: str, host: str) -> _Entry:
+        url = f"{origin}/robots.txt"
+        expires = time.monotonic() + self.ttl
+        try:
+            opened = self.fetcher.open(url, headers={"Accept": "text/plain, */*"})
+        except RecordError as e:
+            if e.status == FetchStatus.REDIRECT_LOOP:  # RFC 9309 2.3.1.2: unavailable
+                log.info("%s: %s; treated as unavailable, everything allowed", url, e)
+                return _Entry(None, None, expires)
+            why = f"{url} is unreachable ({e}); the whole site is disallowed (RFC 9309)"
+            log.warning("%s", why)
+            return _Entry(None, why, expires)
+        try:
+            status = opened.status
+            if status == 429 or status >= 500:
+                why = (f"{url} answered HTTP {status}; the whole site is disallowed until "
+                       "it answers (RFC 9309)")
+                log.warning("%s", why)
+                return _Entry(None, why, expires)
+            if not 200 <= status < 300:  # 4xx, or a redirect without a Location
+                return _Entry(None, None, expires)
+            body = _read_prefix(opened.response, self.max_bytes)
+        finally:
+            opened.close()
+        rules = Protego.parse(body.decode("utf-8", errors="replace"))
+        self._apply_delay(host, rules)
+        return _Entry(rules, None, expires)
+
+    def _apply_delay(self, host: str, rules: Protego) -> None:
+        if self.gate is None:
+            return
+        delay = rules.crawl_delay(self.agent)
+        rate = rules.request_rate(self.agent)
+        if rate is not None and rate.requests > 0:
+            delay = max(delay or 0.0, rate.seconds / rate.requests)
+        self.gate.set_delay(host, delay)
+
+
+def _read_prefix(response: urllib3.BaseHTTPResponse, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body; a connection lost midway keeps what came."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.stream(64 * 1024, decode_content=True):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                break
+    except HTTPError as e:
+        log.info("robots.txt body cut short after %d bytes (%s)", size, type(e).__name__)
+    return b"".join(chunks)[:limit]
