@@ -94,6 +94,9 @@ REQUESTS: tuple[dict[str, Any], ...] = (
      "ext_ids": {"doi": "10.5210/fm.v25i10.10274"}},
 )
 
+#: the status each demo request ends with on a first run
+EXPECTED = ("success",) * 6 + ("no-pdf-link",)
+
 
 def _key(url: str) -> tuple[str, str]:
     parts = urlsplit(url)

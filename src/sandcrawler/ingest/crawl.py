@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.mime import SNIFF_BYTES, sniff_mime
+from sandcrawler.mime import SNIFF_BYTES, normalize_mime, sniff_mime
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.ingest import IngestType
 from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
 from sandcrawler.web.archive import WarcSession, WebArchive
+from sandcrawler.web.fetch import Hop
 from sandcrawler.web.landing import HtmlPage, parse_html
 
 #: what the bytes of a terminal are, for the crawl
@@ -206,12 +207,17 @@ class Crawler:
             replayed = self._replay(chain)
             if replayed is not None:
                 return replayed
-        capture = session.capture(url, max_bytes=self.max_bytes, check=self.check)
+        capture = session.capture(url, max_bytes=self._limit, check=self.check)
         spool, capture.spool = capture.spool, None  # the Fetched owns it now
         if capture.file_meta is None and spool is not None:
             spool.unlink(missing_ok=True)
             spool = None
         return Fetched(capture.rows, capture.file_meta, capture.revisit_of, _spool=spool)
+
+    def _limit(self, hop: Hop) -> int:
+        """A page says it is HTML: the page limit, so an endless page stops early."""
+        declared = normalize_mime(hop.header("Content-Type"))
+        return self.max_html_bytes if declared in HTML_TYPES else self.max_bytes
 
     def _replay(self, chain: list[CdxRecord]) -> Fetched | None:
         """The capture ``chain`` as a step, its body read from the archive; None

@@ -35,6 +35,7 @@ from sandcrawler.models.ingest import (
 from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus
 from sandcrawler.storage.catalogue import identifiers_from_metadata
 from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.urls import absolute_url
 
 #: processing statuses that mean an HTML page is not the article's full text
 NOT_FULLTEXT = frozenset({"no-main-text"})
@@ -68,12 +69,13 @@ class FileIngester:
             with self.archive.session() as session:
                 for i, request in enumerate(requests):
                     try:
-                        if self._before_crawl(request, results[i]):
-                            continue
+                        url = self._before_crawl(request, results[i])
                     except RecordError as e:
                         results[i].update(status=e.status, error_message=str(e))
                         continue
-                    crawl = self.crawler.crawl(session, request.base_url, request.ingest_type,
+                    if url is None:
+                        continue
+                    crawl = self.crawler.crawl(session, url, request.ingest_type,
                                                force=request.force_recrawl)
                     crawls.append((i, crawl))
                 session.commit()
@@ -83,11 +85,13 @@ class FileIngester:
             close_all([c for _, c in crawls])
         return [_final(r) for r in results]
 
-    def _before_crawl(self, request: IngestRequest, result: dict[str, Any]) -> bool:
-        """Settle what needs no crawl; True when the result is final."""
+    def _before_crawl(self, request: IngestRequest, result: dict[str, Any]) -> str | None:
+        """Settle what needs no crawl (None: the result is final); else the URL to
+        crawl (``base_url`` with spaces and non-ASCII characters encoded)."""
         parts = urlsplit(request.base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname or any(
-                c in request.base_url for c in "\r\n\t"):
+        url = absolute_url(request.base_url, request.base_url)
+        if (parts.scheme not in ("http", "https") or not parts.hostname or url is None
+                or any(c in request.base_url for c in "\r\n\t")):
             raise RecordError(f"base_url {request.base_url!r} is not an http(s) URL",
                               IngestFileStatus.BAD_REQUEST)
         if request.ingest_type not in FILE_INGEST_TYPES:
@@ -95,15 +99,20 @@ class FileIngester:
             raise RecordError(f"ingest type {request.ingest_type!r} is not a file type "
                               f"({types})", IngestFileStatus.SKIP_INGEST_TYPE)
         if request.force_recrawl:
-            return False
+            return url
         row = self.history.hit(request.ingest_type, request.base_url)
         if row is None:
-            return False
+            return url
         result["status"] = IngestFileStatus.SUCCESS_EXISTING
         if row.get("terminal_url") and row.get("terminal_dt"):
             result["terminal"] = {k: row[k] for k in ("terminal_url", "terminal_dt",
                                                       "terminal_status_code", "terminal_sha1hex")}
-        return True
+        if sha1 := row.get("terminal_sha1hex"):
+            # where the file is: its document, and its capture
+            result["processing"] = self.history.processed(request.ingest_type, sha1)
+            if (cdx := self.archive.find_sha1(sha1)) is not None:
+                result["cdx"] = cdx
+        return None
 
     def _after_crawl(self, request: IngestRequest, crawl: CrawlResult,
                      result: dict[str, Any]) -> None:

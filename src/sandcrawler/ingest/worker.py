@@ -13,7 +13,7 @@ from sandcrawler.ingest.file_ingest import FileIngester
 from sandcrawler.models.fileset import IngestResultView
 from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestRequest, IngestType
 from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_record
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_json, decode_record
 
 
 def parse_request(data: bytes) -> IngestRequest:
@@ -62,10 +62,10 @@ class IngestWorker:
 def request_of(data: bytes) -> dict[str, Any] | None:
     """The request object of a line that did not validate, when it is one."""
     try:
-        obj = decode_record(data, IngestRequest, "", "")[0]
+        obj = decode_json(data)
     except RecordError:
         return None
-    return obj
+    return obj if isinstance(obj, dict) else None
 
 
 def _bad_request(item: Item, raw: dict[str, Any] | None, e: RecordError) -> Outcome:
