@@ -47,10 +47,15 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
     st = migrate.status(engine)
     assert st.up_to_date and st.row_counts == {
         "crossref": 0, "grobid_refs": 0, "catalogue": 0, "pdftables": 0, "pdftable_cells": 0,
-        "ingest_file_result": 0, "ingest_fileset_platform": 0, "web_cdx": 0}
+        "ingest_file_result": 0, "ingest_fileset_platform": 0, "web_cdx": 0,
+        "ingest_request": 0}
     assert insp.get_pk_constraint("web_cdx")["constrained_columns"] == ["warc_path", "warc_offset"]
     assert {i["name"] for i in insp.get_indexes("web_cdx")} == {
         "web_cdx_url_datetime_idx", "web_cdx_sha1hex_idx"}
+    assert insp.get_pk_constraint("ingest_request")["constrained_columns"] == [
+        "link_source", "link_source_id", "ingest_type", "base_url"]
+    assert {i["name"] for i in insp.get_indexes("ingest_request")} == {
+        "ingest_request_base_url_idx", "ingest_request_source_created_idx"}
 
 
 def test_postgres_types(pg_url: str) -> None:

@@ -34,6 +34,7 @@ STORED_SUFFIXES = {
     "ps": ".ps",
     "grobid-tei": ".grobid.tei.xml.gz",
     "pub2tei": ".pub2tei.tei.xml.gz",
+    "text": ".txt.gz",  # ours: main text extracted from HTML full text (ingest)
     "ref-annotations": "-ref-annotations.json.gz",
     "thumb-small": "-thumb-small.png",
     "thumb-medium": "-thumb-medium.png",

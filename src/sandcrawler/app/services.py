@@ -18,6 +18,7 @@ section they use, never the whole configuration.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Callable
@@ -39,8 +40,14 @@ from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.ingest.crawl import Crawler
+from sandcrawler.ingest.file_ingest import FileIngester
+from sandcrawler.ingest.history import IngestHistory
 from sandcrawler.kafka import consumer_config, producer_config, topic_name
 from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.models.ingest import IngestType
+from sandcrawler.pdf.fulltext import fulltext_options
+from sandcrawler.pdf.processor import PdfProcessor
 from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.catalogue import Catalogue
@@ -207,6 +214,19 @@ class Services:
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
                            warc_source=self.settings.warc.source)
 
+    def pdf_processor(self, *, timeout: float | None = None,
+                      memory_limit_mb: int | None = None) -> PdfProcessor:
+        """A PDF processor (its own sandbox: the caller closes it)."""
+        pdf, grobid = self.settings.pdf, self.settings.grobid
+        return PdfProcessor(
+            self.catalogue, self.pdftable,
+            timeout=timeout or pdf.timeout,
+            memory_limit=(memory_limit_mb or pdf.memory_limit_mb) * 2**20,
+            extract_options={"thumbnails": pdf.thumbnails, "listing_width": pdf.listing_width,
+                             "max_text_chars": pdf.max_text_chars},
+            grobid=self.grobid, grobid_options=fulltext_options(grobid),
+            grobid_max_bytes=grobid.max_pdf_mb * 2**20)
+
     # --- parsers, platforms, ingest -----------------------------------------------------
 
     def citation_parser(self, name: str | None = None) -> CitationParser:
@@ -233,6 +253,20 @@ class Services:
         ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items)
         return FilesetIngester(ctx, self.platform_helpers(), strategy)
 
+    @cached_property
+    def ingest_history(self) -> IngestHistory:
+        return IngestHistory(self.engine, self.catalogue, self.pdftable)
+
+    def file_ingester(self) -> FileIngester:
+        """The file ingester: the crawler on the web archive, with the crawl policy,
+        and one processor per ingest type (``PROCESSORS``); the caller closes it."""
+        crawl = self.settings.crawl
+        crawler = Crawler(self.web_archive, check=self.crawl_policy.check,
+                          max_hops=crawl.max_hops, max_bytes=self.settings.http.max_mb * 2**20,
+                          max_html_bytes=crawl.max_html_mb * 2**20)
+        processors = {kind: resolve(path)(self) for kind, path in PROCESSORS.items()}
+        return FileIngester(self.web_archive, crawler, processors, self.ingest_history)
+
     # --- Kafka --------------------------------------------------------------------------
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
@@ -243,6 +277,21 @@ class Services:
 
     def producer_config(self) -> dict[str, Any]:
         return producer_config(self.settings.kafka)
+
+
+#: ingest type -> ``module:function`` building its processor from the services;
+#: imported when a file ingester is built (the HTML one loads trafilatura)
+PROCESSORS = {
+    IngestType.PDF: "sandcrawler.app.builders.processors:pdf",
+    IngestType.XML: "sandcrawler.app.builders.processors:xml",
+    IngestType.HTML: "sandcrawler.app.builders.processors:html",
+}
+
+
+def resolve(path: str, package: str = "") -> Any:
+    """The object a registry names as ``module:attribute``."""
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(package + module), attr)
 
 
 #: the cached properties, forgotten by close() so a closed Services can be reused

@@ -11,7 +11,6 @@ A new worker is its ``RecordWorker`` module and one ``WorkerSpec`` here.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -19,10 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from sandcrawler.app.services import Services
+from sandcrawler.app.services import Services, resolve
 from sandcrawler.config import CoreSettings
 from sandcrawler.kafka import topic_name
 from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestResultView
+from sandcrawler.models.ingest import FileIngestResult
 from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.work import Worker
@@ -102,17 +102,25 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                topics_in=(Topic("ingest-file-requests"),),
                topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
                key="sandcrawler.fileset.worker:result_key"),
+    WorkerSpec("ingest", "ingest:ingest",
+               "ingest requests of every type -> file and fileset ingest results",
+               batch_size=20, input=IngestRequest),
+    WorkerSpec("ingest-file", "ingest:ingest_file",
+               "file ingest requests (pdf, xml, html) -> crawled, archived, processed full "
+               "text and file ingest results",
+               # one WARC file per batch: fewer, larger files; a batch is redone whole
+               batch_size=20, input=IngestRequest, output=FileIngestResult,
+               topics_in=(Topic("ingest-file-requests"),), topics_out=(INGEST_FILE_RESULTS,),
+               key="sandcrawler.fileset.worker:result_key"),
+    WorkerSpec("persist-ingest-file", "ingest:persist_ingest_file",
+               "file ingest results -> ingest_file_result, ingest_request",
+               batch_size=2000, input=IngestResultView, topics_in=(INGEST_FILE_RESULTS,),
+               sink="database"),
     WorkerSpec("persist-ingest-fileset", "fileset:persist_ingest_fileset",
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
                batch_size=2000, input=IngestResultView,
                topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), sink="database"),
 )}
-
-
-def resolve(path: str, package: str = "") -> Any:
-    """The object a registry names as ``module:attribute``."""
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(package + module), attr)
 
 
 def build_worker(name: str, settings: CoreSettings, options: dict[str, Any]) -> Worker:

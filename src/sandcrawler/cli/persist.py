@@ -70,6 +70,19 @@ def persist_grobid_refs(input_file: str, jobs: int, batch_size: int | None, limi
              fail_fast)
 
 
+@persist.command("ingest-file")
+@input_argument
+@pipeline_options("persist-ingest-file")
+def persist_ingest_file(input_file: str, jobs: int, batch_size: int | None, limit: int | None,
+                        progress: bool | None, silent: bool, fail_fast: bool) -> None:
+    """Upsert file ingest results (the output of `ingest file`, `ingest requests`)
+    into ingest_file_result, and their requests into ingest_request (requests
+    with link_source and link_source_id)."""
+    _persist("persist ingest-file", "persist-ingest-file", {}, input_file,
+             Services.for_process(load_settings()), jobs, batch_size, limit, progress, silent,
+             fail_fast)
+
+
 @persist.command("ingest-fileset")
 @input_argument
 @pipeline_options("persist-ingest-fileset")

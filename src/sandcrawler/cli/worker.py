@@ -182,3 +182,36 @@ def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
     services = open_services()
     consume("persist-ingest-fileset", services, topics, group_id, {},
             services.database_sink(), batch_size=batch_size, limit=limit, progress=progress)
+
+
+@worker.command("ingest-file")
+@click.option("--results-topic",
+              help=f"Topic for results [default: {_topics_help('ingest-file', 'topics_out')}].")
+@consumer_options("ingest-file", "Requests per batch (one WARC file, one offset commit)")
+def ingest_file(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
+                batch_size: int | None, limit: int | None, progress: bool | None) -> None:
+    """Consume ingest requests and ingest the pdf, xml and html ones like
+    `ingest requests`: crawl to the full text, archive every hop, process it.
+
+    Every result, a miss included, goes to the results topic (keyed by
+    base_url). A batch is archived in one WARC file, made visible before any
+    result is published; offsets are committed once the broker has the
+    results. A re-read request finds its captures and is not fetched again.
+    Dataset requests are skipped (the ingest-fileset worker's).
+    """
+    services = open_services()
+    sink = results_sink("ingest-file", services, results_topic)
+    consume("ingest-file", services, topics, group_id, {}, sink, batch_size=batch_size,
+            limit=limit, progress=progress, note=f", results to {sink.topic}")
+
+
+@worker.command("persist-ingest-file")
+@consumer_options("persist-ingest-file", "Records per batch (one transaction, one offset commit)")
+def persist_ingest_file(topics: tuple[str, ...], group_id: str | None,
+                        batch_size: int | None, limit: int | None,
+                        progress: bool | None) -> None:
+    """Consume file ingest results into ingest_file_result and ingest_request,
+    like `persist ingest-file`."""
+    services = open_services()
+    consume("persist-ingest-file", services, topics, group_id, {},
+            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress)

@@ -25,6 +25,7 @@ from sandcrawler.db.schema import (
     grobid_refs,
     ingest_file_result,
     ingest_fileset_platform,
+    ingest_request,
 )
 from sandcrawler.jsontext import RawJSON, dumps
 
@@ -37,11 +38,18 @@ class UpsertSpec:
     table: Table
     keys: tuple[str, ...]
     order: str | None = None
+    #: columns written when the row is new and never updated (first seen wins)
+    keep: tuple[str, ...] = ()
 
     @property
     def data_columns(self) -> list[str]:
+        """The columns an upsert updates."""
         return [c.name for c in self.table.columns if c.name not in self.keys
-                and c.name != "updated"]
+                and c.name != "updated" and c.name not in self.keep]
+
+    @property
+    def insert_columns(self) -> list[str]:
+        return [*self.keys, *self.data_columns, *self.keep]
 
 
 #: table name -> spec, in write order: crossref first, as a later issue may add a
@@ -52,6 +60,10 @@ TABLES: dict[str, UpsertSpec] = {
     # one row per request: the latest result written wins
     "ingest_file_result": UpsertSpec(ingest_file_result, ("ingest_type", "base_url")),
     "ingest_fileset_platform": UpsertSpec(ingest_fileset_platform, ("ingest_type", "base_url")),
+    # the first time a request was seen is kept; its latest JSON replaces the last
+    "ingest_request": UpsertSpec(
+        ingest_request, ("link_source", "link_source_id", "ingest_type", "base_url"),
+        keep=("created",)),
 }
 
 
@@ -88,7 +100,7 @@ def _upsert_sqlite(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, 
         existing, incoming = table.c[spec.order], stmt.excluded[spec.order]
         where = or_(existing.is_(None), incoming.is_(None), existing <= incoming)
     stmt = stmt.on_conflict_do_update(index_elements=list(keys), set_=set_, where=where)
-    cols = [*keys, *data_cols]
+    cols = spec.insert_columns
     conn.execute(stmt, [{c: row.get(c) for c in cols} for row in rows])
 
 
@@ -102,7 +114,7 @@ def _upsert_postgres(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str
     table, keys, order = spec.table, spec.keys, spec.order
     name = table.name
     data_cols = spec.data_columns
-    cols = [*keys, *data_cols]
+    cols = spec.insert_columns
     col_list = ", ".join(f'"{c}"' for c in cols)
     stage = f"_stage_{name}"
     updates = [f'"{c}" = EXCLUDED."{c}"' for c in data_cols]

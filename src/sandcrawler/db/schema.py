@@ -134,6 +134,31 @@ ingest_file_result = Table(
 Index("ingest_file_result_terminal_url_idx", ingest_file_result.c.terminal_url)
 Index("ingest_file_result_terminal_sha1hex_idx", ingest_file_result.c.terminal_sha1hex)
 
+# Every ingest request seen (the original system's ingest_request): one row per
+# (link_source, link_source_id, ingest_type, base_url); the request JSON whole.
+ingest_request = Table(
+    "ingest_request",
+    metadata,
+    Column("link_source", Text, nullable=False),
+    Column("link_source_id", Text, nullable=False),
+    Column("ingest_type", Text, nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("ingest_request_source", Text, nullable=True),
+    Column("created", UTCDateTime, nullable=False, server_default=func.now()),
+    Column("release_stage", Text, nullable=True),
+    Column("request", JsonDoc, nullable=True),
+    PrimaryKeyConstraint("link_source", "link_source_id", "ingest_type", "base_url",
+                         name="ingest_request_pkey"),
+    *(
+        CheckConstraint(octet_length(col(name)) >= 1, name=f"ingest_request_{name}_check")
+        for name in ("link_source", "link_source_id", "ingest_type", "base_url",
+                     "ingest_request_source", "release_stage")
+    ),
+)
+Index("ingest_request_base_url_idx", ingest_request.c.base_url, ingest_request.c.ingest_type)
+Index("ingest_request_source_created_idx", ingest_request.c.ingest_request_source,
+      ingest_request.c.created)
+
 # The fileset-ingest seed's table. Its CHECKs name columns that do not exist
 # (platform, item_name, item_path_bundle, terminal_url, terminal_dt); here each
 # checks the column it sits on.

@@ -233,6 +233,21 @@ class IngestFileStatus(StrEnum):
     ROBOTS_DISALLOWED = "robots-disallowed"
 
 
+class ProcessingStatus(StrEnum):
+    """What a full-text processor (``sandcrawler.ingest``: JATS XML, HTML) did with
+    the file the crawl found (a result's ``processing.status``). ``docs/ingest.md``."""
+
+    SUCCESS = "success"
+    #: well-formed XML, but not a JATS article (nor a wrapper holding one)
+    NOT_JATS = "not-jats"
+    #: not well-formed XML, or XML that declares entities (refused, never expanded)
+    BAD_XML = "bad-xml"
+    #: an HTML page with too little main text for an article: a landing page, a stub
+    NO_MAIN_TEXT = "no-main-text"
+    #: over the processor's size limit; not parsed
+    TOO_LARGE = "too-large"
+
+
 #: the statuses of an ingested file (``hit`` is true)
 INGEST_FILE_SUCCESS = frozenset({IngestFileStatus.SUCCESS, IngestFileStatus.SUCCESS_EXISTING})
 
@@ -244,5 +259,5 @@ FILESET_SUCCESS = frozenset({FilesetStatus.SUCCESS, FilesetStatus.SUCCESS_FILE,
 DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
-    CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus,
+    CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus, ProcessingStatus,
 )

@@ -26,6 +26,7 @@ import tempfile
 import uuid
 import zlib
 from base64 import b32encode
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -140,16 +141,20 @@ class WarcSession:
             WARCWriter(self._writer, gzip=False, warc_version="WARC/1.1").write_record(record)
         return offset, self._writer.size - offset
 
-    def capture(self, url: str, *, max_bytes: int) -> WebCapture:
+    def capture(self, url: str, *, max_bytes: int | Callable[[Hop], int],
+                check: Callable[[str], None] | None = None) -> WebCapture:
         """Fetch ``url`` and record every hop. RecordError (nothing recorded) when
         no answer could be had: ``fetch-error``, ``redirect-loop``, ``too-large``
-        (a 200 body over ``max_bytes``), ``http-error`` (an error page over it)."""
-        opened = self.archive.fetcher.open(url)
+        (a 200 body over ``max_bytes``: a number, or a function of the final
+        response, so a page may have a lower limit than a file), ``http-error``
+        (an error page over it), or what ``check`` raises for a redirect target."""
+        opened = self.archive.fetcher.open(url, check=check)
         try:
             # redirect bodies were read and dropped by the fetcher: headers only
             rows = [self._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
                     for hop in opened.hops[:-1]]
-            capture = self._record_final(opened, max_bytes)
+            limit = max_bytes(opened.final) if callable(max_bytes) else max_bytes
+            capture = self._record_final(opened, limit)
         finally:
             opened.close()
         capture.rows[:0] = rows

@@ -1,0 +1,256 @@
+"""The crawl of one file ingest request: from ``base_url`` to the full text.
+
+Each step fetches one URL (following its redirects) into the web archive, or
+replays it from there when it was captured before (unless the request asks
+for ``force_recrawl``), then looks at what came back:
+
+* the type asked for, told by its bytes (a PDF served as ``text/html`` is a
+  PDF): the crawl ends, ``found``;
+* an HTML page: its bibliographic metadata is read (the first page's is the
+  result's ``html_biblio``), a wall (cookie, JavaScript, bot check) ends the
+  crawl as ``blocked-cookie``; else the next URL is the page's meta refresh or
+  its best full-text link not visited yet (``web.landing``'s ordered rules);
+  none at all is ``no-pdf-link`` (``no-xml-link``, ``no-html-fulltext``), only
+  visited ones ``link-loop``; for ``html`` requests a page with no further
+  full-text link is itself the candidate;
+* anything else: ``wrong-mimetype``; a non-200 answer: ``terminal-bad-status``.
+
+Every URL is checked against the crawl policy (blocklist, robots.txt) before
+it is fetched, redirect targets included; at most ``max_hops`` steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandcrawler.errors import NotFound, RecordError
+from sandcrawler.mime import SNIFF_BYTES, normalize_mime, sniff_mime
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta
+from sandcrawler.models.ingest import IngestType
+from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
+from sandcrawler.web.archive import WarcSession, WebArchive
+from sandcrawler.web.fetch import Hop
+from sandcrawler.web.landing import HtmlPage, parse_html
+
+#: what the bytes of a terminal are, for the crawl
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+WANTED: dict[str, frozenset[str]] = {
+    IngestType.PDF: frozenset({"application/pdf"}),
+    IngestType.XML: frozenset({"application/xml", "text/xml", "application/jats+xml"}),
+    IngestType.HTML: HTML_TYPES,
+}
+NO_LINK = {
+    IngestType.PDF: IngestFileStatus.NO_PDF_LINK,
+    IngestType.XML: IngestFileStatus.NO_XML_LINK,
+    IngestType.HTML: IngestFileStatus.NO_HTML_FULLTEXT,
+}
+
+
+@dataclass(slots=True)
+class Fetched:
+    """One step's capture: its rows (redirects first, the terminal last), the
+    terminal body's metadata (a 200), and the body itself, on disk or (for a
+    replay) read from the archive when first asked for."""
+
+    rows: list[CdxRecord]
+    file_meta: FileMeta | None
+    revisit_of: CdxRecord | None = None
+    replayed: bool = False
+    _spool: Path | None = None
+    _load: Callable[[Path], None] | None = None
+
+    @property
+    def terminal(self) -> CdxRecord:
+        return self.rows[-1]
+
+    def path(self, spool_dir: str | Path | None = None) -> Path:
+        """The body on disk (read from the archive now, for a replay)."""
+        if self._spool is None:
+            assert self._load is not None, "a capture without a body"
+            fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".body", dir=spool_dir)
+            os.close(fd)
+            self._spool = Path(name)
+            try:
+                self._load(self._spool)
+            except BaseException:
+                self.close()
+                raise
+        return self._spool
+
+    def head(self, size: int = -1) -> bytes:
+        with self.path().open("rb") as f:
+            return f.read(size)
+
+    def close(self) -> None:
+        if self._spool is not None:
+            self._spool.unlink(missing_ok=True)
+            self._spool = None
+
+
+@dataclass(slots=True)
+class CrawlResult:
+    """Where a crawl ended: its status, every step's URL, the terminal capture,
+    and what the landing page said."""
+
+    status: str
+    hops: list[str] = field(default_factory=list)
+    fetched: Fetched | None = None
+    error: str | None = None
+    biblio: dict[str, Any] | None = None
+    references: list[str] = field(default_factory=list)
+    landing_url: str | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.status == IngestFileStatus.SUCCESS
+
+    @property
+    def replayed(self) -> bool:
+        """Every step came from the archive: nothing was fetched."""
+        return self.fetched is not None and all(s.replayed for s in self._steps)
+
+    _steps: list[Fetched] = field(default_factory=list)
+
+    def close(self) -> None:
+        for step in self._steps:
+            step.close()
+
+
+class Crawler:
+    def __init__(self, archive: WebArchive, *, check: Callable[[str], None] | None = None,
+                 max_hops: int = 6, max_bytes: int = 1024 * 2**20,
+                 max_html_bytes: int = 16 * 2**20) -> None:
+        self.archive = archive
+        self.check = check
+        self.max_hops = max_hops
+        self.max_bytes = max_bytes
+        self.max_html_bytes = max_html_bytes
+
+    def crawl(self, session: WarcSession, url: str, ingest_type: str, *,
+              force: bool = False) -> CrawlResult:
+        """Follow ``url`` to full text of ``ingest_type``. Record-level failures are
+        the result's status; a store or database failure raises."""
+        result = CrawlResult(status=IngestFileStatus.SUCCESS)
+        visited: set[str] = set()
+        try:
+            self._crawl(session, url, IngestType(ingest_type), force, result, visited)
+        except RecordError as e:
+            result.status, result.error = e.status, str(e)
+        return result
+
+    def _crawl(self, session: WarcSession, url: str, ingest_type: IngestType, force: bool,
+               result: CrawlResult, visited: set[str]) -> None:
+        wanted = WANTED[ingest_type]
+        while True:
+            if len(result.hops) >= self.max_hops:
+                raise RecordError(f"no {ingest_type} full text within {self.max_hops} hops "
+                                  f"of {result.hops[0]}", IngestFileStatus.MAX_HOPS_EXCEEDED)
+            result.hops.append(url)
+            fetched = self._fetch(session, url, force)
+            result._steps.append(fetched)
+            result.fetched = fetched
+            terminal = fetched.terminal
+            visited.update(_norm(row.url) for row in fetched.rows)
+            if terminal.status_code != 200 or fetched.file_meta is None:
+                raise RecordError(f"{terminal.url} answered HTTP {terminal.status_code}",
+                                  IngestFileStatus.TERMINAL_BAD_STATUS)
+            mime = fetched.file_meta.mimetype
+            if mime in wanted and ingest_type != IngestType.HTML:
+                return
+            if mime not in HTML_TYPES:
+                raise RecordError(f"{terminal.url} is {mime}, not {ingest_type} or a page "
+                                  "linking to it", IngestFileStatus.WRONG_MIMETYPE)
+            if fetched.file_meta.size_bytes > self.max_html_bytes:
+                raise RecordError(f"{terminal.url}: a page of {fetched.file_meta.size_bytes:,} "
+                                  f"bytes, over the {self.max_html_bytes / 2**20:g} MB limit "
+                                  "for pages (crawl.max_html_mb)", FetchStatus.TOO_LARGE)
+            page = parse_html(fetched.head(), terminal.url, mime)
+            if result.biblio is None and result.landing_url is None:
+                result.biblio = page.biblio
+                result.references = list(page.references)
+                result.landing_url = terminal.url
+            if page.blocked:
+                raise RecordError(f"{terminal.url}: {page.blocked}",
+                                  IngestFileStatus.BLOCKED_COOKIE)
+            following = self._next(page, ingest_type, visited)
+            if following is None:
+                if ingest_type == IngestType.HTML:
+                    return  # the page itself is the candidate full text
+                raise RecordError(f"{terminal.url}: no link to {ingest_type} full text",
+                                  NO_LINK[ingest_type])
+            url = following
+
+    def _next(self, page: HtmlPage, ingest_type: IngestType, visited: set[str]) -> str | None:
+        """The next URL: a meta refresh, else the best full-text link not visited;
+        ``link-loop`` when every link leads back."""
+        candidates = [page.meta_refresh] if page.meta_refresh else []
+        candidates += [link.url for link in page.fulltext_links(ingest_type.value)]
+        fresh = [u for u in candidates if _norm(u) not in visited]
+        if fresh:
+            return fresh[0]
+        if candidates and ingest_type != IngestType.HTML:
+            raise RecordError(f"{page.url}: every full-text link leads back to a page "
+                              f"already visited ({candidates[0]})", IngestFileStatus.LINK_LOOP)
+        return None
+
+    def _fetch(self, session: WarcSession, url: str, force: bool) -> Fetched:
+        if self.check is not None:
+            self.check(url)
+        if not force and (chain := self.archive.lookup(url)) is not None:
+            replayed = self._replay(chain)
+            if replayed is not None:
+                return replayed
+        capture = session.capture(url, max_bytes=self._limit, check=self.check)
+        spool, capture.spool = capture.spool, None  # the Fetched owns it now
+        if capture.file_meta is None and spool is not None:
+            spool.unlink(missing_ok=True)
+            spool = None
+        return Fetched(capture.rows, capture.file_meta, capture.revisit_of, _spool=spool)
+
+    def _limit(self, hop: Hop) -> int:
+        """A page says it is HTML: the page limit, so an endless page stops early."""
+        declared = normalize_mime(hop.header("Content-Type"))
+        return self.max_html_bytes if declared in HTML_TYPES else self.max_bytes
+
+    def _replay(self, chain: list[CdxRecord]) -> Fetched | None:
+        """The capture ``chain`` as a step, its body read from the archive; None
+        when it cannot be replayed (a revisit whose capture is gone, a row
+        without digests): then it is fetched again."""
+        terminal = chain[-1]
+        meta = self.archive.payload_meta(terminal)
+        original = self.archive.original(terminal)
+        if meta is None or original.is_revisit:
+            return None
+
+        def load(dest: Path) -> None:
+            with dest.open("wb") as f:
+                self.archive.read_payload(terminal, f, max_bytes=self.max_bytes)
+
+        fetched = Fetched(chain, meta, revisit_of=original if terminal.is_revisit else None,
+                          replayed=True, _load=load)
+        try:
+            # the index keeps the declared type; the crawl goes by what the bytes are
+            sniffed = sniff_mime(fetched.head(SNIFF_BYTES))
+        except (NotFound, RecordError):  # the WARC file is gone or damaged
+            fetched.close()
+            return None
+        fetched.file_meta = meta.model_copy(update={"mimetype": sniffed})
+        return fetched
+
+
+def _norm(url: str) -> str:
+    """A URL as visited: without its fragment."""
+    return url.split("#", 1)[0]
+
+
+def close_all(results: list[CrawlResult]) -> None:
+    for r in results:
+        with contextlib.suppress(OSError):
+            r.close()

@@ -1,0 +1,187 @@
+"""The processor of HTML full text (``ingest_type`` ``html``).
+
+The page's main text and metadata come from trafilatura (as in the original
+system). A page with less than ``min_words`` words of main text is a landing
+page or a stub, not an article: ``no-main-text``, nothing stored. Otherwise
+the page is stored as fetched as the document's ``html`` primary resource and
+its main text as the ``text`` resource, with catalogue metadata from
+trafilatura (title, authors, date, site name), the landing page's
+``html_biblio`` and the work's identifiers; the sub-resources a replay of the
+page needs (images, scripts, stylesheets, media, frames) are listed in the
+result as ``html_resources`` (absolute URLs; nothing is fetched here), and the
+page's ``citation_reference`` tags become the document's ``grobid_refs`` row.
+
+trafilatura (and lxml under it) is imported by this module only, ~0.15 s; the
+crawler imports this module when it first meets an HTML full text. Its first
+extraction in a process also loads its date parser (about a second, once).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import trafilatura
+from selectolax.lexbor import LexborHTMLParser
+
+from sandcrawler.citations.base import CitationParser
+from sandcrawler.errors import RecordError
+from sandcrawler.ingest.found import FoundFile
+from sandcrawler.ingest.jats import ParserHolder, capture_time, merge_fallback
+from sandcrawler.ingest.references import RefsWriter, refs_from_meta
+from sandcrawler.models.ingest import Processing
+from sandcrawler.models.statuses import ProcessingStatus
+from sandcrawler.storage.catalogue import Catalogue
+
+KIND = "html"
+#: pages larger than this are not parsed (trafilatura's own limit is 20 MB)
+MAX_HTML_BYTES = 16 * 2**20
+#: fewer words of main text than this: not an article
+MIN_WORDS = 50
+#: at most this many sub-resources are listed
+MAX_RESOURCES = 500
+#: (CSS selector, attribute, type): the original system's html_resources types
+_RESOURCES = (
+    ("img[src]", "src", "image"),
+    ("script[src]", "src", "script"),
+    ("link[rel][href]", "href", "stylesheet"),
+    ("source[src]", "src", "media"),
+    ("video[src]", "src", "media"),
+    ("audio[src]", "src", "media"),
+    ("iframe[src]", "src", "iframe"),
+)
+_SCHEMES = ("http", "https")
+
+
+class HtmlProcessor:
+    """``Processor`` of HTML full text. ``parser_factory`` builds the citation
+    parser for plain-text ``citation_reference`` strings; without one they are
+    kept unparsed."""
+
+    def __init__(self, catalogue: Catalogue, refs: RefsWriter,
+                 parser_factory: Callable[[], CitationParser] | None = None, *,
+                 min_words: int = MIN_WORDS, max_bytes: int = MAX_HTML_BYTES,
+                 max_resources: int = MAX_RESOURCES) -> None:
+        self.catalogue = catalogue
+        self.refs = refs
+        self.parser = ParserHolder(parser_factory)
+        self.min_words = min_words
+        self.max_bytes = max_bytes
+        self.max_resources = max_resources
+
+    def process(self, found: FoundFile) -> Processing:
+        if found.file_meta.size_bytes > self.max_bytes:
+            return Processing(kind=KIND, status=ProcessingStatus.TOO_LARGE,
+                              error=f"{found.file_meta.size_bytes} bytes, over the "
+                                    f"{self.max_bytes}-byte limit for HTML")
+        page = found.path.read_bytes()
+        url = found.cdx.url
+        extracted = extract_main_text(page, url)
+        text = (extracted or {}).get("text") or ""
+        words = len(text.split())
+        if words < self.min_words:
+            return Processing(kind=KIND, status=ProcessingStatus.NO_MAIN_TEXT, word_count=words,
+                              error=f"{words} words of main text, fewer than {self.min_words}: "
+                                    "a landing page, not an article")
+        metadata = merge_fallback(html_metadata(extracted or {}, words), found)
+        # the site's name is the container only when the landing page names none
+        site = metadata["html"].get("sitename")
+        if site and "container-title" not in metadata and site != metadata["html"].get(
+                "hostname"):
+            metadata["container-title"] = [site]
+        refs = refs_from_meta(found.references, self.parser.get()) if found.references else []
+        try:
+            entry = self.catalogue.add_file(
+                found.path, kind="html", sha1=found.file_meta.sha1hex, metadata=metadata,
+                resources={"text": text.encode("utf-8")})
+        except RecordError as e:
+            return Processing(kind=KIND, status=e.status, error=str(e))
+        written = self.refs.write(entry.uuid, refs, capture_time(found))
+        return Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
+                          resources=list(entry.resources), references=written,
+                          word_count=words,
+                          html_resources=html_resources(page, url, self.max_resources))
+
+    def close(self) -> None:
+        self.parser.close()
+
+
+def extract_main_text(page: bytes, url: str | None = None) -> dict[str, Any] | None:
+    """trafilatura's main text and metadata (``text``, ``title``, ``author``,
+    ``date``, ``sitename``, ``hostname``, ``license``, ``language``, …), None
+    when it finds nothing. Comments are left out, tables kept."""
+    try:
+        doc = trafilatura.bare_extraction(page, url=url, with_metadata=True,
+                                          include_comments=False, include_tables=True)
+    except (ValueError, TypeError, AttributeError):  # markup lxml cannot make a tree of
+        return None
+    if doc is None:
+        return None
+    return doc.as_dict() if hasattr(doc, "as_dict") else dict(doc)
+
+
+def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:
+    """Catalogue metadata (Crossref's field names) from trafilatura's; its own
+    fields are kept under ``html``."""
+    md: dict[str, Any] = {"metadata_source": "html"}
+    if title := _str(extracted.get("title")):
+        md["title"] = [title]
+    if author := _str(extracted.get("author")):
+        md["author"] = [{"name": n.strip()} for n in author.split(";") if n.strip()]
+    if date := _str(extracted.get("date")):
+        m = re.match(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?", date)
+        if m:
+            md["issued"] = {"date-parts": [[int(p) for p in m.groups() if p]]}
+    if language := _str(extracted.get("language")):
+        md["language"] = language.lower()
+    md["html"] = {k: v for k in ("title", "author", "date", "sitename", "hostname", "url",
+                                 "license", "language", "description", "pagetype")
+                  if (v := _str(extracted.get(k)))}
+    md["html"]["word_count"] = words
+    return md
+
+
+def _str(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
+
+
+def html_resources(page: bytes, url: str, limit: int = MAX_RESOURCES) -> list[dict[str, str]]:
+    """The page's sub-resources as ``{"url", "type"}``: absolute http(s) URLs
+    (resolved against ``<base href>`` or the page's URL), each once, in page
+    order, at most ``limit``. ``link`` counts only as a stylesheet."""
+    tree = LexborHTMLParser(page)
+    base = url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None and (href := base_node.attributes.get("href")):
+        base = urllib.parse.urljoin(url, href.strip())
+    found: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for selector, attr, kind in _RESOURCES:
+        for node in tree.css(selector):
+            if kind == "stylesheet" and "stylesheet" not in (
+                    node.attributes.get("rel") or "").lower().split():
+                continue
+            raw = (node.attributes.get(attr) or "").strip()
+            absolute = _absolute(base, raw)
+            if absolute is None or absolute in seen:
+                continue
+            seen.add(absolute)
+            found.append({"url": absolute, "type": kind})
+            if len(found) >= limit:
+                return found
+    return found
+
+
+def _absolute(base: str, raw: str) -> str | None:
+    if not raw or raw.startswith("#"):
+        return None
+    try:
+        absolute = urllib.parse.urljoin(base, raw)
+        parts = urllib.parse.urlsplit(absolute)
+    except ValueError:  # a malformed URL (an unbalanced IPv6 bracket, say)
+        return None
+    if parts.scheme.lower() not in _SCHEMES or not parts.netloc:
+        return None
+    return urllib.parse.urlunsplit(parts._replace(fragment=""))

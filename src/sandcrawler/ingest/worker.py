@@ -1,0 +1,115 @@
+"""Pipeline workers of ingest: requests → results (file ingest, and, for the
+``ingest requests`` command, every type: datasets go to fileset ingest), and
+file ingest results → SQL rows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sandcrawler.errors import RecordError
+from sandcrawler.fileset.ingest import FilesetIngester
+from sandcrawler.ingest.file_ingest import FileIngester
+from sandcrawler.models.fileset import IngestResultView
+from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestRequest, IngestType
+from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.work import Item, Outcome, RecordWorker, decode_json, decode_record
+
+
+def parse_request(data: bytes) -> IngestRequest:
+    return decode_record(data, IngestRequest, "an ingest request", IngestFileStatus.BAD_REQUEST)[1]
+
+
+class IngestWorker:
+    """Ingest requests → results. File types are crawled a batch at a time (one
+    WARC file per batch); with a fileset ingester, ``dataset`` requests go to
+    it, else they are skipped (the ingest-fileset worker's). Every result is an
+    output, a miss included: its status is the news."""
+
+    def __init__(self, files: FileIngester, fileset: FilesetIngester | None = None) -> None:
+        self.files = files
+        self.fileset = fileset
+
+    def process_batch(self, items: list[Item]) -> list[Outcome]:
+        outcomes: list[Outcome | None] = [None] * len(items)
+        batch: list[tuple[int, IngestRequest]] = []
+        for i, item in enumerate(items):
+            try:
+                request = parse_request(item.data)
+            except RecordError as e:
+                outcomes[i] = _bad_request(item, request_of(item.data), e)
+                continue
+            if request.ingest_type in FILE_INGEST_TYPES:
+                batch.append((i, request))
+            elif request.ingest_type == IngestType.DATASET and self.fileset is not None:
+                out = self.fileset.ingest(request)
+                outcomes[i] = _outcome(item, out.result)
+            else:
+                outcomes[i] = Outcome(item.where, IngestFileStatus.SKIP_INGEST_TYPE, kind="skip",
+                                      error=f"ingest type {request.ingest_type!r} is not "
+                                      "handled here")
+        results = self.files.ingest_batch([r for _, r in batch]) if batch else []
+        for (i, _), result in zip(batch, results, strict=True):
+            outcomes[i] = _outcome(items[i], result)
+        return [o for o in outcomes if o is not None]
+
+    def close(self) -> None:
+        self.files.close()
+        if self.fileset is not None:
+            self.fileset.close()
+
+
+def request_of(data: bytes) -> dict[str, Any] | None:
+    """The request object of a line that did not validate, when it is one."""
+    try:
+        obj = decode_json(data)
+    except RecordError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _bad_request(item: Item, raw: dict[str, Any] | None, e: RecordError) -> Outcome:
+    """A request that is not one still gets a result (when it is a JSON object),
+    so whoever sent it learns why."""
+    output = None
+    if raw is not None:
+        output = {"hit": False, "status": e.status, "request": raw, "error_message": str(e)}
+    return Outcome(item.where, e.status, kind="error", output=output, error=str(e))
+
+
+def _outcome(item: Item, result: dict[str, Any]) -> Outcome:
+    status = str(result["status"])
+    if status == IngestFileStatus.SKIP_INGEST_TYPE:
+        return Outcome(item.where, status, kind="skip", error=result.get("error_message"))
+    return Outcome(item.where, status, kind="ok" if result["hit"] else "error",
+                   error=result.get("error_message") or status, output=result)
+
+
+class PersistIngestFileWorker(RecordWorker):
+    """File ingest results → ``ingest_file_result`` rows (one per request, the
+    latest wins) and ``ingest_request`` rows (for requests that name their
+    ``link_source`` and ``link_source_id``: the original system's key)."""
+
+    def process(self, item: Item) -> Outcome:
+        raw, result = decode_record(item.data, IngestResultView, "an ingest result",
+                                    IngestFileStatus.BAD_RESULT)
+        output: dict[str, dict[str, Any]] = {"ingest_file_result": result.file_row()}
+        if (row := request_row(raw.get("request") or {})) is not None:
+            output["ingest_request"] = row
+        return Outcome(where=item.where, status=IngestFileStatus.SUCCESS, output=output)
+
+
+def request_row(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``ingest_request`` row of a request; None without its key fields."""
+    key = {k: request.get(k) for k in ("link_source", "link_source_id", "ingest_type",
+                                       "base_url")}
+    if not all(isinstance(v, str) and v for v in key.values()):
+        return None
+
+    def text(name: str) -> str | None:
+        value = request.get(name)
+        return value if isinstance(value, str) and value else None
+
+    return {**key, "ingest_request_source": text("ingest_request_source"),
+            "release_stage": text("release_stage"), "created": datetime.now(UTC),
+            "request": request}

@@ -1,0 +1,158 @@
+"""Processing one PDF on disk: extraction in the sandbox, GROBID full text,
+the resource store and catalogue, and the PDF table's cells.
+
+Shared by ``sandcrawler process`` (file records, ``pdf/worker.py``) and file
+ingest (a PDF the crawler found, ``ingest/pdf.py``), so a PDF is processed the
+same way whichever way it arrived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta
+from sandcrawler.models.statuses import FulltextStatus, PdfStatus, SandboxStatus
+from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
+from sandcrawler.sandbox import Sandbox, SandboxError
+from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.pdftable import PdfTable
+
+#: extraction statuses that still give a usable document (stored and catalogued)
+STORED = frozenset({PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE})
+
+
+@dataclass(slots=True)
+class StoredPdf:
+    """What storing a processed PDF did: the document (for a usable PDF), its
+    resources, GROBID's status and quality, and the TEI it returned."""
+
+    uuid: str | None = None
+    resources: list[str] = field(default_factory=list)
+    grobid_status: str | None = None
+    grobid_quality: str | None = None
+    tei: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """What a ``process`` result line says about the stored document."""
+        if self.uuid is None:
+            return {}
+        return {"uuid": self.uuid, "resources": self.resources,
+                "grobid_status": self.grobid_status, "grobid_quality": self.grobid_quality}
+
+
+class PdfProcessor:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        table: PdfTable,
+        *,
+        timeout: float = 120.0,
+        memory_limit: int | None = 2 * 1024**3,
+        extract_options: dict[str, Any] | None = None,
+        grobid: GrobidClient | None = None,
+        grobid_options: list[tuple[str, str]] | None = None,
+        grobid_max_bytes: int = 256 * 2**20,
+    ) -> None:
+        self.catalogue = catalogue
+        self.table = table
+        self.grobid = grobid
+        self.grobid_options = grobid_options or []
+        self.grobid_max_bytes = grobid_max_bytes
+        self.timeout = timeout
+        #: thumbnails, listing_width, max_text_chars for extract_pdf
+        self.extract_options = extract_options or {}
+        self.sandbox = Sandbox(memory_limit=memory_limit)
+
+    def extract(self, path: str, meta: FileMeta) -> PdfExtract:
+        """PDFs in the sandbox (a timeout or crash is a status); other files not-pdf."""
+        if meta.mimetype != "application/pdf":
+            return PdfExtract(PdfStatus.NOT_PDF, error=f"the file is {meta.mimetype}")
+        try:
+            return self.sandbox.call(extract_pdf, path, timeout=self.timeout,
+                                     **self.extract_options)
+        except SandboxError as e:
+            return PdfExtract(SandboxStatus(e.status), error=str(e))
+
+    def store(self, path: str, meta: FileMeta, out: PdfExtract, *,
+              cdx: CdxRecord | None = None,
+              metadata: Mapping[str, Any] | None = None) -> StoredPdf:
+        """Write the file's cells (and, for a usable document, its resources and
+        catalogue row, with ``metadata`` under what the PDF says: identifiers
+        the caller knows, a landing page's bibliographic data)."""
+        stored = StoredPdf()
+        cells: dict[str, dict[str, Any]] = {
+            "file": {"size": meta.size_bytes, "mime": meta.mimetype},
+            "pdf0": {"pdf_status": out.status, "pdf_meta": out.to_json()},
+        }
+        if cdx is not None:
+            cells["file"]["cdx"] = cdx.cell()
+        if out.text is not None:
+            cells["pdf0"]["text"] = out.text
+        if out.status in STORED:
+            grobid0, tei = self._fulltext(path, meta)
+            cells["grobid0"] = grobid0
+            secondary = dict(out.thumbnails)
+            if tei is not None:
+                secondary["grobid-tei"] = tei.encode("utf-8")
+            entry = self.catalogue.add_file(
+                path, kind="pdf", sha1=meta.sha1hex,
+                metadata={**(metadata or {}), **_metadata(out, grobid0)},
+                resources=secondary,
+            )
+            stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
+                               grobid_status=grobid0["status"]["status"],
+                               grobid_quality=grobid0.get("quality"), tei=tei)
+        # The table last: its pdf0 row is what marks the file as done.
+        self.table.put(meta.sha1hex, cells)
+        return stored
+
+    def _fulltext(self, path: str, meta: FileMeta) -> tuple[dict[str, Any], str | None]:
+        if self.grobid is None:
+            return not_run("no GROBID URL configured"), None
+        if meta.size_bytes > self.grobid_max_bytes:
+            limit = self.grobid_max_bytes / 2**20
+            return {"status": {"status": FulltextStatus.TOO_LARGE,
+                               "error": f"over the {limit:g} MB limit for GROBID"}}, None
+        with open(path, "rb") as f:
+            pdf = f.read()
+        return grobid_fulltext(self.grobid, pdf, self.grobid_options)
+
+    def close(self) -> None:
+        # The catalogue, table and GROBID client are shared services, closed by
+        # whoever built them.
+        self.sandbox.close()
+
+def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:
+    """Header metadata: GROBID's when it found a header, else the PDF's own."""
+    meta: dict[str, Any] = {}
+    header = grobid0.get("metadata") if grobid0.get("quality") in ("good", "marginal") else None
+    if header:
+        if header.get("title"):
+            meta["title"] = [header["title"]]
+        if header.get("authors"):
+            meta["author"] = [
+                {"given": a.get("given_name"), "family": a.get("surname"),
+                 "name": a.get("full_name")} for a in header["authors"]
+            ]
+        if header.get("doi"):
+            meta["DOI"] = header["doi"]
+        if header.get("abstract"):
+            meta["abstract"] = header["abstract"]
+        meta["metadata_source"] = "grobid"
+    else:
+        title = out.xmp.get("title") or out.info.get("title")
+        if title:
+            meta["title"] = [title]
+        author = out.xmp.get("creator") or out.info.get("author")
+        if author:
+            meta["pdf_author"] = author
+        if out.xmp.get("doi"):
+            meta["DOI"] = out.xmp["doi"]
+        meta["metadata_source"] = "pdf"
+    meta["pdf"] = out.to_json()
+    return meta
