@@ -250,8 +250,13 @@ def test_robots_unreachable_disallows_the_site() -> None:
     gate = HostGate(concurrency=2, delay=0)
     fetcher = HttpFetcher(timeout=2, retries=0, gate=gate,
                           routes={"https://down.example": f"http://127.0.0.1:{closed_port()}"})
-    reason = RobotsRules(fetcher, gate=gate).reason("https://down.example/x")
+    robots = RobotsRules(fetcher, gate=gate)
+    reason = robots.reason("https://down.example/x")
     assert reason is not None and "unreachable" in reason and "https://down.example" in reason
+    # nothing is fetched; the record says the host does not answer
+    with pytest.raises(RecordError) as e:
+        CrawlPolicy(UrlBlocklist(), robots).check("https://down.example/x")
+    assert e.value.status == "fetch-error"
 
 
 def test_robots_redirect_is_followed(site: SiteServer) -> None:

@@ -1,6 +1,7 @@
 """What the crawler may fetch: the blocklist first (no request at all), then
 robots.txt. ``CrawlPolicy.check(url)`` raises a ``RecordError`` whose status
-ends the record (``skip-url-blocklist``, ``robots-disallowed``); the crawler
+ends the record (``skip-url-blocklist``, ``robots-disallowed``, or
+``fetch-error`` when the host does not answer even for its robots.txt); the crawler
 calls it for the base URL, every redirect hop (``HttpFetcher.open(check=...)``)
 and every link it follows."""
 
@@ -26,7 +27,7 @@ class CrawlPolicy:
             raise RecordError(f"{url} is not fetched: {why}",
                               status=IngestFileStatus.SKIP_URL_BLOCKLIST)
         if self.robots is not None:
-            why = self.robots.reason(url)
-            if why is not None:
-                raise RecordError(f"{url} is not fetched: {why}",
-                                  status=IngestFileStatus.ROBOTS_DISALLOWED)
+            refusal = self.robots.refusal(url)
+            if refusal is not None:
+                raise RecordError(f"{url} is not fetched: {refusal.reason}",
+                                  status=refusal.status)

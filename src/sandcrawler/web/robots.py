@@ -12,6 +12,9 @@ fetcher (its routes, its gate, its User-Agent), and kept per process for
 * 4xx, "unavailable": everything is allowed;
 * 429, 5xx, or no answer at all, "unreachable": the whole origin is disallowed
   ("complete disallow") until the entry expires; the reason says which.
+  ``refusal(url)`` gives the status too: ``robots-disallowed``, except for a
+  host that does not answer at all (refused, timed out), which is
+  ``fetch-error``: nothing can be fetched from it, robots.txt or not.
 
 A ``Crawl-delay`` (or ``Request-rate``) for our agent raises the host's delay
 in the gate, at most the gate's ``max_delay``. Hosts in ``ignore_hosts`` are
@@ -33,7 +36,7 @@ from protego import Protego
 from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate, host_of
 
@@ -44,9 +47,15 @@ MAX_BYTES = 500 * 1024
 
 
 @dataclass(frozen=True, slots=True)
+class Refusal:
+    status: str  # robots-disallowed, or fetch-error for a host that does not answer
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Entry:
     rules: Protego | None  # None: no rules (everything allowed, or everything not)
-    blocked: str | None  # why the whole origin is disallowed (unreachable robots.txt)
+    blocked: Refusal | None  # why the whole origin is disallowed (unreachable robots.txt)
     expires: float
 
 
@@ -74,10 +83,15 @@ class RobotsRules:
         self._fetching: dict[str, threading.Event] = {}
 
     def allowed(self, url: str) -> bool:
-        return self.reason(url) is None
+        return self.refusal(url) is None
 
     def reason(self, url: str) -> str | None:
         """Why robots.txt keeps us from ``url``, or None when it does not."""
+        refusal = self.refusal(url)
+        return None if refusal is None else refusal.reason
+
+    def refusal(self, url: str) -> Refusal | None:
+        """Why robots.txt keeps us from ``url`` and the status to give, or None."""
         host = host_of(url)
         if not host or host in self.ignore_hosts:
             return None
@@ -90,7 +104,8 @@ class RobotsRules:
             return entry.blocked
         if entry.rules is None or entry.rules.can_fetch(url, self.agent):
             return None
-        return f"{origin}/robots.txt disallows {parts.path or '/'} for {self.agent}"
+        return Refusal(IngestFileStatus.ROBOTS_DISALLOWED,
+                       f"{origin}/robots.txt disallows {parts.path or '/'} for {self.agent}")
 
     def _entry(self, origin: str, host: str) -> _Entry:
         """The origin's rules, fetched by one thread while the others wait."""
@@ -129,14 +144,16 @@ class RobotsRules:
                 return _Entry(None, None, expires)
             why = f"{url} is unreachable ({e}); the whole site is disallowed (RFC 9309)"
             log.warning("%s", why)
-            return _Entry(None, why, expires)
+            status = (FetchStatus.FETCH_ERROR if e.status == FetchStatus.FETCH_ERROR
+                      else IngestFileStatus.ROBOTS_DISALLOWED)
+            return _Entry(None, Refusal(status, why), expires)
         try:
             status = opened.status
             if status == 429 or status >= 500:
                 why = (f"{url} answered HTTP {status}; the whole site is disallowed until "
                        "it answers (RFC 9309)")
                 log.warning("%s", why)
-                return _Entry(None, why, expires)
+                return _Entry(None, Refusal(IngestFileStatus.ROBOTS_DISALLOWED, why), expires)
             if not 200 <= status < 300:  # 4xx, or a redirect without a Location
                 return _Entry(None, None, expires)
             body = _read_prefix(opened.response, self.max_bytes)
