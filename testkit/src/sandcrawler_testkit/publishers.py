@@ -1,103 +1,69 @@
-"""A loopback web of made-up publisher sites, for the crawler's odd cases.
+"""A loopback web of made-up publisher sites, for the crawler's odd cases: the
+``SiteServer`` (one server, many hosts told apart by ``Host``) addressed by
+absolute URLs, HTML pages by default.
 
-``WebSite`` answers by the request's ``Host`` header and path (with query), so
-one server stands for many hosts reached through ``http.routes``. Each URL has
-an ``Answer``: a status, a body, headers, or a behaviour real sites have:
-``endless`` (a body that never ends), ``redirect`` (a Location), ``delay``.
-Unknown URLs answer 404. Every request (host + path) is recorded in
-``requests``, with its headers in ``headers_seen``.
+    web.add("https://a.example/article/1", page("<html>..."))
+    web.add("https://a.example/old", redirect("/article/1"))
+    settings: http_routes=web.routes()
+
+Unknown URLs answer 404. ``requests`` lists every request as host + path (with
+query), ``headers_seen`` their headers.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from typing import Any
 from urllib.parse import urlsplit
 
-from sandcrawler_testkit.loopback import LoopbackHTTPServer
+from sandcrawler_testkit.sites import Answer, SiteServer
+
+__all__ = ["Answer", "WebSite", "page", "redirect"]
+
+HTML = "text/html; charset=utf-8"
 
 
-@dataclass
-class Answer:
-    status: int = 200
-    body: bytes = b""
-    content_type: str | None = "text/html; charset=utf-8"
-    headers: dict[str, str] = field(default_factory=dict)
-    #: send this chunk forever (a server that never stops sending)
-    endless: bytes | None = None
-    delay: float = 0.0
-
-
-def page(html: str | bytes, status: int = 200, **kwargs: object) -> Answer:
+def page(html: str | bytes, status: int = 200, **kwargs: Any) -> Answer:
     body = html.encode("utf-8") if isinstance(html, str) else html
-    return Answer(status, body, **kwargs)  # type: ignore[arg-type]
+    return Answer(status, body, **{"content_type": HTML, **kwargs})
 
 
 def redirect(location: str, status: int = 302) -> Answer:
-    return Answer(status, b"", headers={"Location": location})
+    return Answer(status, b"", {"Location": location}, content_type=HTML)
 
 
-def _key(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    return parts.netloc.lower(), (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-
-
-class WebSite(LoopbackHTTPServer):
+class WebSite(SiteServer):
     def __init__(self) -> None:
         super().__init__()
-        self.answers: dict[tuple[str, str], Answer] = {}
-        self.requests: list[str] = []
-        self.headers_seen: list[dict[str, str]] = []
-        self._lock = threading.Lock()
+        self._origins: set[str] = set()
 
     def add(self, url: str, answer: Answer) -> str:
         """Answer ``url`` (absolute, as the crawler sees it) with ``answer``."""
-        self.answers[_key(url)] = answer
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.answer(parts.hostname or "", target, answer)
+        self._origins.update(f"{scheme}://{parts.netloc.lower()}" for scheme in ("http", "https"))
         return url
 
+    def _begin(self, host: str, target: str, headers: dict[str, str]) -> Any:
+        seen, answer = super()._begin(host, target, headers)
+        if (host, target) not in self._answers and (host, seen.path) not in self._answers \
+                and seen.path != "/robots.txt":
+            answer = Answer(404, b"<html><body>Not Found</body></html>", content_type=HTML)
+        return seen, answer
+
     def origins(self) -> list[str]:
-        return sorted({f"{scheme}://{host}" for host, _ in self.answers
-                       for scheme in ("http", "https")})
+        return sorted(self._origins)
 
-    def routes(self) -> dict[str, str]:
-        return dict.fromkeys(self.origins(), self.url)
+    def routes(self, *hosts: str, scheme: str = "https") -> dict[str, str]:
+        """Every added origin sent here (or, as ``SiteServer``, the given hosts)."""
+        if hosts:
+            return super().routes(*hosts, scheme=scheme)
+        return dict.fromkeys(self._origins, self.url)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        site = self
+    @property
+    def requests(self) -> list[str]:
+        return [s.host + s.target for s in self.seen()]
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                host = (self.headers.get("Host") or "").lower()
-                with site._lock:
-                    site.requests.append(host + self.path)
-                    site.headers_seen.append(dict(self.headers.items()))
-                answer = site.answers.get((host, self.path))
-                if answer is None:
-                    answer = Answer(404, b"<html><body>Not Found</body></html>")
-                if answer.delay:
-                    time.sleep(answer.delay)
-                self.send_response(answer.status)
-                if answer.content_type:
-                    self.send_header("Content-Type", answer.content_type)
-                for k, v in answer.headers.items():
-                    self.send_header(k, v)
-                if answer.endless is not None:
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    try:
-                        while True:
-                            self.wfile.write(answer.endless)
-                    except OSError:
-                        return
-                self.send_header("Content-Length", str(len(answer.body)))
-                self.end_headers()
-                self.wfile.write(answer.body)
-
-        return Handler
+    @property
+    def headers_seen(self) -> list[dict[str, str]]:
+        return [s.headers for s in self.seen()]

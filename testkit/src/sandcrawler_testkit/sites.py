@@ -8,7 +8,11 @@ Per site and path, a test sets what is answered:
   turn; the last one is repeated. Unset paths answer 200 ``ok``, and
   ``/robots.txt`` answers 404 unless set (``robots(host, text)``).
 * ``hold``: seconds each request is held before its answer, so that requests
-  overlap (to measure concurrency).
+  overlap (to measure concurrency); an ``Answer`` may have its own ``delay``,
+  or be ``endless`` (a body that never ends).
+
+A path with a query is answered by an answer set for the path and query, else
+by the path's.
 
 Every request is logged (``log``: host, path, start and end on the monotonic
 clock, request headers), and the most requests in flight at once are counted
@@ -31,7 +35,10 @@ class Answer:
     status: int = 200
     body: bytes = b"ok"
     headers: dict[str, str] = field(default_factory=dict)
-    content_type: str = "text/plain; charset=utf-8"
+    content_type: str | None = "text/plain; charset=utf-8"
+    #: send this chunk forever (a server that never stops sending)
+    endless: bytes | None = None
+    delay: float = 0.0
 
 
 @dataclass
@@ -41,6 +48,8 @@ class Seen:
     start: float
     end: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    #: the path with its query, as requested
+    target: str = ""
 
 
 class SiteServer(LoopbackHTTPServer):
@@ -70,13 +79,15 @@ class SiteServer(LoopbackHTTPServer):
             return [s for s in self.log
                     if (host is None or s.host == host) and (path is None or s.path == path)]
 
-    def _begin(self, host: str, path: str, headers: dict[str, str]) -> tuple[Seen, Answer]:
+    def _begin(self, host: str, target: str,
+               headers: dict[str, str]) -> tuple[Seen, Answer]:
+        path = urlsplit(target).path
         with self._lock:
-            seen = Seen(host, path, time.monotonic(), headers=headers)
+            seen = Seen(host, path, time.monotonic(), headers=headers, target=target)
             self.log.append(seen)
             n = self._in_flight[host] = self._in_flight.get(host, 0) + 1
             self.max_in_flight[host] = max(self.max_in_flight.get(host, 0), n)
-            queue = self._answers.get((host, path))
+            queue = self._answers.get((host, target)) or self._answers.get((host, path))
             if queue:
                 answer = queue.pop(0) if len(queue) > 1 else queue[0]
             elif path == "/robots.txt":
@@ -101,20 +112,32 @@ class SiteServer(LoopbackHTTPServer):
 
             def do_GET(self) -> None:
                 host = (self.headers.get("Host") or "").split(":")[0].lower()
-                path = urlsplit(self.path).path
-                seen, answer = server._begin(host, path, dict(self.headers.items()))
+                seen, answer = server._begin(host, self.path, dict(self.headers.items()))
                 try:
-                    if server.hold:
-                        time.sleep(server.hold)
+                    if server.hold or answer.delay:
+                        time.sleep(server.hold + answer.delay)
                     self.send_response(answer.status)
-                    self.send_header("Content-Type", answer.content_type)
+                    if answer.content_type:
+                        self.send_header("Content-Type", answer.content_type)
                     for k, v in answer.headers.items():
                         self.send_header(k, v)
+                    if answer.endless is not None:
+                        self._endless(answer.endless)
+                        return
                     self.send_header("Content-Length", str(len(answer.body)))
                     self.end_headers()
                     self.wfile.write(answer.body)
                     self.wfile.flush()
                 finally:
                     server._end(seen)
+
+            def _endless(self, chunk: bytes) -> None:
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    while True:
+                        self.wfile.write(chunk)
+                except OSError:
+                    return
 
         return Handler
