@@ -73,7 +73,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from _common import (
     FIXTURES,
     arg_parser,
@@ -687,7 +686,8 @@ def summarise(rows: dict[str, list[Measure]], n: int) -> None:
         ms = rows.get(name)
         return median([m.wall for m in ms]) if ms else None
 
-    plain, fetcher = wall("(a) plain fetch, urllib3"), wall("(a') plain fetch, HttpFetcher.open + read")
+    plain = wall("(a) plain fetch, urllib3")
+    fetcher = wall("(a') plain fetch, HttpFetcher.open + read")
     crawl = wall("(b) crawl (fetch + archive + links)")
     if plain and crawl and fetcher:
         print(f"\n   crawl / plain fetch (urllib3): {crawl / plain:.2f}x (goal <= 1.5x); "
