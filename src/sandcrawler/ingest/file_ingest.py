@@ -78,7 +78,8 @@ class FileIngester:
                     crawl = self.crawler.crawl(session, url, request.ingest_type,
                                                force=request.force_recrawl)
                     crawls.append((i, crawl))
-                session.commit()
+                if session.captured:  # nothing fetched (hits, replays): no WARC file
+                    session.commit()
             for i, crawl in crawls:
                 self._after_crawl(requests[i], crawl, results[i])
         finally:

@@ -246,6 +246,11 @@ class WarcSession:
         """A capture of this payload: one written in this session, or committed."""
         return self._by_sha1.get(sha1hex) or self.archive.find_sha1(sha1hex)
 
+    @property
+    def captured(self) -> int:
+        """Records indexed so far (0: the file would hold only its warcinfo record)."""
+        return len(self._rows)
+
     def commit(self) -> list[CdxRecord]:
         """Make the WARC file visible in the store, then index its records."""
         if self.closed:

@@ -207,6 +207,9 @@ def _text_matches(node: LexborNode, text_re: re.Pattern[str]) -> bool:
     return bool(title) and text_re.search(" ".join(title.split())) is not None
 
 
+_NO_TABS = str.maketrans("", "", "\t\n\r")
+
+
 def _link(find: Find, value: str, is_text: bool, url: str, base: str) -> str | None:
     if is_text:  # a URL inside a script: only what the pattern takes out of it
         if find.pattern is None:
@@ -216,6 +219,10 @@ def _link(find: Find, value: str, is_text: bool, url: str, base: str) -> str | N
             return None
         value = match.expand(find.template) if find.template else match.group(0)
         return _finish(find, value, url, base)
+    if find.needs is not None:
+        raw = value.translate(_NO_TABS).strip().lower()
+        if find.needs not in raw and not raw.startswith("?"):
+            return None  # the pattern cannot match: not worth resolving
     link = absolute_url(value, base)
     if link is None:
         return None

@@ -43,12 +43,20 @@ class Find:
     unquote: bool = False
     same_site: bool = False
     name: str | None = None  # the rule name links get, when not the rule's own
+    #: a shortcut for a ``pattern`` over every link of a page: values that do not contain
+    #: this (lower case; tabs and newlines removed) are skipped before being resolved,
+    #: unless they are a query only (``?...``, which keeps the page's path). Only for a
+    #: pattern that cannot match otherwise: resolving never adds it to a value's path,
+    #: query or fragment, and a value with a path replaces the page's last segment.
+    needs: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"Find.kind must be one of {KINDS}, not {self.kind!r}")
         if self.template is not None and self.pattern is None:
             raise ValueError("Find.template needs a pattern")
+        if self.needs is not None and (self.pattern is None or self.needs != self.needs.lower()):
+            raise ValueError("Find.needs is a lower-case shortcut for a pattern")
         for regex in (self.pattern, self.text):
             if regex is not None:
                 re.compile(regex)
@@ -272,7 +280,7 @@ ANCHOR_RULES: tuple[Rule, ...] = (
         Find("pdf", selector="a[href]", text=_PDF_TEXT, name="anchor:download-pdf"),
         # a .pdf on the page's own site, not a figures or supplement file
         Find("pdf", selector="a[href]", pattern=r"(?i)^(?!.*(figure|suppl)).*\.pdf([?#]|$)",
-             same_site=True, name="anchor:pdf-href"),
+             same_site=True, name="anchor:pdf-href", needs="pdf"),
         Find("html", selector="a[href]", text=_HTML_TEXT, pattern=r"(?i)^(?!.*\.pdf([?#]|$))",
              name="anchor:fulltext"),
     )),
