@@ -22,7 +22,7 @@ import importlib
 import os
 import threading
 from collections.abc import Callable
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
@@ -261,11 +261,16 @@ class Services:
         """The file ingester: the crawler on the web archive, with the crawl policy,
         and one processor per ingest type (``PROCESSORS``); the caller closes it."""
         crawl = self.settings.crawl
-        crawler = Crawler(self.web_archive, check=self.crawl_policy.check,
+        crawler = Crawler(self.web_archive, policy=self.crawl_policy,
                           max_hops=crawl.max_hops, max_bytes=self.settings.http.max_mb * 2**20,
                           max_html_bytes=crawl.max_html_mb * 2**20)
-        processors = {kind: resolve(path)(self) for kind, path in PROCESSORS.items()}
+        processors = {kind: partial(self._build, path) for kind, path in PROCESSORS.items()}
         return FileIngester(self.web_archive, crawler, processors, self.ingest_history)
+
+    def _build(self, path: str) -> Any:
+        """What the builder a registry names as ``module:function`` makes of these
+        services (the module is imported now, not before)."""
+        return resolve(path)(self)
 
     # --- Kafka --------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
 from sandcrawler.web.archive import WarcSession, WebArchive
 from sandcrawler.web.fetch import Hop
 from sandcrawler.web.landing import HtmlPage, parse_html
+from sandcrawler.web.policy import CrawlPolicy
 
 #: what the bytes of a terminal are, for the crawl
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -124,11 +125,14 @@ class CrawlResult:
 
 
 class Crawler:
-    def __init__(self, archive: WebArchive, *, check: Callable[[str], None] | None = None,
+    def __init__(self, archive: WebArchive, *, policy: CrawlPolicy | None = None,
                  max_hops: int = 6, max_bytes: int = 1024 * 2**20,
                  max_html_bytes: int = 16 * 2**20) -> None:
+        """``policy``: what may be fetched (the blocklist also keeps URLs from being
+        replayed; robots.txt is asked only before a fetch)."""
         self.archive = archive
-        self.check = check
+        self.policy = policy
+        self.check = policy.check if policy is not None else None
         self.max_hops = max_hops
         self.max_bytes = max_bytes
         self.max_html_bytes = max_html_bytes
@@ -201,12 +205,14 @@ class Crawler:
         return None
 
     def _fetch(self, session: WarcSession, url: str, force: bool) -> Fetched:
-        if self.check is not None:
-            self.check(url)
+        if self.policy is not None:
+            self.policy.check_listed(url)
         if not force and (chain := self.archive.lookup(url)) is not None:
             replayed = self._replay(chain)
             if replayed is not None:
                 return replayed
+        # the fetcher asks the policy (blocklist, robots.txt) about this URL and
+        # every redirect target before requesting it
         capture = session.capture(url, max_bytes=self._limit, check=self.check)
         spool, capture.spool = capture.spool, None  # the Fetched owns it now
         if capture.file_meta is None and spool is not None:

@@ -17,7 +17,7 @@ Every status is in the table of ``docs/ingest.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -46,15 +46,25 @@ class FileIngester:
     processor per ingest type and the ingest history."""
 
     def __init__(self, archive: WebArchive, crawler: Crawler,
-                 processors: Mapping[str, Processor], history: IngestHistory) -> None:
+                 processors: Mapping[str, Callable[[], Processor]],
+                 history: IngestHistory) -> None:
+        """``processors``: ingest type -> a function building its processor, called
+        when the first file of that type is found (a run of recorded hits, or of
+        HTML only, never starts a PDF sandbox or loads trafilatura)."""
         self.archive = archive
         self.crawler = crawler
-        self.processors = processors
+        self.factories = processors
+        self.processors: dict[str, Processor] = {}
         self.history = history
 
+    def processor(self, kind: str) -> Processor:
+        if kind not in self.processors:
+            self.processors[kind] = self.factories[kind]()
+        return self.processors[kind]
+
     def close(self) -> None:
-        for processor in self.processors.values():
-            processor.close()
+        while self.processors:
+            self.processors.popitem()[1].close()
 
     def ingest(self, request: IngestRequest) -> dict[str, Any]:
         return self.ingest_batch([request])[0]
@@ -65,11 +75,13 @@ class FileIngester:
         results: list[dict[str, Any]] = [{"hit": False, "request": r.to_json()}
                                          for r in requests]
         crawls: list[tuple[int, CrawlResult]] = []
+        hits = self.history.hits((r.ingest_type, r.base_url) for r in requests
+                                 if not r.force_recrawl)
         try:
             with self.archive.session() as session:
                 for i, request in enumerate(requests):
                     try:
-                        url = self._before_crawl(request, results[i])
+                        url = self._before_crawl(request, results[i], hits)
                     except RecordError as e:
                         results[i].update(status=e.status, error_message=str(e))
                         continue
@@ -86,7 +98,8 @@ class FileIngester:
             close_all([c for _, c in crawls])
         return [_final(r) for r in results]
 
-    def _before_crawl(self, request: IngestRequest, result: dict[str, Any]) -> str | None:
+    def _before_crawl(self, request: IngestRequest, result: dict[str, Any],
+                      hits: Mapping[tuple[str, str], dict[str, Any]]) -> str | None:
         """Settle what needs no crawl (None: the result is final); else the URL to
         crawl (``base_url`` with spaces and non-ASCII characters encoded)."""
         parts = urlsplit(request.base_url)
@@ -101,7 +114,7 @@ class FileIngester:
                               f"({types})", IngestFileStatus.SKIP_INGEST_TYPE)
         if request.force_recrawl:
             return url
-        row = self.history.hit(request.ingest_type, request.base_url)
+        row = hits.get((request.ingest_type, request.base_url))
         if row is None:
             return url
         result["status"] = IngestFileStatus.SUCCESS_EXISTING
@@ -137,7 +150,7 @@ class FileIngester:
                 identifiers=identifiers_from_metadata({**(crawl.biblio or {}),
                                                        **(request.ext_ids or {})}),
                 landing_url=crawl.landing_url)
-            processing = self.processors[kind].process(found)
+            processing = self.processor(kind).process(found)
         elif crawl.replayed:
             # archived and processed before, nothing fetched now
             result["status"] = IngestFileStatus.SUCCESS_EXISTING

@@ -4,6 +4,7 @@ processed already (then it is not processed again)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -24,12 +25,24 @@ class IngestHistory:
 
     def hit(self, ingest_type: str, base_url: str) -> dict[str, Any] | None:
         """The recorded ``ingest_file_result`` row of this request, if it was a hit."""
+        return self.hits([(ingest_type, base_url)]).get((ingest_type, base_url))
+
+    def hits(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The recorded hits among ``(ingest_type, base_url)`` keys, in one query per
+        few hundred keys (a batch of requests asks once)."""
+        wanted = set(keys)
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        urls = sorted({url for _, url in wanted})
         t = ingest_file_result
         with begin(self.engine) as conn:
-            row = conn.execute(select(t).where(t.c.ingest_type == ingest_type,
-                                               t.c.base_url == base_url,
-                                               t.c.hit.is_(True))).first()
-        return dict(row._mapping) if row is not None else None
+            for start in range(0, len(urls), 500):
+                rows = conn.execute(select(t).where(t.c.base_url.in_(urls[start:start + 500]),
+                                                    t.c.hit.is_(True)))
+                for row in rows:
+                    key = (row.ingest_type, row.base_url)
+                    if key in wanted:
+                        found[key] = dict(row._mapping)
+        return found
 
     def processed(self, kind: str, sha1hex: str) -> Processing | None:
         """What processing recorded for this file: a PDF's ``pdf0`` status, or the

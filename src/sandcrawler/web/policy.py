@@ -19,13 +19,18 @@ class CrawlPolicy:
         self.blocklist = blocklist
         self.robots = robots
 
-    def check(self, url: str) -> None:
-        """Return when ``url`` may be fetched; RecordError with the status that
-        says why not."""
+    def check_listed(self, url: str) -> None:
+        """The blocklist alone: what is never crawled, not even from the archive
+        (a capture replayed needs no robots.txt: nothing is fetched)."""
         why = self.blocklist.reason(url)
         if why is not None:
             raise RecordError(f"{url} is not fetched: {why}",
                               status=IngestFileStatus.SKIP_URL_BLOCKLIST)
+
+    def check(self, url: str) -> None:
+        """Return when ``url`` may be fetched; RecordError with the status that
+        says why not."""
+        self.check_listed(url)
         if self.robots is not None:
             refusal = self.robots.refusal(url)
             if refusal is not None:
