@@ -110,3 +110,13 @@ class Workers:
     def kill_all(self) -> None:
         for w in self.started:
             w.kill()
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    """Have the mock cluster create ``topic`` now (a producer's metadata request
+    auto-creates it), so that a consumer started before anything is written joins
+    its group at once rather than after the first write."""
+    from confluent_kafka import Producer
+
+    metadata = Producer({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
+    assert metadata.topics[topic].error is None, metadata.topics[topic].error
