@@ -52,8 +52,8 @@ def landing(title: str, meta: str = "", body: str = "", delay: float = 0.0) -> A
     return page(LANDING.format(title=title, meta=meta, body=body), delay=delay)
 
 
-def pdf_answer(body: bytes, delay: float = 0.0) -> Answer:
-    return Answer(body=body, content_type="application/pdf", delay=delay)
+def pdf_answer(body: bytes) -> Answer:
+    return Answer(body=body, content_type="application/pdf")
 
 
 @pytest.fixture
@@ -300,14 +300,6 @@ DUPLICATES = 10  # requests sent twice: still one row each
 DISTINCT_PDFS = 6
 
 
-def published(bootstrap: str) -> int:
-    """Results on the results topic so far (0 before the worker's first write)."""
-    try:
-        return end_offsets(bootstrap, RESULTS)
-    except Exception:
-        return 0
-
-
 @pytest.mark.parametrize(("db_url", "blob_store"), [("sqlite", "local"), ("postgresql", "s3")],
                          indirect=True)
 def test_sigkill_mid_stream_every_request_ends_with_one_row(
@@ -336,13 +328,13 @@ def test_sigkill_mid_stream_every_request_ends_with_one_row(
     create_topic(kafka.bootstrap, RESULTS)
     persisting = workers.start(worker="persist-ingest-file")
     first = workers.start("--batch-size", "10", env=env)
-    first.wait_until(lambda: published(kafka.bootstrap) >= 20, 60, "the first results")
+    first.wait_until(lambda: end_offsets(kafka.bootstrap, RESULTS) >= 20, 60, "the first results")
     # and then into the next batch's crawl
     seen = len(web.requests)
     first.wait_until(lambda: len(web.requests) >= seen + 5, 30, "more pages fetched")
     first.proc.kill()  # SIGKILL: no chance to finish the batch, publish or commit
     assert first.proc.wait(timeout=10) == -signal.SIGKILL
-    at_kill = published(kafka.bootstrap)
+    at_kill = end_offsets(kafka.bootstrap, RESULTS)
     assert 0 < at_kill < N, "the worker should be killed mid-stream"
     assert sum(committed(kafka.bootstrap, INGEST_GROUP, REQUESTS).values()) <= at_kill
     if isinstance(blob_store, LocalBlobStore):  # the batch's WARC file, half written
