@@ -20,6 +20,7 @@ from sandcrawler.fileset.ingest import FilesetIngester
 from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler_testkit.grobid_server import FakeGrobid
+from sandcrawler_testkit.kafka_mock import MockKafka
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 from sandcrawler_testkit.s3_server import S3Server, swift_available
 
@@ -45,6 +46,7 @@ SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s
                   ("store", "s3"): "s3"}
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
 SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ingest_fileset",
+                "test_worker_ingest_file",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
 #: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`
 SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
@@ -204,6 +206,13 @@ def engine(db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
     migrate.upgrade(eng)
     yield eng
     eng.dispose()
+
+
+@pytest.fixture
+def kafka() -> Iterator[MockKafka]:
+    """librdkafka's mock cluster, one per test (see ``sandcrawler_testkit.kafka_mock``)."""
+    with MockKafka() as cluster:
+        yield cluster
 
 
 @pytest.fixture

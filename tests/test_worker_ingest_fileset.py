@@ -18,20 +18,14 @@ from sqlalchemy import select
 from sandcrawler.db.schema import ingest_file_result, ingest_fileset_platform, web_cdx
 from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
+from tests._kafka import committed, wait_until
 from tests.conftest import invoke
-from tests.test_worker_kafka import committed, wait_until
 
 pytestmark = pytest.mark.kafka
 
 REQUESTS = "sandcrawler-test.ingest-file-requests"
 RESULTS = "sandcrawler-test.ingest-fileset-results"
 FILE_RESULTS = "sandcrawler-test.ingest-file-results"
-
-
-@pytest.fixture
-def kafka() -> Iterator[MockKafka]:
-    with MockKafka() as cluster:
-        yield cluster
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 import pytest
@@ -28,13 +28,14 @@ from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.work import Outcome
 from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
+from tests._kafka import Workers
+from tests._kafka import committed as committed_offsets
 
 pytestmark = pytest.mark.kafka
 
 TOPIC = "fatcat-test.api-crossref"  # SANDCRAWLER_ENV=test
 GROUP = "sandcrawler-test-persist-crossref"
 INDEXED = {"date-time": "2021-05-10T22:08:45Z"}
-T = TypeVar("T")
 
 
 def work(i: int) -> bytes:
@@ -46,96 +47,9 @@ def doi(i: int) -> str:
 
 
 @pytest.fixture
-def kafka() -> Iterator[MockKafka]:
-    with MockKafka() as mk:
-        yield mk
-
-
-def wait_until(cond: Callable[[], T], timeout: float, what: str, interval: float = 0.05) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
-class WorkerProcess:
-    """``python -m sandcrawler worker persist-crossref`` with stderr in a file we can watch."""
-
-    def __init__(self, tmp_path: Path, name: str, env: dict[str, str], *args: str) -> None:
-        self.stderr_path = tmp_path / f"{name}.stderr"
-        with self.stderr_path.open("wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sandcrawler", "worker", "persist-crossref", *args],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                env={**os.environ, **env},
-            )
-
-    @property
-    def stderr(self) -> str:
-        return self.stderr_path.read_text(errors="replace")
-
-    def wait_until(self, cond: Callable[[], T], timeout: float, what: str) -> T:
-        """Like wait_until, but fails at once (with stderr) if the worker exits meanwhile."""
-
-        def check() -> T:
-            value = cond()
-            if not value and self.proc.poll() is not None:
-                raise AssertionError(
-                    f"worker exited ({self.proc.returncode}) while waiting for {what}:\n"
-                    f"{self.stderr}")
-            return value
-
-        try:
-            return wait_until(check, timeout, what)
-        except AssertionError as e:
-            raise AssertionError(f"{e}; worker stderr:\n{self.stderr}") from None
-
-    def stop(self, sig: int, timeout: float = 15.0) -> int:
-        self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(
-                f"worker still running {timeout}s after {sig}:\n{self.stderr}") from None
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"worker did not exit within {timeout}s:\n{self.stderr}") from None
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-
-
-class Workers:
-    """Starts workers and kills whatever is still running at the end of the test."""
-
-    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
-        self.tmp_path, self.env = tmp_path, env
-        self.started: list[WorkerProcess] = []
-
-    def start(self, *args: str, env: dict[str, str] | None = None) -> WorkerProcess:
-        w = WorkerProcess(self.tmp_path, f"worker{len(self.started)}", {**self.env, **(env or {})},
-                          *args)
-        self.started.append(w)
-        return w
-
-    def kill_all(self) -> None:
-        for w in self.started:
-            w.kill()
-
-
-@pytest.fixture
 def workers(tmp_path: Path, kafka: MockKafka) -> Iterator[Workers]:
     ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
-                            "SANDCRAWLER_ENV": "test"})
+                            "SANDCRAWLER_ENV": "test"}, "persist-crossref")
     try:
         yield ws
     finally:
@@ -149,16 +63,7 @@ def dois_in(engine: Engine) -> list[str]:
 
 def committed(bootstrap: str, group: str = GROUP, topic: str = TOPIC) -> dict[int, int]:
     """The group's committed offset per partition (partitions without a commit left out)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                  "session.timeout.ms": 6000, "enable.auto.commit": False})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
-    finally:
-        c.close()
-    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
+    return committed_offsets(bootstrap, group, topic)
 
 
 def read_from_committed(bootstrap: str, count: int, group: str = GROUP,

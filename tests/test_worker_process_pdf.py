@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -20,8 +19,8 @@ from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.warcs import Capture, write_warc
+from tests._kafka import committed, wait_until
 from tests.conftest import invoke
-from tests.test_worker_kafka import committed, wait_until
 
 pytestmark = pytest.mark.kafka
 
@@ -56,12 +55,6 @@ def run_worker(kafka: MockKafka, db_url: str, tmp_path: Path, *, rows: int, resu
     stderr = (tmp_path / "worker.stderr").read_text()
     assert "Traceback" not in stderr
     return got, stderr
-
-
-@pytest.fixture
-def kafka() -> Iterator[MockKafka]:
-    with MockKafka() as cluster:
-        yield cluster
 
 
 def test_worker_processes_records_and_publishes_results(

@@ -157,6 +157,7 @@ class DemoSite:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in separate writes
 
             def log_message(self, *args: object) -> None:
                 pass

@@ -53,6 +53,8 @@ from sandcrawler.version import __version__
 from sandcrawler.web.hosts import HostGate, Slot, host_of
 
 CHUNK = 1024 * 1024
+#: what is read of an answer not wanted, so that its connection can be reused
+DRAIN_BYTES = 64 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
 #: answers that slow the whole host (the server is overloaded or rate-limiting us)
 BUSY_STATUSES = (429, 503)
@@ -136,7 +138,7 @@ class Opened:
 
     def close(self) -> None:
         try:
-            self.response.release_conn()
+            _release(self.response)
         finally:
             if self.slot is not None:
                 self.slot.release()
@@ -336,10 +338,24 @@ def _discard(resp: urllib3.BaseHTTPResponse, slot: Slot) -> None:
     few bytes of HTML, read so that the connection is reused; then the slot."""
     try:
         with contextlib.suppress(HTTPError):
-            resp.read(64 * 1024)
-        resp.release_conn()
+            resp.read(DRAIN_BYTES)
+        _release(resp)
     finally:
         slot.release()
+
+
+def _release(resp: urllib3.BaseHTTPResponse) -> None:
+    """Give the connection back to the pool with nothing of this answer left on it:
+    what remains of a short body is read; a connection with more left unread (a
+    file not wanted, a body of unknown length) is closed instead, else that rest
+    would be read as the next answer on the connection."""
+    if not resp.closed:
+        remaining = getattr(resp, "length_remaining", None)
+        if remaining is not None and remaining <= DRAIN_BYTES:
+            resp.drain_conn()
+    if not resp.closed:
+        resp.close()  # the connection too: it is not reused
+    resp.release_conn()
 
 
 def stream_body(opened: Opened, write: Any, max_bytes: int) -> int:

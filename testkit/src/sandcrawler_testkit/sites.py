@@ -106,6 +106,7 @@ class SiteServer(LoopbackHTTPServer):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go in separate writes
 
             def log_message(self, *args: object) -> None:
                 pass
