@@ -275,7 +275,7 @@ def test_requests_to_results_to_rows_and_a_second_run(
     # a second run of the same requests fetches nothing of the hits: they are
     # success-existing
     hits = [k for k, s in expected.items() if s == "success"]
-    web.requests.clear()
+    web.clear()
     produce(kafka.bootstrap, AGAIN, messages)
     assert again.wait(90) == 0, again.stderr
     second = [orjson.loads(m) for m in consume(kafka.bootstrap, AGAIN_RESULTS,

@@ -74,6 +74,11 @@ class SiteServer(LoopbackHTTPServer):
         body = text.encode() if isinstance(text, str) else text
         self.answer(host, "/robots.txt", Answer(status, body))
 
+    def clear(self) -> None:
+        """Forget the requests seen so far."""
+        with self._lock:
+            self.log.clear()
+
     def seen(self, host: str | None = None, path: str | None = None) -> list[Seen]:
         with self._lock:
             return [s for s in self.log
