@@ -22,6 +22,7 @@ from sandcrawler.demo import DLIB, OJS, PLOS, REQUESTS, SCIELO_XML, DemoSite
 from sandcrawler.ingest.file_ingest import FileIngester
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.pdftable import CaptureHistory
+from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.publishers import Answer, WebSite, page, redirect
 from tests.conftest import invoke
 
@@ -363,3 +364,55 @@ def test_requests_from_dois(tmp_path: Path) -> None:
         "https://doi.org/10.1000/a%23b%3Fc"]
     assert lines[1]["ext_ids"] == {"doi": "10.7717/peerj.4375"}
     assert lines[1]["link_source"] == "doi" and lines[1]["ingest_type"] == "pdf"
+
+
+def test_no_xml_link_and_no_html_fulltext(web: WebSite, ingest_web: Any) -> None:
+    web.add("https://f.example/robots.txt", page("", 404))
+    web.add("https://f.example/article", _landing())
+    # a link to the "full text" that is a bare landing page: too little text
+    web.add("https://f.example/short", page(
+        '<html><head><meta name="citation_fulltext_html_url" content="/short/full">'
+        "</head><body><p>Log in.</p></body></html>"))
+    web.add("https://f.example/short/full", page("<html><body><p>Menu</p></body></html>"))
+    # a citation_pdf_url that is javascript: is no link at all
+    web.add("https://f.example/js", _landing(
+        '<meta name="citation_pdf_url" content="javascript:openPdf()">'))
+    ingest = ingest_web()
+    xml = ingest("https://f.example/article", "xml")
+    assert xml["status"] == "no-xml-link" and xml["hit"] is False
+    short = ingest("https://f.example/short", "html")
+    assert short["status"] == "no-html-fulltext", short
+    assert short["terminal"]["terminal_url"] == "https://f.example/short/full"
+    assert short["processing"]["status"] == "no-main-text"
+    assert ingest("https://f.example/js")["status"] == "no-pdf-link"
+    assert not any("javascript" in r for r in web.requests)
+
+
+def test_the_references_of_grobid_full_text_are_parsed(
+        web: WebSite, ingest_web: Any, pdf_bytes: bytes, shared_data: Path) -> None:
+    tei = shared_data / "sandcrawler-fixtures" / "23b29ea36382680716be08fc71aa81bd226e8a85.xml"
+    web.add("https://g.example/robots.txt", page("", 404))
+    web.add("https://g.example/paper.pdf", Answer(body=pdf_bytes, content_type="application/pdf"))
+    with FakeGrobid(fulltext_tei=tei) as grobid:
+        ingest = ingest_web(grobid_url=grobid.url)
+        r = ingest("https://g.example/paper.pdf")
+    assert r["status"] == "success" and r["hops"] == ["https://g.example/paper.pdf"]
+    processing = r["processing"]
+    assert processing["grobid_status"] == "success"
+    assert processing["references"] == 100  # the TEI's listBibl
+    with begin(ingest.services.engine) as conn:
+        refs = conn.execute(select(grobid_refs.c.refs_json).where(
+            grobid_refs.c.source_id == processing["uuid"])).scalar_one()
+    assert len(refs) == 100 and refs[0].get("title")
+
+
+def test_the_demo_command(shared_data: Path) -> None:
+    res = invoke(["ingest", "demo", "--data", str(shared_data)])
+    assert res.exit_code == 0, res.stderr
+    assert "success              6" in res.stderr and "no-pdf-link          1" in res.stderr
+    assert "WARC" in res.stderr and "thumbnail" in res.stderr and "references" in res.stderr
+    again = invoke(["ingest", "demo", "--data", str(shared_data)])
+    assert again.exit_code == 0 and "success-existing     6" in again.stderr
+    missing = invoke(["ingest", "demo", "--data", str(shared_data / "nothing")])
+    assert missing.exit_code == 1 and "not in" in missing.stderr
+    assert "Traceback" not in missing.stderr
