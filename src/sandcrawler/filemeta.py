@@ -154,6 +154,15 @@ class MultiHasher:
                 self._cond.wait()
             self._raise()
 
+    def hexdigest(self, name: str) -> str:
+        """One digest, as soon as its lane is done (the others may still run)."""
+        lane = self._lanes[list(self.hashers).index(name)]
+        with self._cond:
+            while lane.busy:
+                self._cond.wait()
+            self._raise()
+        return lane.hasher.hexdigest()
+
     def hexdigests(self) -> dict[str, str]:
         self._wait()
         return {name: h.hexdigest() for name, h in self.hashers.items()}
@@ -178,10 +187,16 @@ class MetaWriter:
         self._write(chunk)
         return len(chunk)
 
+    def sha1hex(self) -> str:
+        """The sha1 of what went by (no more writes), before the slower digests
+        are done: a lookup by sha1 can run meanwhile."""
+        return self._hasher.hexdigest("sha1")
+
     def finish(self) -> tuple[FileMeta, dict[str, str]]:
         """The file's metadata, and the hex digests of the ``extra`` hashers."""
+        mimetype = sniff_mime(self._head)  # on this thread while the last chunks hash
         digests = self._hasher.hexdigests()
-        meta = _meta(self.size, digests, sniff_mime(self._head))
+        meta = _meta(self.size, digests, mimetype)
         return meta, {k: v for k, v in digests.items() if k not in HASHES}
 
 

@@ -241,11 +241,12 @@ class WarcSession:
             finally:
                 if meta_writer is None:  # an empty body
                     meta_writer = start(b"")
-                meta, extra = meta_writer.finish()
                 if (f := state.get("spool_file")) is not None:
                     f.close()
             ok = hop.status_code == 200
-            earlier = self.find_sha1(meta.sha1hex) if ok else None
+            # looked up while md5 and sha256 finish on the hash threads
+            earlier = self.find_sha1(meta_writer.sha1hex()) if ok else None
+            meta, extra = meta_writer.finish()
             if state.get("direct"):
                 if meta.size_bytes != state["length"]:
                     raise RecordError(f"fetching {hop.url}: {meta.size_bytes:,} bytes, "
