@@ -7,10 +7,22 @@ replayed); a final body whose sha1 the archive already holds is written as a
 ``revisit`` record (identical-payload-digest profile) that refers to the first
 capture instead of storing the bytes again.
 
-The body is spooled to disk while its sha1, sha256, md5, the WARC block digest
-and MIME type are worked out in the same pass, so memory stays flat for any size
-and the record can be written with its digests and length known; it is then
-copied into the WARC once.
+A body is read once, in 1 MiB chunks, while its sha1, sha256, md5, the WARC block
+digest (and a stored gzip member's CRC-32) are worked out on hash threads and its
+MIME type is sniffed, so memory stays flat for any size. Its record is written one
+of two ways:
+
+* straight into the WARC file, when the body's length is announced, it is not to
+  be deflated and the store's writer can overwrite (the local store): the header
+  goes first with placeholder digests of the same length and is overwritten once
+  they are known; a payload the archive already holds turns out only at the end,
+  so that record is cut off again and a revisit written instead;
+* through a spool file, otherwise (a body to deflate, no Content-Length, the S3
+  store, or a caller that wants the body kept: ``capture(keep_body=True)``).
+
+A record that is not deflated is still its own gzip member: a stored one (deflate
+blocks of up to 65,535 bytes, framed here), since deflating already-compressed
+data costs several times the download for nothing.
 
 A ``WarcSession`` is one WARC file in the making. Nothing it holds is visible
 (neither the file in the store nor its index rows) until ``commit()``; ``abort()``
@@ -94,7 +106,7 @@ class WebCapture:
     rows: list[CdxRecord]
     file_meta: FileMeta | None = None
     revisit_of: CdxRecord | None = None
-    spool: Path | None = None  # the body on disk until close()
+    spool: Path | None = None  # the body on disk until close() (capture with keep_body)
 
     @property
     def terminal(self) -> CdxRecord:
