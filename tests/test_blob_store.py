@@ -90,6 +90,39 @@ def test_put_get_bytes_with_hashes(blob_store: BlobStore) -> None:
     assert blob_store.get("docs/hello.bin") == data
 
 
+def test_writev_and_rewriting(blob_store: BlobStore) -> None:
+    """writev gathers buffers (memoryviews of a reused buffer too; more than
+    IOV_MAX of them, past an S3 part); a local writer without hashes can also
+    overwrite and cut off what it wrote, S3 cannot."""
+    data = _data(PART + MIB + 3, seed=30)
+    pieces = [memoryview(data)[i:i + 4096] for i in range(0, len(data), 4096)]
+    assert len(pieces) > 1024
+    with blob_store.open_write("v/a") as w:
+        assert w.writev(pieces) == len(data)
+    assert w.info is not None and w.info.hashes["sha1"] == hashlib.sha1(data).hexdigest()
+    assert blob_store.get("v/a") == data
+    writer = blob_store.open_write("v/b", hashes=())
+    with writer:
+        writer.write(b"0123456789")
+        if isinstance(blob_store, S3BlobStore):
+            assert not writer.rewritable
+            with pytest.raises(io.UnsupportedOperation):
+                writer.truncate(4)
+            with pytest.raises(io.UnsupportedOperation):
+                writer.pwrite(b"x", 0)
+        else:
+            assert writer.rewritable
+            writer.truncate(4)
+            writer.writev([b"ab", memoryview(b"cdef")[1:]])
+            writer.pwrite(b"XY", 1)
+            with pytest.raises(ValueError):
+                writer.pwrite(b"XY", 8)  # past what was written
+            assert writer.size == 9
+    want = b"0123456789" if isinstance(blob_store, S3BlobStore) else b"0XY3abdef"
+    assert blob_store.get("v/b") == want
+    assert not blob_store.open_write("v/c").rewritable  # running hashes: never
+
+
 def test_put_stream(blob_store: BlobStore) -> None:
     data = _data(3 * MIB + 17, seed=1)
     info = blob_store.put("streamed", io.BytesIO(data))

@@ -2,24 +2,40 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import io
 import os
+import tempfile
+import zlib
+from base64 import b32encode
 from pathlib import Path
+from typing import Any
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
+from sandcrawler.errors import RecordError
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.web.archive import WebArchive
+from sandcrawler.storage.s3 import S3BlobStore
+from sandcrawler.web.archive import WebArchive, _compressible, crc32_combine
 from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.fetch import HttpFetcher, TooLarge
+from sandcrawler.web.warc import copy_payload
 from sandcrawler_testkit.http_files import FileServer
 
 
-def _archive(tmp_path: Path, server: FileServer) -> WebArchive:
+def _archive(tmp_path: Path, server: FileServer, *, store: BlobStore | None = None,
+             gzip_level: int = 1) -> WebArchive:
     engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     migrate.upgrade(engine)
-    fetcher = HttpFetcher(routes={"https://example.org": server.url})
-    return WebArchive(LocalBlobStore(tmp_path / "store"), engine, fetcher)
+    fetcher = HttpFetcher(routes={"https://example.org": server.url}, retries=0)
+    return WebArchive(store or LocalBlobStore(tmp_path / "store"), engine, fetcher,
+                      gzip_level=gzip_level, spool_dir=tmp_path)
 
 
 def test_text_is_deflated_and_incompressible_payloads_are_stored(tmp_path: Path) -> None:
@@ -64,3 +80,164 @@ def test_aborted_session_leaves_nothing(tmp_path: Path) -> None:
 def test_surt() -> None:
     assert surt("https://www.Example.org/A/b?z=1&a=2") == "org,example)/a/b?a=2&z=1"
     assert surt("http://example.org:8080") == "org,example:8080)/"
+
+
+# -- the write path: straight into the WARC, or through the spool --------------------------
+
+
+def _sha1_b32(data: bytes) -> str:
+    return "sha1:" + b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def _read_back(store: BlobStore, key: str, rows: list[CdxRecord],
+               files: dict[str, bytes]) -> None:
+    """Every record of the WARC file reads back with warcio, digests checked, from the
+    start and from every record's offset; every row's payload is the file's."""
+    warc = store.get(key)
+    offsets = []
+    with io.BytesIO(warc) as f:
+        records = ArchiveIterator(f, check_digests="raise")
+        for record in records:
+            offsets.append(records.get_record_offset())
+            record.content_stream().read()  # digests checked at the end
+    for offset in offsets:
+        # the record parsed here by hand: the digests are of the bytes as written
+        if key.endswith(".gz"):
+            raw = zlib.decompressobj(31).decompress(warc[offset:])
+        else:
+            raw = warc[offset:]
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:])
+        block = rest[:int(fields["Content-Length"])]
+        assert rest[len(block):len(block) + 4] == b"\r\n\r\n"
+        assert fields["WARC-Block-Digest"] if fields["WARC-Type"] != "request" else True
+        if fields["WARC-Type"] in ("response", "revisit"):
+            assert fields["WARC-Block-Digest"] == _sha1_b32(block)
+        if fields["WARC-Type"] == "response":
+            assert fields["WARC-Payload-Digest"] == _sha1_b32(block.partition(b"\r\n\r\n")[2])
+    if key.endswith(".gz"):
+        gzip.decompress(warc)  # every member well formed, CRC-32 and size included
+    assert {r.warc_offset for r in rows} <= set(offsets)
+    for offset in offsets:
+        records = ArchiveIterator(io.BytesIO(warc[offset:]), check_digests="raise")
+        record = next(records)
+        record.content_stream().read()
+    for row in rows:
+        if row.status_code != 200:
+            continue
+        data = files[row.url.rsplit("/", 1)[-1]]
+        assert (row.size, row.sha1hex) == (len(data), hashlib.sha1(data).hexdigest())
+        assert row.sha256hex == hashlib.sha256(data).hexdigest()
+        assert row.md5hex == hashlib.md5(data).hexdigest()
+        if not row.is_revisit:
+            with io.BytesIO(warc[row.warc_offset:row.warc_offset + row.warc_csize]) as f:
+                buf = io.BytesIO()
+                copy_payload(f, buf, where="test", length=row.warc_csize)
+                assert buf.getvalue() == data
+
+
+@pytest.mark.parametrize("keep_body", [False, True])
+@pytest.mark.parametrize("gzip_level", [0, 1])
+def test_records_read_back_at_every_offset(tmp_path: Path, blob_store: BlobStore,
+                                           gzip_level: int, keep_body: bool,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    spooled: list[str] = []
+    mkstemp = tempfile.mkstemp
+
+    def counting_mkstemp(**kw: Any) -> tuple[int, str]:
+        fd, name = mkstemp(**kw)
+        spooled.append(name)
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", counting_mkstemp)
+    www = tmp_path / "www"
+    www.mkdir()
+    files = {
+        "big.pdf": b"%PDF-1.5\n" + os.urandom(2 * 2**20 + 65535 * 3 + 7),  # several chunks
+        "small.bin": os.urandom(70_000),
+        "t.csv": b"site,year,count\n" * 100_000,  # deflated at level 1
+        "empty.bin": b"",
+        "same.bin": b"",  # the big file again: a revisit
+    }
+    files["same.bin"] = files["big.pdf"]
+    for name, data in files.items():
+        (www / name).write_bytes(data)
+    with FileServer(www) as server:
+        server.redirects["/moved"] = "/small.bin"
+        server.lie_length["/cut.bin"] = 10**6
+        (www / "cut.bin").write_bytes(os.urandom(1000))
+        archive = _archive(tmp_path, server, store=blob_store, gzip_level=gzip_level)
+        with archive.session() as session:
+            captures = [session.capture(f"https://example.org/{name}", max_bytes=10**8,
+                                        keep_body=keep_body)
+                        for name in ("big.pdf", "t.csv", "moved", "empty.bin", "same.bin")]
+            size = session._writer.size
+            with pytest.raises(RecordError):  # the connection is lost mid-body
+                session.capture("https://example.org/cut.bin", max_bytes=10**8,
+                                keep_body=keep_body)
+            assert session._writer.size == size  # nothing of it left behind
+            missing = session.capture("https://example.org/nothing", max_bytes=10**8,
+                                      keep_body=keep_body)
+            for capture in captures:
+                assert (capture.spool is not None) == (keep_body and capture.status_code == 200)
+                if capture.spool is not None:
+                    name = capture.terminal.url.rsplit("/", 1)[-1]
+                    assert capture.spool.read_bytes() == files[name]
+                capture.close()
+            rows = session.commit()
+    bodies = sum(name.endswith(".body") for name in spooled)
+    if keep_body or isinstance(blob_store, S3BlobStore):  # every final body (7)
+        assert bodies == 7
+    else:  # only what is deflated: the text and bodies under 4 KiB (empty, 404, cut)
+        assert bodies == (4 if gzip_level else 0)
+    assert missing.status_code == 404
+    assert captures[-1].revisit_of is not None
+    assert captures[-1].terminal.is_revisit
+    assert [r.url.rsplit("/", 1)[-1] for r in captures[2].rows] == ["moved", "small.bin"]
+    _read_back(blob_store, session.key, rows, files)
+    csv = next(r for r in rows if r.url.endswith("t.csv"))
+    big = next(r for r in rows if r.url.endswith("big.pdf"))
+    if gzip_level:
+        assert csv.warc_csize < len(files["t.csv"]) / 10
+        assert len(files["big.pdf"]) < big.warc_csize < len(files["big.pdf"]) * 1.01
+
+
+def test_an_aborted_capture_leaves_the_session_usable(tmp_path: Path) -> None:
+    """A body cut short on the direct path is cut off the WARC file again."""
+    www = tmp_path / "www"
+    www.mkdir()
+    data = os.urandom(3 * 2**20)
+    (www / "a.bin").write_bytes(data)
+    (www / "b.bin").write_bytes(data[:2**20])
+    with FileServer(www) as server:
+        server.lie_length["/b.bin"] = 5 * 2**20
+        archive = _archive(tmp_path, server)
+        with archive.session() as session:
+            with pytest.raises(TooLarge):
+                session.capture("https://example.org/a.bin", max_bytes=2**20 + 5,
+                                keep_body=False)
+            with pytest.raises(RecordError):
+                session.capture("https://example.org/b.bin", max_bytes=10**8,
+                                keep_body=False)
+            session.capture("https://example.org/a.bin", max_bytes=10**8,
+                            keep_body=False).close()
+            rows = session.commit()
+    _read_back(archive.store, session.key, rows, {"a.bin": data})
+
+
+def test_compressible_is_judged_by_type_and_sample() -> None:
+    noise = os.urandom(2**20)
+    text = b"site,year,count\n" * 65536
+    assert not _compressible(noise, "application/pdf")
+    assert _compressible(text, "application/pdf")  # an uncompressed PDF is sampled
+    assert not _compressible(text, "application/zip")  # compressed formats are not
+    assert not _compressible(text, "image/jpeg")
+    assert _compressible(b"x" * 100, "application/zip")  # tiny: whatever deflate gives
+    # noise after a short compressible start is found by the sample's middle and end
+    assert not _compressible(text[:1024] + noise, None)
+    assert _compressible(text[:100_000] + noise[:100_000], None)  # a third deflates
+
+
+def test_crc32_combine() -> None:
+    for a, b in ((b"", b""), (b"abc", b""), (b"", b"xyz"), (os.urandom(999), os.urandom(70_001))):
+        assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)

@@ -2,13 +2,14 @@
 sniffed from the first bytes (never from the file name; ``sandcrawler.mime``).
 
 Hashing reads 1 MiB at a time; hashlib releases the GIL on large buffers, so
-the three digests run on separate threads while the next chunk is read.
+the three digests run on separate threads while the next chunks are read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -77,27 +78,90 @@ def _hash_pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-class MultiHasher:
-    """Feeds every chunk to several hash objects, each on its own thread for big
-    chunks (hashlib releases the GIL), so sha1 + sha256 + md5 cost about one."""
+class _Lane:
+    """One hash object and the chunks waiting for it, hashed in order by at most
+    one pool thread at a time."""
 
-    def __init__(self, hashers: dict[str, Any]) -> None:
+    __slots__ = ("busy", "hasher", "queue")
+
+    def __init__(self, hasher: Any) -> None:
+        self.hasher = hasher
+        self.queue: deque[bytes] = deque()
+        self.busy = False
+
+
+class MultiHasher:
+    """Feeds every chunk to several hash objects, each on a pool thread for big
+    chunks (hashlib releases the GIL), so sha1 + sha256 + md5 cost about one.
+
+    Each hash object is a lane of its own that may fall up to ``depth`` chunks
+    behind the caller: the slowest digest (md5) runs without a stop while the
+    others and the caller's reading share the other core, instead of every
+    chunk waiting for the slowest digest of the one before. Memory: at most
+    ``depth`` chunks held."""
+
+    def __init__(self, hashers: dict[str, Any], depth: int = 4) -> None:
         self.hashers = hashers
         self._pool = _hash_pool()
-        self._pending: list = []
+        self._lanes = [_Lane(h) for h in hashers.values()]
+        self._depth = depth
+        self._cond = threading.Condition()
+        self._error: BaseException | None = None
 
-    def _wait(self) -> None:
-        for job in self._pending:  # the previous chunk is done before its buffer goes
-            job.result()
-        self._pending = []
+    def _idle(self) -> bool:
+        return not any(lane.busy for lane in self._lanes)
 
     def update(self, chunk: bytes) -> None:
-        self._wait()
-        if len(chunk) < 65536:  # not worth a thread hop
-            for h in self.hashers.values():
-                h.update(chunk)
-        else:
-            self._pending = [self._pool.submit(h.update, chunk) for h in self.hashers.values()]
+        with self._cond:
+            if len(chunk) < 65536 and self._idle():  # not worth a thread hop
+                for lane in self._lanes:
+                    lane.hasher.update(chunk)
+                return
+            while self._error is None and any(len(lane.queue) >= self._depth
+                                              for lane in self._lanes):
+                self._cond.wait()
+            self._raise()
+            for lane in self._lanes:
+                lane.queue.append(chunk)
+                if not lane.busy:
+                    lane.busy = True
+                    self._pool.submit(self._drain, lane)
+
+    def _drain(self, lane: _Lane) -> None:
+        while True:
+            with self._cond:
+                if not lane.queue or self._error is not None:
+                    lane.busy = False
+                    self._cond.notify_all()
+                    return
+                chunk = lane.queue[0]
+            try:
+                lane.hasher.update(chunk)
+            except BaseException as e:  # reported to the caller
+                with self._cond:
+                    self._error = e
+            with self._cond:
+                lane.queue.popleft()
+                self._cond.notify_all()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _wait(self) -> None:
+        with self._cond:
+            while not self._idle():
+                self._cond.wait()
+            self._raise()
+
+    def hexdigest(self, name: str) -> str:
+        """One digest, as soon as its lane is done (the others may still run)."""
+        lane = self._lanes[list(self.hashers).index(name)]
+        with self._cond:
+            while lane.busy:
+                self._cond.wait()
+            self._raise()
+        return lane.hasher.hexdigest()
 
     def hexdigests(self) -> dict[str, str]:
         self._wait()
@@ -123,10 +187,16 @@ class MetaWriter:
         self._write(chunk)
         return len(chunk)
 
+    def sha1hex(self) -> str:
+        """The sha1 of what went by (no more writes), before the slower digests
+        are done: a lookup by sha1 can run meanwhile."""
+        return self._hasher.hexdigest("sha1")
+
     def finish(self) -> tuple[FileMeta, dict[str, str]]:
         """The file's metadata, and the hex digests of the ``extra`` hashers."""
+        mimetype = sniff_mime(self._head)  # on this thread while the last chunks hash
         digests = self._hasher.hexdigests()
-        meta = _meta(self.size, digests, sniff_mime(self._head))
+        meta = _meta(self.size, digests, mimetype)
         return meta, {k: v for k, v in digests.items() if k not in HASHES}
 
 

@@ -248,11 +248,11 @@ class WebStrategy(FilesetStrategy):
             return result  # leaving the block unfinished aborts the session
 
     def _capture(self, session: WarcSession, url: str | None, max_bytes: int,
-                 expected: FilesetManifestFile | None) -> WebCapture:
+                 expected: FilesetManifestFile | None, *, keep_body: bool) -> WebCapture:
         if not url:
             raise ArchiveFailure("no download URL")
         try:
-            capture = session.capture(url, max_bytes=max_bytes)
+            capture = session.capture(url, max_bytes=max_bytes, keep_body=keep_body)
         except TooLarge as e:
             raise _too_large(e, expected) from None
         except RecordError as e:
@@ -269,7 +269,7 @@ class WebStrategy(FilesetStrategy):
         for expected in item.manifest or []:
             try:
                 capture = self._capture(session, expected.platform_url,
-                                        _budget(expected, left), expected)
+                                        _budget(expected, left), expected, keep_body=False)
             except ArchiveFailure as e:
                 return self._failed(item, done, e, expected)
             capture.close()
@@ -292,7 +292,7 @@ class WebStrategy(FilesetStrategy):
     def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         try:
             capture = self._capture(session, item.web_bundle_url,
-                                    self.ctx.fileset.max_total_size, None)
+                                    self.ctx.fileset.max_total_size, None, keep_body=True)
         except ArchiveFailure as e:
             return self._failed(item, [], e)
         try:

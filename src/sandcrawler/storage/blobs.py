@@ -12,9 +12,10 @@ backends give the same guarantees:
 
 from __future__ import annotations
 
+import io
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -84,6 +85,38 @@ class BlobWriter(ABC):
         self.size += len(data)
         self._write(data)
         return len(data)
+
+    def writev(self, buffers: Sequence[bytes | memoryview]) -> int:
+        """Write the buffers one after the other (one system call where the
+        backend can gather them); the number of bytes."""
+        if self._done:
+            raise ValueError(f"write to a finished blob writer ({self.key})")
+        n = 0
+        for b in buffers:
+            for h in self._hashers.values():
+                h.update(b)
+            n += len(b)
+        self.size += n
+        self._writev(buffers)
+        return n
+
+    @property
+    def rewritable(self) -> bool:
+        """Can bytes already written be overwritten (``pwrite``) or cut off
+        (``truncate``) before ``commit``? Only without running hashes."""
+        return False
+
+    def pwrite(self, data: bytes, offset: int) -> None:
+        """Overwrite bytes already written at ``offset`` (the size is unchanged)."""
+        raise io.UnsupportedOperation(f"{type(self).__name__} cannot overwrite")
+
+    def truncate(self, size: int) -> None:
+        """Forget everything written from ``size`` on; writing goes on from there."""
+        raise io.UnsupportedOperation(f"{type(self).__name__} cannot truncate")
+
+    def _writev(self, buffers: Sequence[bytes | memoryview]) -> None:
+        for b in buffers:
+            self._write(b if type(b) is bytes else bytes(b))
 
     def writable(self) -> bool:  # lets io/gzip wrappers accept the writer as a file
         return True

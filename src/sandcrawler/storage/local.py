@@ -13,7 +13,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
@@ -43,6 +43,8 @@ def _current_umask() -> int:
 _FILE_MODE = 0o666 & ~_current_umask()
 #: a rename that lost a race with a delete pruning its directory: try again at once
 _RENAME_RACE = RetryPolicy(attempts=3, base=0.0)
+#: buffers per writev call (the POSIX minimum of IOV_MAX; Linux allows 1,024)
+_IOV_MAX = 1024
 
 
 def _fsync_dir(path: Path) -> None:
@@ -64,6 +66,36 @@ class _LocalWriter(BlobWriter):
 
     def _write(self, data: bytes) -> None:
         self._fh.write(data)
+
+    def _writev(self, buffers: Sequence[bytes | memoryview]) -> None:
+        fd = self._fh.fileno()
+        views = [memoryview(b).cast("B") for b in buffers if len(b)]
+        while views:
+            written = os.writev(fd, views[:_IOV_MAX])
+            while views and written >= len(views[0]):  # drop what went out whole
+                written -= len(views.pop(0))
+            if written:
+                views[0] = views[0][written:]
+
+    @property
+    def rewritable(self) -> bool:
+        return not self._hashers and not self._done
+
+    def pwrite(self, data: bytes, offset: int) -> None:
+        if not self.rewritable or offset < 0 or offset + len(data) > self.size:
+            raise ValueError(f"cannot overwrite {len(data)} bytes at {offset} of {self.key} "
+                             f"({self.size} bytes written)")
+        view = memoryview(data)
+        while view:
+            n = os.pwrite(self._fh.fileno(), view, offset)
+            view, offset = view[n:], offset + n
+
+    def truncate(self, size: int) -> None:
+        if not self.rewritable or not 0 <= size <= self.size:
+            raise ValueError(f"cannot truncate {self.key} ({self.size} bytes) to {size}")
+        os.ftruncate(self._fh.fileno(), size)
+        self._fh.seek(size)
+        self.size = size
 
     def _commit(self) -> datetime:
         final = self._store.path(self.key)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import IO, Any
@@ -93,6 +93,9 @@ class _S3Writer(BlobWriter):
             rest = joined[full:]
             self._chunks = [rest] if rest else []
             self._buffered = len(rest)
+
+    def _writev(self, buffers: Sequence[bytes | memoryview]) -> None:
+        self._write(b"".join(buffers))  # one copy (the caller may reuse its buffers)
 
     def _send_part(self, part: bytes) -> None:
         client = self._store.client
