@@ -155,31 +155,32 @@ def _find_links(tree: LexborHTMLParser, meta: dict[str, list[str]], url: str,
         seen.add(key)
         out.append(FulltextLink(link, kind, rule))
 
+    texts: dict[int, str] = {}  # an element's text, read once for every rule asking
     for rule in META_RULES:
-        _apply(rule, tree, meta, url, base, add)
+        _apply(rule, tree, meta, url, base, add, texts)
     for obj in _jsonld_objects(tree):
         for kind, link in jsonld_media(obj, base):
             add(link, kind, "json-ld")
     for rule in PLATFORM_RULES:
         matches = rule.when is not None and tree.css_first(rule.when) is not None
         if rule.applies_to(url, host, matches):
-            _apply(rule, tree, meta, url, base, add)
+            _apply(rule, tree, meta, url, base, add, texts)
     for rule in ANCHOR_RULES:
-        _apply(rule, tree, meta, url, base, add)
+        _apply(rule, tree, meta, url, base, add, texts)
     return out
 
 
 def _apply(rule: Rule, tree: LexborHTMLParser, meta: dict[str, list[str]], url: str,
-           base: str, add: Any) -> None:
+           base: str, add: Any, texts: dict[int, str]) -> None:
     for find in rule.finds:
         name = find.name or rule.name
-        for value, is_text in _values(find, tree, meta, url):
+        for value, is_text in _values(find, tree, meta, url, texts):
             link = _link(find, value, is_text, url, base)
             add(link, find.kind, name, self_ok=find.from_page_url)
 
 
 def _values(find: Find, tree: LexborHTMLParser, meta: dict[str, list[str]],
-            url: str) -> list[tuple[str, bool]]:
+            url: str, texts: dict[int, str]) -> list[tuple[str, bool]]:
     """The raw values a find looks at, and whether each is an element's text."""
     if find.meta is not None:
         return [(v, False) for v in meta.get(find.meta.lower(), ())]
@@ -188,7 +189,7 @@ def _values(find: Find, tree: LexborHTMLParser, meta: dict[str, list[str]],
     text_re = re.compile(find.text) if find.text else None
     values = []
     for node in tree.css(find.selector)[:MAX_NODES]:
-        if text_re is not None and not _text_matches(node, text_re):
+        if text_re is not None and not _text_matches(node, text_re, texts):
             continue
         if find.attr is None:
             values.append((node.text() or "", True))
@@ -199,8 +200,10 @@ def _values(find: Find, tree: LexborHTMLParser, meta: dict[str, list[str]],
     return values
 
 
-def _text_matches(node: LexborNode, text_re: re.Pattern[str]) -> bool:
-    text = " ".join((node.text(deep=True) or "").split())
+def _text_matches(node: LexborNode, text_re: re.Pattern[str], texts: dict[int, str]) -> bool:
+    text = texts.get(node.mem_id)
+    if text is None:
+        text = texts[node.mem_id] = " ".join((node.text(deep=True) or "").split())
     if text and len(text) < 200 and text_re.search(text):
         return True
     title = node.attributes.get("title") or node.attributes.get("aria-label") or ""
