@@ -15,12 +15,13 @@ crawl of the real sites would record.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
+
+from sandcrawler.loopback import LoopbackHTTPServer
 
 FIXTURES = "sandcrawler-fixtures"
 PDFS = "pdfs"
@@ -104,10 +105,11 @@ def _key(url: str) -> tuple[str, str]:
     return parts.netloc.lower(), target
 
 
-class DemoSite:
+class DemoSite(LoopbackHTTPServer):
     """The demo pages on one loopback HTTP server, answered by Host and path."""
 
     def __init__(self, data_dir: Path | str, pages: tuple[DemoPage, ...] = PAGES) -> None:
+        super().__init__()
         self.data_dir = Path(data_dir)
         missing = [p.file for p in pages if p.file and not (self.data_dir / p.file).is_file()]
         if missing:
@@ -115,7 +117,6 @@ class DemoSite:
                                     f"{', '.join(missing[:3])} missing")
         self.pages = {_key(p.url): p for p in pages}
         self.requests: list[str] = []
-        self._server: ThreadingHTTPServer | None = None
 
     @property
     def origins(self) -> list[str]:
@@ -123,34 +124,9 @@ class DemoSite:
         return sorted({f"{urlsplit(p.url).scheme}://{urlsplit(p.url).netloc}"
                        for p in self.pages.values()})
 
-    @property
-    def url(self) -> str:
-        assert self._server is not None, "not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
     def routes(self) -> dict[str, str]:
         """``http.routes`` sending every demo origin to this server."""
         return dict.fromkeys(self.origins, self.url)
-
-    def start(self) -> Self:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         site = self

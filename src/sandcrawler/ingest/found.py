@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.ingest import IngestRequest, Processing
+from sandcrawler.models.statuses import ProcessingStatus
 
 
 @dataclass(slots=True)
@@ -44,3 +45,13 @@ class Processor(Protocol):
     def process(self, found: FoundFile) -> Processing: ...
 
     def close(self) -> None: ...
+
+
+def over_limit(found: FoundFile, limit: int, kind: str, what: str) -> Processing | None:
+    """The ``too-large`` processing of a file over a processor's ``limit`` (not
+    read at all), or None."""
+    size = found.file_meta.size_bytes
+    if size <= limit:
+        return None
+    return Processing(kind=kind, status=ProcessingStatus.TOO_LARGE,
+                      error=f"{size} bytes, over the {limit}-byte limit for {what}")

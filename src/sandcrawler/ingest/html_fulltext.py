@@ -28,7 +28,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.errors import RecordError
-from sandcrawler.ingest.found import FoundFile
+from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.jats import ParserHolder, capture_time, merge_fallback
 from sandcrawler.ingest.references import RefsWriter, refs_from_meta
 from sandcrawler.models.ingest import Processing
@@ -72,10 +72,8 @@ class HtmlProcessor:
         self.max_resources = max_resources
 
     def process(self, found: FoundFile) -> Processing:
-        if found.file_meta.size_bytes > self.max_bytes:
-            return Processing(kind=KIND, status=ProcessingStatus.TOO_LARGE,
-                              error=f"{found.file_meta.size_bytes} bytes, over the "
-                                    f"{self.max_bytes}-byte limit for HTML")
+        if (over := over_limit(found, self.max_bytes, KIND, "HTML")) is not None:
+            return over
         page = found.path.read_bytes()
         url = found.cdx.url
         extracted = extract_main_text(page, url)

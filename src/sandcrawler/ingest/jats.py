@@ -20,7 +20,7 @@ from typing import Any
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
-from sandcrawler.ingest.found import FoundFile
+from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.references import (
     RefsWriter,
     find_article,
@@ -81,10 +81,8 @@ class JatsProcessor:
         self.max_bytes = max_bytes
 
     def process(self, found: FoundFile) -> Processing:
-        if found.file_meta.size_bytes > self.max_bytes:
-            return Processing(kind=KIND, status=ProcessingStatus.TOO_LARGE,
-                              error=f"{found.file_meta.size_bytes} bytes, over the "
-                                    f"{self.max_bytes}-byte limit for XML")
+        if (over := over_limit(found, self.max_bytes, KIND, "XML")) is not None:
+            return over
         try:
             root = parse_xml(found.path.read_bytes(), "the XML", self.max_bytes)
         except RecordError as e:
