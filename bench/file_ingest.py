@@ -237,8 +237,8 @@ class _Counter:
                 self.requests += 1
 
 
-def _fast_handler(responses: dict[tuple[str, str], bytes],
-                  counter: _Counter) -> type[BaseHTTPRequestHandler]:
+def _fast_handler(responses: dict[tuple[str, str], bytes], counter: _Counter,
+                  latency: float = 0.0) -> type[BaseHTTPRequestHandler]:
     not_found = (b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n"
                  b"Content-Length: 9\r\n\r\nNot Found")
 
@@ -252,6 +252,8 @@ def _fast_handler(responses: dict[tuple[str, str], bytes],
         def do_GET(self) -> None:
             counter.add(self.path)
             host = (self.headers.get("Host") or "").lower()
+            if latency:  # a real site's time to first byte
+                time.sleep(latency)
             self.wfile.write(responses.get((host, self.path), not_found))
 
     return Handler
@@ -291,9 +293,9 @@ def _serve(server: ThreadingHTTPServer, counter: _Counter, conn: Any) -> None:
 class Server:
     """The loopback server in ``procs`` forked processes sharing one listening socket."""
 
-    def __init__(self, corpus: Corpus, kind: str, procs: int) -> None:
+    def __init__(self, corpus: Corpus, kind: str, procs: int, latency: float = 0.0) -> None:
         counter = _Counter()
-        handler = (_fast_handler(_prebuilt(corpus), counter) if kind == "fast"
+        handler = (_fast_handler(_prebuilt(corpus), counter, latency) if kind == "fast"
                    else _testkit_handler(corpus, counter))
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
@@ -562,6 +564,9 @@ def parse_args() -> argparse.Namespace:
                         help="loopback server (default: fast)")
     parser.add_argument("--server-procs", type=int, default=1, metavar="P",
                         help="processes of the fast server (default: 1)")
+    parser.add_argument("--latency-ms", type=float, default=0.0, metavar="MS",
+                        help="the fast server waits this long before each answer, as a real "
+                        "site's time to first byte does (default: 0, loopback's own)")
     parser.add_argument("--skip-commands", action="store_true",
                         help="only (a) and (b): no sandcrawler commands")
     parser.add_argument("--profile", type=Path, default=None, metavar="DIR",
@@ -586,7 +591,7 @@ def main() -> None:
           f"{corpus.html_bytes() / n / 1000:.0f} kB of HTML and "
           f"{corpus.pdf_bytes() / n / 1000:.1f} kB of PDF per request "
           f"(built in {time.perf_counter() - t0:.1f} s)")
-    server = Server(corpus, args.server, args.server_procs)
+    server = Server(corpus, args.server, args.server_procs, args.latency_ms / 1000)
     with work_dir(args.out) as wd:
         # the in-process services read no config file and no SANDCRAWLER_* but ours
         for k in [k for k in os.environ if k.startswith("SANDCRAWLER_")]:
