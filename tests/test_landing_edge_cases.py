@@ -224,3 +224,15 @@ def test_article_with_a_noscript_notice_is_not_a_wall() -> None:
     assert parse_html(short_article, PAGE).blocked is None
     long_page = JS_WALL.replace(b'<div id="root"></div>', b"<p>" + b"text " * 400 + b"</p>")
     assert parse_html(long_page, PAGE).blocked is None
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    (b'<iframe src="/files/x.pdf"></iframe>', "https://x.example/files/x.pdf"),
+    (b'<embed type="application/pdf" src="/view?id=3">', "https://x.example/view?id=3"),
+    (b'<object type="application/pdf" data="/o?id=3"></object>', "https://x.example/o?id=3"),
+    (b'<iframe src="/pdfjs/web/viewer.html?file=%2Fdownload%2F7.pdf&zoom=1"></iframe>',
+     "https://x.example/download/7.pdf"),
+])
+def test_a_pdf_viewer_page_gives_the_embedded_pdf(body: bytes, want: str) -> None:
+    page = parse_html(b"<html><body>" + body + b"</body></html>", "https://x.example/a/5")
+    assert page.fulltext_links("pdf")[0].url == want

@@ -283,6 +283,16 @@ ANCHOR_RULES: tuple[Rule, ...] = (
              same_site=True, name="anchor:pdf-href", needs="pdf"),
         Find("html", selector="a[href]", text=_HTML_TEXT, pattern=r"(?i)^(?!.*\.pdf([?#]|$))",
              name="anchor:fulltext"),
+        # a PDF viewer page: the PDF is embedded (pdf.js iframes, <embed>, <object>);
+        # pdf.js's viewer names the file in its query (viewer.html?file=/x.pdf)
+        Find("pdf", selector="iframe[src]", attr="src", pattern=r"(?i)[?&]file=([^&#]+)",
+             template=r"\1", unquote=True, name="embed:pdf-viewer"),
+        Find("pdf", selector='embed[type="application/pdf"][src]', attr="src",
+             name="embed:pdf"),
+        Find("pdf", selector='object[type="application/pdf"][data]', attr="data",
+             name="embed:pdf"),
+        Find("pdf", selector="iframe[src], embed[src], object[data]", attr="src",
+             pattern=r"(?i)\.pdf([?#]|$)", name="embed:pdf", needs="pdf"),
     )),
 )
 
