@@ -40,6 +40,10 @@ from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate, host_of
 
+#: seconds before robots.txt of a host that did not answer (or answered 429/5xx) is
+#: asked again
+RETRY_UNREACHABLE = 60.0
+
 log = logging.getLogger(__name__)
 
 #: RFC 9309 2.5: crawlers must read at least 500 KiB
@@ -142,17 +146,23 @@ class RobotsRules:
             if e.status == FetchStatus.REDIRECT_LOOP:  # RFC 9309 2.3.1.2: unavailable
                 log.info("%s: %s; treated as unavailable, everything allowed", url, e)
                 return _Entry(None, None, expires)
-            why = f"{url} is unreachable ({e}); the whole site is disallowed (RFC 9309)"
-            log.warning("%s", why)
-            status = (FetchStatus.FETCH_ERROR if e.status == FetchStatus.FETCH_ERROR
-                      else IngestFileStatus.ROBOTS_DISALLOWED)
-            return _Entry(None, Refusal(status, why), expires)
+            if e.status == FetchStatus.FETCH_ERROR:  # the host does not answer at all
+                why = f"the host does not answer ({url}: {e})"
+                refused: str = FetchStatus.FETCH_ERROR
+            else:
+                why = f"{url} is unreachable ({e}); the whole site is disallowed (RFC 9309)"
+                refused = IngestFileStatus.ROBOTS_DISALLOWED
+            # one line per origin, not per record (dead hosts are common in a crawl)
+            log.info("%s", why)
+            # asked again soon: an outage is not a site's policy
+            return _Entry(None, Refusal(refused, why), time.monotonic() + RETRY_UNREACHABLE)
         try:
             status = opened.status
             if status == 429 or status >= 500:
                 why = (f"{url} answered HTTP {status}; the whole site is disallowed until "
                        "it answers (RFC 9309)")
-                log.warning("%s", why)
+                log.info("%s", why)
+                expires = time.monotonic() + RETRY_UNREACHABLE
                 return _Entry(None, Refusal(IngestFileStatus.ROBOTS_DISALLOWED, why), expires)
             if not 200 <= status < 300:  # 4xx, or a redirect without a Location
                 return _Entry(None, None, expires)
