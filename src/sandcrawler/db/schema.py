@@ -230,4 +230,40 @@ CROSSREF_WITH_REFS_SELECT = """
         AND grobid_refs.source = 'crossref'
 """
 
-VIEWS = {"crossref_with_refs": "(doi, indexed, record, source_ts, refs_json)"}
+
+def _cell(family: str, qualifier: str, as_: str = "text") -> str:
+    value = "convert_from(c.value, 'UTF8')"
+    if as_ == "bigint":  # 8 bytes big-endian (storage/pdftable.py)
+        value = "('x' || encode(c.value, 'hex'))::bit(64)::bigint"
+    out = f"max({value}) FILTER (WHERE c.family = '{family}' AND c.qualifier = '{qualifier}')"
+    return f"({out})::jsonb" if as_ == "jsonb" else out
+
+
+# The PDF table as one row per (table, file) with the cells of its uncompressed
+# families decoded (PostgreSQL only: migration 0006). The deflated families
+# (grobid0, pdf0) cannot be decoded in SQL: ``families`` says which a file has.
+PDFTABLE_FILES_SELECT = f"""
+    SELECT
+        t.name AS table_name,
+        encode(c.row_key, 'hex') AS sha1hex,
+        array_agg(DISTINCT c.family ORDER BY c.family) AS families,
+        {_cell("file", "size", "bigint")} AS size,
+        {_cell("file", "mime")} AS mime,
+        {_cell("file", "cdx", "jsonb")} AS cdx,
+        {_cell("f", "c", "jsonb")} AS dedupe,
+        {_cell("match0", "mstatus")} AS mstatus,
+        {_cell("match0", "doi")} AS match_doi,
+        {_cell("match0", "minfo", "jsonb")} AS minfo,
+        max(c.updated) AS updated
+    FROM pdftable_cells c
+    JOIN pdftables t ON t.id = c.table_id
+    GROUP BY t.name, c.row_key
+"""
+
+#: views (created by migrations, queried by name) -> their columns; pdftable_files
+#: exists on PostgreSQL only
+VIEWS = {
+    "crossref_with_refs": "(doi, indexed, record, source_ts, refs_json)",
+    "pdftable_files": "(table_name, sha1hex, families, size, mime, cdx, dedupe, mstatus, "
+                      "match_doi, minfo, updated)",
+}
