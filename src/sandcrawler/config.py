@@ -31,7 +31,7 @@ import tomllib
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import (
@@ -271,6 +271,23 @@ DEFAULT_BLOCKLIST_PATTERNS = (
 )
 
 
+class ApiSettings(Section):
+    """How the system reads its own records (existing ingest results, captures by
+    URL, documents by sha1 or DOI, references): SQL on the database, or the
+    read-only PostgREST API over HTTP (docs/api.md)."""
+
+    reader: Literal["sql", "postgrest"] = Field(
+        "sql",
+        description="sql: query database.url; postgrest: query postgrest_url over HTTP "
+        "(a worker on another machine then needs no database credentials)",
+    )
+    postgrest_url: BaseUrl | None = Field(
+        None, description="base URL of the PostgREST API (`sandcrawler db api` sets it up), "
+        "e.g. http://db-host:3000"
+    )
+    timeout: float = Field(30.0, gt=0, description="seconds per PostgREST request")
+
+
 class CrawlSettings(Section):
     """File ingest's crawler: how far it follows links, how politely, and what it
     never fetches. Politeness (per-host concurrency, delay, back-off) applies to
@@ -377,6 +394,7 @@ class CoreSettings(BaseSettings):
     pdftable: PdfTableSettings = PdfTableSettings()
     fileset: FilesetSettings = FilesetSettings()
     crawl: CrawlSettings = CrawlSettings()
+    api: ApiSettings = ApiSettings()
 
     def model_post_init(self, _context: Any) -> None:
         # The embedded defaults live in the data directory, wherever that is.

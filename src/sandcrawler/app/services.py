@@ -33,6 +33,7 @@ from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.migrate import ensure_schema
+from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.errors import ConfigError
 from sandcrawler.file_records import FileLocator
 from sandcrawler.fileset.ingest import FilesetIngester
@@ -60,6 +61,7 @@ from sandcrawler.web.blocklist import UrlBlocklist
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate
 from sandcrawler.web.policy import CrawlPolicy
+from sandcrawler.web.postgrest import PostgrestReader
 from sandcrawler.web.robots import RobotsRules
 
 T = TypeVar("T")
@@ -176,6 +178,22 @@ class Services:
                               "(or url in the [grobid] table of the configuration file)")
         return self.grobid
 
+    @cached_property
+    def reader(self) -> Reader:
+        """The system's lookups of its own records: SQL, or PostgREST over HTTP with
+        a fetcher of its own (no politeness gate: it is our server) (api.*)."""
+        api = self.settings.api
+        if api.reader == "sql":
+            return SqlReader(self.engine)
+        if not api.postgrest_url:
+            raise ConfigError("api.reader is postgrest but no PostgREST URL is configured: "
+                              "set SANDCRAWLER_API_POSTGREST_URL (or postgrest_url in the "
+                              "[api] table of the configuration file)")
+        fetcher = HttpFetcher(timeout=api.timeout, retries=3, pool_size=8,
+                              user_agent=self.settings.crawl.user_agent)
+        self._owned(fetcher, fetcher.close)
+        return PostgrestReader(api.postgrest_url, fetcher)
+
     # --- storage ------------------------------------------------------------------------
 
     @cached_property
@@ -255,7 +273,7 @@ class Services:
 
     @cached_property
     def ingest_history(self) -> IngestHistory:
-        return IngestHistory(self.engine, self.catalogue, self.pdftable)
+        return IngestHistory(self.reader, self.catalogue, self.pdftable)
 
     def file_ingester(self) -> FileIngester:
         """The file ingester: the crawler on the web archive, with the crawl policy,

@@ -7,10 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Engine, select
-
-from sandcrawler.db.engine import begin
-from sandcrawler.db.schema import ingest_file_result
+from sandcrawler.db.reader import Reader
 from sandcrawler.models.ingest import IngestType, Processing
 from sandcrawler.models.statuses import PdfStatus
 from sandcrawler.storage.catalogue import Catalogue
@@ -18,8 +15,8 @@ from sandcrawler.storage.pdftable import PdfTable
 
 
 class IngestHistory:
-    def __init__(self, engine: Engine, catalogue: Catalogue, table: PdfTable) -> None:
-        self.engine = engine
+    def __init__(self, reader: Reader, catalogue: Catalogue, table: PdfTable) -> None:
+        self.reader = reader
         self.catalogue = catalogue
         self.table = table
 
@@ -29,20 +26,9 @@ class IngestHistory:
 
     def hits(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The recorded hits among ``(ingest_type, base_url)`` keys, in one query per
-        few hundred keys (a batch of requests asks once)."""
-        wanted = set(keys)
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        urls = sorted({url for _, url in wanted})
-        t = ingest_file_result
-        with begin(self.engine) as conn:
-            for start in range(0, len(urls), 500):
-                rows = conn.execute(select(t).where(t.c.base_url.in_(urls[start:start + 500]),
-                                                    t.c.hit.is_(True)))
-                for row in rows:
-                    key = (row.ingest_type, row.base_url)
-                    if key in wanted:
-                        found[key] = dict(row._mapping)
-        return found
+        few hundred keys (a batch of requests asks once), through the reader
+        (``api.reader``: SQL or PostgREST)."""
+        return self.reader.ingest_hits(keys)
 
     def processed(self, kind: str, sha1hex: str) -> Processing | None:
         """What processing recorded for this file: a PDF's ``pdf0`` status, or the

@@ -1,0 +1,121 @@
+"""``Reader`` over the read-only PostgREST API (``sandcrawler db api``; docs/api.md).
+
+The queries are the original system's shapes, e.g.
+``/ingest_file_result?ingest_type=eq.pdf&base_url=eq.<url>`` and
+``/grobid_refs?source=eq.crossref&source_id=eq.<doi>``; a batch of
+existing-result checks is one ``base_url=in.(...)`` request per few dozen URLs.
+An unreachable or failing API is ``DatabaseUnavailable`` (the database behind
+it is what is missing); a refusal (4xx) is a ``ConfigError`` saying what to run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from sandcrawler.db.reader import (
+    CAPTURE_ORDER,
+    Key,
+    Row,
+    lower_doi,
+    normalise_row,
+)
+from sandcrawler.errors import ConfigError, DatabaseUnavailable, RecordError
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.web.fetch import HttpFetcher
+
+#: most characters of the URLs of one ``in.(...)`` filter (servers cap request lines)
+MAX_IN_CHARS = 6000
+
+
+def eq(value: str) -> str:
+    """A PostgREST ``eq.`` filter value, percent-encoded."""
+    return "eq." + quote(value, safe="")
+
+
+def in_list(values: Iterable[str]) -> str:
+    """A PostgREST ``in.(...)`` filter: each value double-quoted (commas, parentheses
+    and quotes inside are then plain), percent-encoded."""
+    quoted = ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+    return "in." + quote(f"({quoted})", safe="")
+
+
+class PostgrestReader:
+    """``Reader`` over HTTP; ``fetcher`` belongs to the caller."""
+
+    def __init__(self, base_url: str, fetcher: HttpFetcher) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.fetcher = fetcher
+
+    def _get(self, relation: str, query: str) -> list[Row]:
+        url = f"{self.base_url}/{relation}?{query}"
+        try:
+            status, body = self.fetcher.get_json(url)
+        except RecordError as e:
+            raise DatabaseUnavailable(f"PostgREST at {self.base_url} unavailable: {e}") from None
+        if status == 200 and isinstance(body, list):
+            return [normalise_row(relation, row) for row in body]
+        detail = body.get("message") if isinstance(body, dict) else None
+        what = f"PostgREST at {self.base_url} answered HTTP {status} to /{relation}" + (
+            f" ({detail})" if detail else "")
+        if 400 <= status < 500:
+            raise ConfigError(f"{what}: is it set up by `sandcrawler db api` for this version "
+                              "(`sandcrawler db upgrade` first)?")
+        raise DatabaseUnavailable(what)
+
+    def _one(self, relation: str, query: str) -> Row | None:
+        rows = self._get(relation, query + "&limit=1")
+        return rows[0] if rows else None
+
+    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, Row]:
+        wanted = set(keys)
+        urls = sorted({url for _, url in wanted})
+        found: dict[Key, Row] = {}
+        for chunk in _chunks(urls, MAX_IN_CHARS):
+            for row in self._get("ingest_file_result",
+                                 f"hit=is.true&base_url={in_list(chunk)}"):
+                key = (row["ingest_type"], row["base_url"])
+                if key in wanted:
+                    found[key] = row
+        return found
+
+    def ingest_file_result(self, ingest_type: str, base_url: str) -> Row | None:
+        return self._one("ingest_file_result",
+                         f"ingest_type={eq(ingest_type)}&base_url={eq(base_url)}")
+
+    def capture(self, url: str) -> CdxRecord | None:
+        order = ",".join(f"{name}.desc" for name in CAPTURE_ORDER)
+        row = self._one("web_cdx", f"url={eq(url)}&order={order}")
+        return None if row is None else CdxRecord.from_row(row)
+
+    def document_by_sha1(self, sha1hex: str) -> list[Row]:
+        return self._get("catalogue", f"sha1={eq(sha1hex.lower())}&order=uuid")
+
+    def document_by_doi(self, doi: str) -> list[Row]:
+        return self._get("catalogue", f"doi={eq(lower_doi(doi))}&order=uuid")
+
+    def grobid_refs(self, source: str, source_id: str) -> Row | None:
+        if source == "crossref":
+            source_id = lower_doi(source_id)
+        return self._one("grobid_refs", f"source={eq(source)}&source_id={eq(source_id)}")
+
+    def crossref_with_refs(self, doi: str) -> Row | None:
+        return self._one("crossref_with_refs", f"doi={eq(lower_doi(doi))}")
+
+    def close(self) -> None:
+        """The fetcher belongs to the caller."""
+
+
+def _chunks(values: list[str], max_chars: int) -> Iterable[list[str]]:
+    chunk: list[str] = []
+    size = 0
+    for value in values:
+        cost = len(quote(value, safe="")) + 8
+        if chunk and size + cost > max_chars:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(value)
+        size += cost
+    if chunk:
+        yield chunk
+
