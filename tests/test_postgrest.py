@@ -170,3 +170,14 @@ def test_db_api_bad_role(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.exit_code == 1
     assert result.stderr == ("Error: anonymous role \"Robert'); DROP\" is not a plain role name "
                              "(lower-case letters, digits and _)\n")
+
+
+def test_pdftable_files_lookup_uses_the_sha1hex_index(api: PostgrestServer) -> None:
+    """The view's sha1hex filter reaches the cells' expression index (no scan of
+    every cell of every file)."""
+    engine = make_engine(os.environ["SANDCRAWLER_DATABASE_URL"])
+    with engine.connect() as conn:
+        conn.execute(text("SET enable_seqscan = off"))
+        plan = "\n".join(conn.execute(text(
+            f"EXPLAIN SELECT * FROM pdftable_files WHERE sha1hex = '{SHA1}'")).scalars())
+    assert "pdftable_cells_sha1hex_idx" in plan, plan
