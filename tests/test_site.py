@@ -25,7 +25,7 @@ from tests.conftest import invoke, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE_TITLE = "<script>alert('x')</script> " + "مرحبا بالعالم " + "very long title " * 300
-HTML_DOC = b"<!doctype html><html><head><title>t</title></head><body><p>Full text.</p></body></html>"
+HTML_DOC = b"<!doctype html><html><head><title>t</title></head><body><p>Text.</p></body></html>"
 
 
 @pytest.fixture
