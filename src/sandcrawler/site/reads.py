@@ -180,13 +180,13 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
                             .order_by(ingest_file_result.c.updated.desc()).limit(RELATED))
             captures = _rows(conn, select(web_cdx).where(web_cdx.c.sha1hex == entry.sha1)
                              .order_by(web_cdx.c.datetime.desc()).limit(RELATED))
+        out["hops"] = hops(conn, results[0]) if results else []
     for r in results:
         r["link"] = ingest_link(r["ingest_type"], r["base_url"])
     for c in captures:
         c["link"] = capture_link(c["warc_path"], c["warc_offset"])
     out["ingest_results"] = results
     out["captures"] = captures
-    out["hops"] = hops(services, results[0]) if results else []
     return out
 
 
@@ -241,22 +241,21 @@ def _latest(conn: Connection, url: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
-def hops(services: Services, result: Mapping[str, Any], max_hops: int = 10) -> list[dict]:
+def hops(conn: Connection, result: Mapping[str, Any], max_hops: int = 10) -> list[dict]:
     """The captures a crawl went through: the base URL's redirects, then the terminal
     URL's when the crawl followed a link there (the latest capture of each URL)."""
     chain: list[dict[str, Any]] = []
     seen: set[str] = set()
-    with begin(services.engine) as conn:
-        for start in (result.get("base_url"), result.get("terminal_url")):
-            url = start
-            while url and url not in seen and len(chain) < max_hops:
-                seen.add(url)
-                row = _latest(conn, url)
-                if row is None:
-                    break
-                row["link"] = capture_link(row["warc_path"], row["warc_offset"])
-                chain.append(row)
-                url = row["location"] if row["status_code"] in REDIRECT_CODES else None
+    for start in (result.get("base_url"), result.get("terminal_url")):
+        url = start
+        while url and url not in seen and len(chain) < max_hops:
+            seen.add(url)
+            row = _latest(conn, url)
+            if row is None:
+                break
+            row["link"] = capture_link(row["warc_path"], row["warc_offset"])
+            chain.append(row)
+            url = row["location"] if row["status_code"] in REDIRECT_CODES else None
     return chain
 
 
@@ -297,8 +296,8 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[s
             out["terminal_capture"] = terminal
         if platform:
             out["platform"] = _dataset(conn, platform[0])
-    if rows:
-        out["hops"] = hops(services, rows[0])
+        if rows:
+            out["hops"] = hops(conn, rows[0])
     return out
 
 
