@@ -48,7 +48,7 @@ SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s
                   ("store", "s3"): "s3"}
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
 SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ingest_fileset",
-                "test_worker_ingest_file",
+                "test_worker_ingest_file", "test_site_browser",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
 #: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`
 SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
@@ -84,7 +84,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("SANDCRAWLER_") and name not in (
             "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES",
             "SANDCRAWLER_TEST_REQUIRE_S3", "SANDCRAWLER_TEST_REQUIRE_POSTGREST",
-            "SANDCRAWLER_POSTGREST_BIN"):
+            "SANDCRAWLER_POSTGREST_BIN", "SANDCRAWLER_TEST_REQUIRE_BROWSER",
+            "SANDCRAWLER_TEST_ARTIFACTS"):
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     home.mkdir()

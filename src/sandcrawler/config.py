@@ -359,6 +359,17 @@ class CrawlSettings(Section):
         return [h.strip().lower() for h in hosts if h.strip()]
 
 
+class ServeSettings(Section):
+    host: str = Field("127.0.0.1", description="address `sandcrawler serve` listens on; "
+                      "anything but loopback needs serve.token")
+    port: int = Field(8080, ge=0, le=65535, description="port `sandcrawler serve` listens on")
+    token: str = Field("", description="secret every request must carry (Authorization: "
+                       "Bearer TOKEN, or ?token=TOKEN once, then a cookie); required to "
+                       "bind elsewhere than loopback")
+    workers: int = Field(40, ge=1, le=512,
+                         description="threads answering requests at once (database reads)")
+
+
 class CoreSettings(BaseSettings):
     """The settings every process has; ``sandcrawler.app.settings`` adds one
     section per platform. Section fields are the TOML tables."""
@@ -395,6 +406,7 @@ class CoreSettings(BaseSettings):
     fileset: FilesetSettings = FilesetSettings()
     crawl: CrawlSettings = CrawlSettings()
     api: ApiSettings = ApiSettings()
+    serve: ServeSettings = ServeSettings()
 
     def model_post_init(self, _context: Any) -> None:
         # The embedded defaults live in the data directory, wherever that is.

@@ -32,6 +32,7 @@ COMMANDS = {
     "pdftable": "sandcrawler.cli.pdftable:pdftable",
     "persist": "sandcrawler.cli.persist:persist",
     "process": "sandcrawler.cli.process:process",
+    "serve": "sandcrawler.cli.serve:serve",
     "store": "sandcrawler.cli.store:store",
     "worker": "sandcrawler.cli.worker:worker",
 }

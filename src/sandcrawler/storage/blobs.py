@@ -48,6 +48,11 @@ def check_key(key: str) -> str:
     return key
 
 
+def check_range(offset: int, length: int) -> None:
+    if offset < 0 or length < 1:
+        raise ValueError(f"bad byte range: offset {offset}, length {length}")
+
+
 def check_prefix(prefix: str) -> str:
     """A listing prefix (in NFC): like a key, but may be empty or end in ``/``."""
     if prefix == "":
@@ -178,6 +183,13 @@ class BlobStore(ABC):
     @abstractmethod
     def open_read(self, key: str) -> IO[bytes]:
         """A binary stream of the blob; NotFound if there is none."""
+
+    @abstractmethod
+    def open_range(self, key: str, offset: int, length: int) -> IO[bytes]:
+        """A binary stream of at most ``length`` bytes of the blob from ``offset``
+        (fewer at its end): a seek on a local file, a ranged GET on S3, never a
+        read from byte 0. NotFound if there is no blob; ValueError for a negative
+        offset or a length below 1."""
 
     @abstractmethod
     def stat(self, key: str) -> BlobInfo | None: ...

@@ -9,6 +9,7 @@ first, so a crash cannot leave an empty or truncated file under the final name.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 import tempfile
@@ -30,6 +31,7 @@ from sandcrawler.storage.blobs import (
     BlobWriter,
     check_key,
     check_prefix,
+    check_range,
 )
 
 
@@ -45,6 +47,30 @@ _FILE_MODE = 0o666 & ~_current_umask()
 _RENAME_RACE = RetryPolicy(attempts=3, base=0.0)
 #: buffers per writev call (the POSIX minimum of IOV_MAX; Linux allows 1,024)
 _IOV_MAX = 1024
+
+
+class _Limited(io.RawIOBase):
+    """At most ``left`` bytes of an open file, from where it stands; closes it."""
+
+    def __init__(self, f: IO[bytes], left: int) -> None:
+        self._f = f
+        self._left = left
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._left <= 0:
+            return 0
+        view = memoryview(buffer)[: min(len(buffer), self._left)]
+        n = self._f.readinto(view)  # type: ignore[attr-defined]
+        self._left -= n or 0
+        return n or 0
+
+    def close(self) -> None:
+        if not self.closed:
+            self._f.close()
+        super().close()
 
 
 def _fsync_dir(path: Path) -> None:
@@ -164,6 +190,16 @@ class LocalBlobStore(BlobStore):
             return open(path, "rb")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise NotFound(f"no blob {key!r} in {self.url}") from None
+
+    def open_range(self, key: str, offset: int, length: int) -> IO[bytes]:
+        check_range(offset, length)
+        f = self.open_read(key)
+        try:
+            f.seek(offset)
+        except BaseException:
+            f.close()
+            raise
+        return _Limited(f, length)
 
     def stat(self, key: str) -> BlobInfo | None:
         key = check_key(key)

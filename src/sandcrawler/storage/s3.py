@@ -10,6 +10,7 @@ and ``cleanup`` aborts it.
 from __future__ import annotations
 
 import contextlib
+import io
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +34,7 @@ from sandcrawler.storage.blobs import (
     BlobWriter,
     check_key,
     check_prefix,
+    check_range,
 )
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
@@ -281,6 +283,18 @@ class S3BlobStore(BlobStore):
         with _mapped_errors(self, key):
             answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key))
         return answer["Body"]  # a streaming, closeable io.IOBase
+
+    def open_range(self, key: str, offset: int, length: int) -> IO[bytes]:
+        check_range(offset, length)
+        with _mapped_errors(self, key):
+            try:
+                answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key),
+                                                Range=f"bytes={offset}-{offset + length - 1}")
+            except ClientError as e:
+                if _code(e) != "InvalidRange":
+                    raise
+                return io.BytesIO()  # the range starts past the end: nothing there
+        return answer["Body"]
 
     def stat(self, key: str) -> BlobInfo | None:
         key = check_key(key)

@@ -63,7 +63,7 @@ from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
 from sandcrawler.web.cdx import surt
 from sandcrawler.web.fetch import CHUNK, Hop, HttpFetcher, Opened, TooLarge, stream_body
-from sandcrawler.web.warc import WarcPayload, copy_payload
+from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_headers
 
 WARC_PREFIX = "warcs"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
@@ -538,10 +538,25 @@ class WebArchive:
             row = self.original(row)
             if row.is_revisit:
                 raise NotFound(f"revisit of {row.url}: no capture of sha1 {row.sha1hex}")
-        with self.store.open_read(row.warc_path) as f:
-            _skip(f, row.warc_offset)
+        with self.open_record(row) as f:
             return copy_payload(f, dest, where=f"{row.warc_path}:{row.warc_offset}",
                                 length=row.warc_csize, max_bytes=max_bytes)
+
+    def open_record(self, row: CdxRecord) -> IO[bytes]:
+        """The bytes of the capture's WARC record alone, read by offset and length
+        (a ranged read in the store, not a read from the file's start)."""
+        return self.store.open_range(row.warc_path, row.warc_offset, max(row.warc_csize, 1))
+
+    def record_headers(self, row: CdxRecord) -> WarcHeaders:
+        """The WARC and HTTP headers of the capture's record."""
+        with self.open_record(row) as f:
+            return read_headers(f, where=f"{row.warc_path}:{row.warc_offset}")
+
+    def capture(self, warc_path: str, warc_offset: int) -> CdxRecord | None:
+        """The indexed capture at this place in a WARC file, if any."""
+        rows = self._rows(select(web_cdx).where(web_cdx.c.warc_path == warc_path,
+                                                web_cdx.c.warc_offset == warc_offset))
+        return rows[0] if rows else None
 
 
 def _mimetype(hop: Hop, meta: FileMeta) -> str | None:
@@ -671,13 +686,3 @@ def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
         k += 1
     return _crc32_times(p, crc1) ^ crc2
 
-
-def _skip(f: IO[bytes], offset: int) -> None:
-    try:
-        f.seek(offset)
-    except (OSError, io.UnsupportedOperation, AttributeError):
-        while offset > 0:  # a stream that cannot seek (an S3 body)
-            chunk = f.read(min(offset, 1 << 20))
-            if not chunk:
-                break
-            offset -= len(chunk)

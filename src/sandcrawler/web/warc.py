@@ -33,6 +33,32 @@ class WarcPayload:
     size: int
 
 
+@dataclass(frozen=True, slots=True)
+class WarcHeaders:
+    rec_type: str
+    #: the WARC record's headers, in their order
+    warc: list[tuple[str, str]]
+    #: the HTTP status line and headers, when the record holds an HTTP message
+    http_status: str | None
+    http: list[tuple[str, str]]
+
+
+def read_headers(stream: IO[bytes], *, where: str) -> WarcHeaders:
+    """The headers of the first record in ``stream`` (positioned at the record);
+    BadWarc when there is none or it does not parse."""
+    try:
+        record = next(ArchiveIterator(stream, arc2warc=True), None)
+        if record is None:
+            raise BadWarc(f"{where}: no WARC record at this offset")
+        http = record.http_headers
+        return WarcHeaders(record.rec_type, list(record.rec_headers.headers),
+                           http.statusline if http is not None else None,
+                           list(http.headers) if http is not None else [])
+    except (ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error, EOFError,
+            ValueError) as e:
+        raise BadWarc(f"{where}: {type(e).__name__}: {str(e).strip() or 'unreadable'}") from None
+
+
 def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int | None = None,
                  max_bytes: int = 1024 * 2**20) -> WarcPayload:
     """Copy the payload of the first record in ``stream`` (positioned at the record,

@@ -1,0 +1,520 @@
+"""What each page shows, read from the database and the store through the services.
+
+Every function returns plain data (dicts, lists, strings, numbers): the page's
+template renders it and the same data is the page's JSON. ``None`` means "no such
+thing" (a 404); malformed input raises ``InvalidName`` (a 400).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+from sqlalchemy import and_, column, func, or_, select, table
+from sqlalchemy.engine import Connection
+
+from sandcrawler.app.services import Services
+from sandcrawler.db.engine import begin
+from sandcrawler.db.schema import (
+    catalogue,
+    crossref,
+    grobid_refs,
+    ingest_file_result,
+    ingest_fileset_platform,
+    ingest_request,
+    pdftable_cells,
+    pdftables,
+    web_cdx,
+)
+from sandcrawler.db.types import JsonDoc
+from sandcrawler.errors import CorruptData, InvalidName, NotFound
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.storage.blobs import check_key
+from sandcrawler.storage.docid import SCHEMES, parse_uuid
+from sandcrawler.storage.resources import KINDS
+from sandcrawler.timestamps import iso_utc
+from sandcrawler.web.archive import REDIRECT_CODES
+from sandcrawler.web.warc import BadWarc
+
+#: tables counted on the dashboard, in the order shown
+TABLES = (catalogue, crossref, grobid_refs, ingest_request, ingest_file_result,
+          ingest_fileset_platform, web_cdx, pdftables, pdftable_cells)
+RECENT = 10
+#: rows listed where a page lists what relates to one thing
+RELATED = 50
+#: longest text cell shown in full (the PDF table's full text, TEI); the JSON has it all
+CELL_CHARS = 2000
+THUMBS = ("thumb-small", "thumb-medium", "thumb-large", "thumb-listing")
+_crossref_with_refs = table("crossref_with_refs", column("doi"), column("indexed"),
+                            column("record", JsonDoc), column("source_ts"),
+                            column("refs_json", JsonDoc))
+
+
+def _rows(conn: Connection, query: Any) -> list[dict[str, Any]]:
+    return [_plain(dict(r)) for r in conn.execute(query).mappings()]
+
+
+def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
+    """Datetimes as ISO strings (JSON and templates alike)."""
+    return {k: (iso_utc(v) if hasattr(v, "tzinfo") else v) for k, v in row.items()}
+
+
+def ingest_link(ingest_type: str, base_url: str) -> str:
+    return f"/ingest/{ingest_type}?" + urlencode({"url": base_url})
+
+
+def capture_link(warc_path: str, warc_offset: int) -> str:
+    return "/capture?" + urlencode({"warc": warc_path, "offset": warc_offset})
+
+
+# --- dashboard ---------------------------------------------------------------------------
+
+
+def dashboard(services: Services) -> dict[str, Any]:
+    with begin(services.engine) as conn:
+        counts = {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
+                  for t in TABLES}
+        ingest: dict[str, dict[str, int]] = {}
+        for t in (ingest_file_result, ingest_fileset_platform):
+            for kind, status, n in conn.execute(
+                select(t.c.ingest_type, t.c.status, func.count())
+                .group_by(t.c.ingest_type, t.c.status)
+            ):
+                ingest.setdefault(kind, {})[status or "(none)"] = n
+        refs = dict(conn.execute(select(grobid_refs.c.source, func.count())
+                                 .group_by(grobid_refs.c.source)).all())
+        processing = _pdftable_statuses(conn, services)
+        recent = {
+            "ingest": _rows(conn, select(ingest_file_result.c.ingest_type,
+                                         ingest_file_result.c.base_url,
+                                         ingest_file_result.c.status,
+                                         ingest_file_result.c.updated)
+                            .order_by(ingest_file_result.c.updated.desc()).limit(RECENT)),
+            "documents": _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
+                                            catalogue.c.updated)
+                               .order_by(catalogue.c.updated.desc()).limit(RECENT)),
+            "captures": _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime,
+                                           web_cdx.c.status_code, web_cdx.c.mimetype,
+                                           web_cdx.c.warc_path, web_cdx.c.warc_offset)
+                              .order_by(web_cdx.c.row_created.desc(),
+                                        web_cdx.c.warc_offset.desc()).limit(RECENT)),
+        }
+    for row in recent["ingest"]:
+        row["link"] = ingest_link(row["ingest_type"], row["base_url"])
+    for row in recent["captures"]:
+        row["link"] = capture_link(row["warc_path"], row["warc_offset"])
+    return {"tables": counts, "ingest": ingest, "processing": processing,
+            "references": refs, "recent": recent, "pdftable": services.pdftable_name}
+
+
+def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[str, int]]:
+    """Rows per status of each processing step recorded in the PDF table."""
+    table_id = conn.execute(select(pdftables.c.id).where(
+        pdftables.c.name == services.pdftable_name)).scalar()
+    out: dict[str, dict[str, int]] = {}
+    if table_id is None:
+        return out
+    c = pdftable_cells.c
+    schema = services.pdftable.schema
+    for family, qualifier, label in (("pdf0", "pdf_status", "PDF extraction"),
+                                     ("grobid0", "status_code", "GROBID (HTTP status)"),
+                                     ("match0", "mstatus", "catalogue match")):
+        compressed = schema.family(family).compressed
+        counts: dict[str, int] = {}
+        for value, n in conn.execute(
+            select(c.value, func.count())
+            .where(c.table_id == table_id, c.family == family, c.qualifier == qualifier)
+            .group_by(c.value)
+        ):
+            data = zlib.decompress(value) if compressed else bytes(value)
+            name = (str(int.from_bytes(data, "big", signed=True)) if len(data) == 8
+                    and qualifier == "status_code" else data.decode("utf-8", "replace"))
+            counts[name] = counts.get(name, 0) + n
+        if counts:
+            out[label] = counts
+    return out
+
+
+# --- a document ---------------------------------------------------------------------------
+
+
+def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
+    doc = parse_uuid(doc_uuid)
+    cat = services.catalogue
+    entry = cat.get(doc)
+    if entry is None:
+        return None
+    out: dict[str, Any] = entry.to_json()
+    out["metadata"], out["metadata_error"] = None, None
+    if "metadata" in entry.resources:
+        try:
+            out["metadata"] = cat.metadata(doc)
+        except (CorruptData, NotFound) as e:
+            out["metadata_error"] = str(e)
+    meta = out["metadata"] or {}
+    out["title"] = _title(meta)
+    out["authors"] = _authors(meta)
+    out["resource_list"] = [
+        {"kind": name, "description": KINDS[name].description,
+         "key": cat.paths(entry).get(name), "href": f"/document/{doc}/resource/{name}"}
+        for name in entry.resources if name in KINDS
+    ]
+    out["thumbnails"] = [name for name in THUMBS if name in entry.resources]
+    out["pdftable"] = _pdftable_row(services, entry.sha1) if entry.sha1 else None
+    with begin(services.engine) as conn:
+        refs = conn.execute(select(grobid_refs.c.refs_json, grobid_refs.c.source_ts)
+                            .where(grobid_refs.c.source == "document",
+                                   grobid_refs.c.source_id == doc)).first()
+        out["references"] = [r for r in refs[0] or [] if isinstance(r, dict)] if refs else []
+        out["reference_rows"] = [ref_row(r, i) for i, r in enumerate(out["references"])]
+        out["crossref"] = bool(entry.doi) and conn.execute(
+            select(crossref.c.doi).where(crossref.c.doi == entry.doi)).first() is not None
+        results: list[dict[str, Any]] = []
+        captures: list[dict[str, Any]] = []
+        if entry.sha1:
+            results = _rows(conn, select(ingest_file_result)
+                            .where(ingest_file_result.c.terminal_sha1hex == entry.sha1)
+                            .order_by(ingest_file_result.c.updated.desc()).limit(RELATED))
+            captures = _rows(conn, select(web_cdx).where(web_cdx.c.sha1hex == entry.sha1)
+                             .order_by(web_cdx.c.datetime.desc()).limit(RELATED))
+        out["hops"] = hops(conn, results[0]) if results else []
+    for r in results:
+        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
+    for c in captures:
+        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
+    out["ingest_results"] = results
+    out["captures"] = captures
+    return out
+
+
+def _title(meta: Mapping[str, Any]) -> str | None:
+    title = meta.get("title")
+    if isinstance(title, list):
+        title = next((t for t in title if isinstance(t, str)), None)
+    return title if isinstance(title, str) and title.strip() else None
+
+
+def _authors(meta: Mapping[str, Any]) -> list[str]:
+    names = meta.get("contrib_raw_names")
+    if isinstance(names, list):
+        return [str(n) for n in names]
+    authors = meta.get("author")
+    if isinstance(authors, list):
+        return [" ".join(str(a.get(k, "")) for k in ("given", "family")).strip()
+                for a in authors if isinstance(a, dict)]
+    return []
+
+
+def _pdftable_row(services: Services, sha1: str) -> dict[str, Any] | None:
+    row = services.pdftable.get(sha1)
+    if row is None:
+        return None
+    families: dict[str, dict[str, Any]] = {}
+    for fam, cols in row.cells.items():
+        families[fam] = {}
+        for qualifier, value in cols.items():
+            if isinstance(value, bytes):
+                value = value.hex()
+            families[fam][qualifier] = value
+    return {"key": row.base32, "sha1hex": row.sha1hex, "families": families}
+
+
+def resource_kind(doc_uuid: str, kind: str) -> tuple[str, str]:
+    """(uuid, kind) of a resource a URL names; InvalidName for a kind not in the layout
+    (a name with dots or slashes never reaches the store)."""
+    doc = parse_uuid(doc_uuid)
+    if kind not in KINDS:
+        raise InvalidName(f"unknown resource kind {kind[:80]!r}",
+                          status=StoreStatus.UNKNOWN_RESOURCE_KIND)
+    return doc, kind
+
+
+# --- where a file came from: ingest results, hops, captures ------------------------------
+
+
+def _latest(conn: Connection, url: str) -> dict[str, Any] | None:
+    rows = _rows(conn, select(web_cdx).where(web_cdx.c.url == url)
+                 .order_by(web_cdx.c.datetime.desc(), web_cdx.c.warc_offset.desc()).limit(1))
+    return rows[0] if rows else None
+
+
+def hops(conn: Connection, result: Mapping[str, Any], max_hops: int = 10) -> list[dict]:
+    """The captures a crawl went through: the base URL's redirects, then the terminal
+    URL's when the crawl followed a link there (the latest capture of each URL)."""
+    chain: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for start in (result.get("base_url"), result.get("terminal_url")):
+        url = start
+        while url and url not in seen and len(chain) < max_hops:
+            seen.add(url)
+            row = _latest(conn, url)
+            if row is None:
+                break
+            row["link"] = capture_link(row["warc_path"], row["warc_offset"])
+            chain.append(row)
+            url = row["location"] if row["status_code"] in REDIRECT_CODES else None
+    return chain
+
+
+def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[str, Any] | None:
+    if not base_url:
+        raise InvalidName("give the request's base URL: ?url=…", status=StoreStatus.BAD_KEY)
+    with begin(services.engine) as conn:
+        requests = _rows(conn, select(ingest_request).where(
+            ingest_request.c.base_url == base_url, ingest_request.c.ingest_type == ingest_type)
+            .limit(RELATED))
+        rows = _rows(conn, select(ingest_file_result).where(
+            ingest_file_result.c.ingest_type == ingest_type,
+            ingest_file_result.c.base_url == base_url))
+        platform = _rows(conn, select(ingest_fileset_platform).where(
+            ingest_fileset_platform.c.ingest_type == ingest_type,
+            ingest_fileset_platform.c.base_url == base_url))
+        if not rows and not platform:
+            return None
+        out: dict[str, Any] = {"ingest_type": ingest_type, "base_url": base_url,
+                               "requests": requests, "kind": "file" if rows else "dataset"}
+        if rows:
+            row = rows[0]
+            out["result"] = row
+            docs = []
+            if row["terminal_sha1hex"]:
+                docs = list(conn.execute(select(catalogue.c.uuid).where(
+                    catalogue.c.sha1 == row["terminal_sha1hex"]).limit(RELATED)).scalars())
+            out["documents"] = docs
+            terminal = None
+            if row["terminal_url"] and row["terminal_dt"]:
+                found = _rows(conn, select(web_cdx).where(
+                    web_cdx.c.url == row["terminal_url"],
+                    web_cdx.c.datetime == row["terminal_dt"]).limit(1))
+                terminal = found[0] if found else None
+                if terminal:
+                    terminal["link"] = capture_link(terminal["warc_path"],
+                                                    terminal["warc_offset"])
+            out["terminal_capture"] = terminal
+        if platform:
+            out["platform"] = _dataset(conn, platform[0])
+        if rows:
+            out["hops"] = hops(conn, rows[0])
+    return out
+
+
+def _dataset(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
+    manifest = row.get("manifest") or []
+    for entry in manifest:
+        if isinstance(entry, dict) and entry.get("terminal_url") and entry.get("terminal_dt"):
+            found = conn.execute(select(web_cdx.c.warc_path, web_cdx.c.warc_offset).where(
+                web_cdx.c.url == entry["terminal_url"],
+                web_cdx.c.datetime == entry["terminal_dt"]).limit(1)).first()
+            if found:
+                entry["capture_link"] = capture_link(found[0], found[1])
+    row["manifest"] = [m for m in manifest if isinstance(m, dict)]
+    if row.get("web_bundle_url") and row.get("web_bundle_dt"):
+        found = conn.execute(select(web_cdx.c.warc_path, web_cdx.c.warc_offset).where(
+            web_cdx.c.url == row["web_bundle_url"],
+            web_cdx.c.datetime == row["web_bundle_dt"]).limit(1)).first()
+        row["bundle_capture_link"] = capture_link(found[0], found[1]) if found else None
+    return row
+
+
+def capture_row(services: Services, warc_path: str, offset: str | int) -> CdxRecord | None:
+    """The indexed capture at ``warc_path``, ``offset``; InvalidName for a path that
+    is not a safe key or an offset that is not a number."""
+    warc_path = check_key(warc_path or "")
+    try:
+        warc_offset = int(offset)
+    except (TypeError, ValueError):
+        raise InvalidName(f"offset {str(offset)[:40]!r} is not a number",
+                          status=StoreStatus.BAD_KEY) from None
+    if not 0 <= warc_offset < 2**62:
+        raise InvalidName(f"offset {warc_offset} is out of range", status=StoreStatus.BAD_KEY)
+    return services.web_archive.capture(warc_path, warc_offset)
+
+
+def capture(services: Services, row: CdxRecord) -> dict[str, Any]:
+    out: dict[str, Any] = _plain(row.model_dump())
+    out["sha1b32"] = row.sha1b32
+    out["revisit"] = row.is_revisit
+    out["headers"], out["headers_error"] = None, None
+    try:
+        h = services.web_archive.record_headers(row)
+        out["headers"] = {"type": h.rec_type, "warc": h.warc, "http_status": h.http_status,
+                          "http": h.http}
+    except (BadWarc, NotFound) as e:
+        out["headers_error"] = str(e)
+    original = services.web_archive.original(row) if row.is_revisit else None
+    out["original_link"] = (capture_link(original.warc_path, original.warc_offset)
+                            if original is not None and original is not row else None)
+    out["downloadable"] = row.status_code == 200 or out["original_link"] is not None
+    out["payload_link"] = capture_link(row.warc_path, row.warc_offset).replace(
+        "/capture?", "/capture/payload?", 1)
+    with begin(services.engine) as conn:
+        out["documents"] = list(conn.execute(select(catalogue.c.uuid).where(
+            catalogue.c.sha1 == row.sha1hex).limit(RELATED)).scalars()) if row.sha1hex else []
+        results = _rows(conn, select(ingest_file_result.c.ingest_type,
+                                     ingest_file_result.c.base_url,
+                                     ingest_file_result.c.status).where(
+            ingest_file_result.c.terminal_url == row.url,
+            ingest_file_result.c.terminal_dt == row.datetime).limit(RELATED))
+    for r in results:
+        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
+    out["ingest_results"] = results
+    return out
+
+
+# --- Crossref: deposited and parsed references ---------------------------------------------
+
+
+def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
+    doi = SCHEMES["doi"](doi)
+    v = _crossref_with_refs.c
+    with begin(services.engine) as conn:
+        row = conn.execute(select(v.doi, v.indexed, v.record, v.source_ts, v.refs_json)
+                           .where(v.doi == doi)).mappings().first()
+        docs = list(conn.execute(select(catalogue.c.uuid).where(catalogue.c.doi == doi)
+                                 .limit(RELATED)).scalars())
+    if row is None:
+        return None
+    record = row["record"] or {}
+    deposited = [r for r in record.get("reference") or [] if isinstance(r, dict)]
+    parsed = [r for r in row["refs_json"] or [] if isinstance(r, dict)]
+    by_key = {str(r.get("id")): r for r in parsed if r.get("id") is not None}
+    pairs: list[dict[str, Any]] = []
+    matched: set[int] = set()
+    for i, ref in enumerate(deposited):
+        match = by_key.get(str(ref.get("key"))) if ref.get("key") is not None else None
+        if match is None and i < len(parsed) and not by_key:
+            match = parsed[i]
+        if match is not None:
+            matched.add(id(match))
+        pairs.append({"deposited": _deposited(ref),
+                      "parsed": ref_row(match, i) if match is not None else None})
+    pairs += [{"deposited": None, "parsed": ref_row(p, i)} for i, p in enumerate(parsed)
+              if id(p) not in matched]
+    return {"doi": doi, "indexed": iso_utc(row["indexed"]),
+            "source_ts": iso_utc(row["source_ts"]), "title": _title(record),
+            "deposited_count": len(deposited), "parsed_count": len(parsed),
+            "parsed": row["refs_json"] is not None, "pairs": pairs, "documents": docs}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def ref_row(ref: Mapping[str, Any], n: int) -> dict[str, Any]:
+    """One parsed reference as the columns of a table (any shape of JSON tolerated),
+    with the reference itself as ``raw``."""
+    authors = ref.get("authors")
+    names = []
+    if isinstance(authors, list):
+        for a in authors:
+            name = a.get("full_name") or a.get("name") if isinstance(a, dict) else a
+            if name:
+                names.append(_text(name))
+    return {"n": ref.get("index", n), "authors": ", ".join(names),
+            "title": _text(ref.get("title") or ref.get("unstructured")),
+            "container": _text(ref.get("journal") or ref.get("container_name")),
+            "year": _text(ref.get("date") or ref.get("year")), "volume": _text(ref.get("volume")),
+            "pages": _text(ref.get("pages")), "doi": _text(ref.get("doi")), "raw": dict(ref)}
+
+
+def _deposited(ref: Mapping[str, Any]) -> dict[str, Any]:
+    """A reference as deposited with Crossref: its key and its text (unstructured, or
+    the fields it was deposited with)."""
+    text = ref.get("unstructured")
+    if not isinstance(text, str):
+        text = "; ".join(f"{k}: {_text(v)}" for k, v in ref.items() if k != "key")
+    return {"key": _text(ref.get("key")), "text": text, "raw": dict(ref)}
+
+
+# --- search ------------------------------------------------------------------------------
+
+
+def find_documents(services: Services, scheme: str, value: str) -> list[dict[str, Any]]:
+    column_ = catalogue.c["uuid" if scheme == "uuid" else scheme]
+    with begin(services.engine) as conn:
+        return _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
+                                  catalogue.c.pmid, catalogue.c.pmcid, catalogue.c.arxiv)
+                     .where(column_ == value).order_by(catalogue.c.uuid).limit(RELATED))
+
+
+def find_url(services: Services, url: str) -> dict[str, list[dict[str, Any]]]:
+    with begin(services.engine) as conn:
+        results = _rows(conn, select(ingest_file_result.c.ingest_type,
+                                     ingest_file_result.c.base_url,
+                                     ingest_file_result.c.status).where(
+            or_(ingest_file_result.c.base_url == url,
+                ingest_file_result.c.terminal_url == url)).limit(RELATED))
+        results += _rows(conn, select(ingest_fileset_platform.c.ingest_type,
+                                      ingest_fileset_platform.c.base_url,
+                                      ingest_fileset_platform.c.status).where(
+            ingest_fileset_platform.c.base_url == url).limit(RELATED))
+        captures = _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime, web_cdx.c.status_code,
+                                      web_cdx.c.mimetype, web_cdx.c.warc_path,
+                                      web_cdx.c.warc_offset)
+                         .where(web_cdx.c.url == url).order_by(web_cdx.c.datetime.desc())
+                         .limit(RELATED))
+    for r in results:
+        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
+    for c in captures:
+        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
+    return {"ingest_results": results, "captures": captures}
+
+
+def find_title(services: Services, words: list[str], page: int,
+               per_page: int = RELATED) -> dict[str, Any]:
+    """Crossref records whose title has every word (case-insensitive), and the
+    documents with their DOIs."""
+    title = func.lower(_title_text())
+    cond = and_(*[title.like("%" + _like_escape(w.lower()) + "%", escape="\\") for w in words])
+    with begin(services.engine) as conn:
+        rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"].label("title"))
+                            .where(cond).order_by(crossref.c.doi)
+                            .offset((page - 1) * per_page).limit(per_page + 1)).all()
+        dois = [r[0] for r in rows[:per_page]]
+        docs = _rows(conn, select(catalogue.c.uuid, catalogue.c.doi).where(
+            catalogue.c.doi.in_(dois))) if dois else []
+    by_doi: dict[str, list[str]] = {}
+    for d in docs:
+        by_doi.setdefault(d["doi"], []).append(d["uuid"])
+    records = [{"doi": doi, "title": _title({"title": t}), "documents": by_doi.get(doi, []),
+                "link": f"/crossref/{doi}"} for doi, t in rows[:per_page]]
+    return {"crossref": records, "more": len(rows) > per_page}
+
+
+def _title_text() -> Any:
+    """The first title of a Crossref record as text, on SQLite and PostgreSQL alike."""
+    return crossref.c.record[("title", 0)].as_string()
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
+    """Ingest results that ended in this file, captures of it."""
+    with begin(services.engine) as conn:
+        results = _rows(conn, select(ingest_file_result.c.ingest_type,
+                                     ingest_file_result.c.base_url,
+                                     ingest_file_result.c.status).where(
+            ingest_file_result.c.terminal_sha1hex == sha1).limit(RELATED))
+        captures = _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime, web_cdx.c.status_code,
+                                      web_cdx.c.mimetype, web_cdx.c.warc_path,
+                                      web_cdx.c.warc_offset)
+                         .where(web_cdx.c.sha1hex == sha1).limit(RELATED))
+    for r in results:
+        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
+    for c in captures:
+        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
+    return {"ingest_results": results, "captures": captures}
+
+
+def find_crossref(services: Services, doi: str) -> list[dict[str, Any]]:
+    with begin(services.engine) as conn:
+        rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"])
+                            .where(crossref.c.doi == doi)).all()
+    return [{"doi": d, "title": _title({"title": t}), "link": f"/crossref/{d}"} for d, t in rows]
