@@ -144,27 +144,13 @@ def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[s
 def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
     doc = parse_uuid(doc_uuid)
     cat = services.catalogue
-    entry = cat.get(doc)
-    if entry is None:
-        return None
-    out: dict[str, Any] = entry.to_json()
-    out["metadata"], out["metadata_error"] = None, None
-    if "metadata" in entry.resources:
-        try:
-            out["metadata"] = cat.metadata(doc)
-        except (CorruptData, NotFound) as e:
-            out["metadata_error"] = str(e)
-    meta = out["metadata"] or {}
-    out["title"] = _title(meta)
-    out["authors"] = _authors(meta)
-    out["resource_list"] = [
-        {"kind": name, "description": KINDS[name].description,
-         "key": cat.paths(entry).get(name), "href": f"/document/{doc}/resource/{name}"}
-        for name in entry.resources if name in KINDS
-    ]
-    out["thumbnails"] = [name for name in THUMBS if name in entry.resources]
-    out["pdftable"] = _pdftable_row(services, entry.sha1) if entry.sha1 else None
+    # one connection for the page: each checkout costs a round trip (the pool's ping)
     with begin(services.engine) as conn:
+        entry = cat.get(doc, conn=conn)
+        if entry is None:
+            return None
+        out: dict[str, Any] = entry.to_json()
+        out["pdftable"] = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
         refs = conn.execute(select(grobid_refs.c.refs_json, grobid_refs.c.source_ts)
                             .where(grobid_refs.c.source == "document",
                                    grobid_refs.c.source_id == doc)).first()
@@ -181,6 +167,21 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
             captures = _rows(conn, select(web_cdx).where(web_cdx.c.sha1hex == entry.sha1)
                              .order_by(web_cdx.c.datetime.desc()).limit(RELATED))
         out["hops"] = hops(conn, results[0]) if results else []
+    out["metadata"], out["metadata_error"] = None, None
+    if "metadata" in entry.resources:
+        try:
+            out["metadata"] = cat.metadata(doc)
+        except (CorruptData, NotFound) as e:
+            out["metadata_error"] = str(e)
+    meta = out["metadata"] or {}
+    out["title"] = _title(meta)
+    out["authors"] = _authors(meta)
+    out["resource_list"] = [
+        {"kind": name, "description": KINDS[name].description,
+         "key": cat.paths(entry).get(name), "href": f"/document/{doc}/resource/{name}"}
+        for name in entry.resources if name in KINDS
+    ]
+    out["thumbnails"] = [name for name in THUMBS if name in entry.resources]
     for r in results:
         r["link"] = ingest_link(r["ingest_type"], r["base_url"])
     for c in captures:
@@ -208,8 +209,9 @@ def _authors(meta: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def _pdftable_row(services: Services, sha1: str) -> dict[str, Any] | None:
-    row = services.pdftable.get(sha1)
+def _pdftable_row(services: Services, sha1: str,
+                  conn: Connection | None = None) -> dict[str, Any] | None:
+    row = services.pdftable.get(sha1, conn=conn)
     if row is None:
         return None
     families: dict[str, dict[str, Any]] = {}

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Engine, delete, func, select
+from sqlalchemy import Connection, Engine, delete, func, select
 
 from sandcrawler.db.engine import begin
 from sandcrawler.db.locks import exclusive
@@ -129,11 +129,14 @@ class Catalogue:
     def resolve(self, text: str) -> list[str]:
         return self.lookup(*parse_identifier(text))
 
-    def get(self, doc_uuid: str) -> CatalogueEntry | None:
-        with begin(self.engine) as conn:
-            row = conn.execute(
-                select(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
-            ).mappings().first()
+    def get(self, doc_uuid: str, *, conn: Connection | None = None) -> CatalogueEntry | None:
+        """The entry; on ``conn`` when given (a caller reading several things at once)."""
+        query = select(catalogue).where(catalogue.c.uuid == parse_uuid(doc_uuid))
+        if conn is not None:
+            row = conn.execute(query).mappings().first()
+        else:
+            with begin(self.engine) as own:
+                row = own.execute(query).mappings().first()
         return _entry(row) if row else None
 
     def assign_uuid(self, **identifiers: str | None) -> str:

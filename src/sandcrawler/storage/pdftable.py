@@ -315,10 +315,19 @@ class PdfTable:
 
     # -- reading
 
-    def get(self, key: Any, columns: Iterable[str] = ()) -> PdfRow | None:
-        """The row (all families, or only the given ``family`` / ``family:column``)."""
+    def get(self, key: Any, columns: Iterable[str] = (), *,
+            conn: Connection | None = None) -> PdfRow | None:
+        """The row (all families, or only the given ``family`` / ``family:column``);
+        on ``conn`` when given (a caller reading several things at once)."""
         raw = sha1_key(key)
-        return next(self.scan(start=raw, stop=raw + b"\x00", columns=columns), None)
+        # one row's cells: a plain query (scan's server-side cursor costs round trips)
+        query = self._query(raw, raw + b"\x00", columns)
+        if conn is not None:
+            cells = conn.execute(query).all()
+        else:
+            with begin(self.engine) as own:
+                cells = own.execute(query).all()
+        return next(self._rows(iter(cells), None), None)
 
     def scan(
         self,
@@ -331,6 +340,12 @@ class PdfTable:
         bytes (a prefix of one is allowed as a bound). Streams: memory stays flat."""
         if limit is not None and limit <= 0:
             return
+        query = self._query(start, stop, columns)
+        with self.engine.connect() as conn:
+            result = conn.execution_options(stream_results=True, yield_per=2000).execute(query)
+            yield from self._rows(iter(result), limit)
+
+    def _query(self, start: Any, stop: Any, columns: Iterable[str]) -> Any:
         c = pdftable_cells.c
         where = c.table_id == self.table_id
         if start is not None:
@@ -340,28 +355,26 @@ class PdfTable:
         selected = self._column_filter(columns)
         if selected is not None:
             where = and_(where, selected)
-        query = (
-            select(c.row_key, c.family, c.qualifier, c.value)
-            .where(where)
-            .order_by(c.row_key, c.family, c.qualifier)
-        )
+        return (select(c.row_key, c.family, c.qualifier, c.value)
+                .where(where).order_by(c.row_key, c.family, c.qualifier))
+
+    def _rows(self, cells: Iterator[Any], limit: int | None) -> Iterator[PdfRow]:
+        """Cells in key order, as rows."""
         emitted = 0
         row: PdfRow | None = None
-        with self.engine.connect() as conn:
-            result = conn.execution_options(stream_results=True, yield_per=2000).execute(query)
-            for row_key, fam_name, qual, value in result:
-                row_key = bytes(row_key)
-                if row is None or row.key != row_key:
-                    if row is not None:
-                        yield row
-                        emitted += 1
-                        if limit is not None and emitted >= limit:
-                            return
-                    row = PdfRow(row_key)
-                fam = self._family_or_raw(fam_name)
-                row.cells.setdefault(fam_name, {})[qual] = _decode(
-                    fam, qual, fam.columns.get(qual), bytes(value), row_key
-                )
+        for row_key, fam_name, qual, value in cells:
+            row_key = bytes(row_key)
+            if row is None or row.key != row_key:
+                if row is not None:
+                    yield row
+                    emitted += 1
+                    if limit is not None and emitted >= limit:
+                        return
+                row = PdfRow(row_key)
+            fam = self._family_or_raw(fam_name)
+            row.cells.setdefault(fam_name, {})[qual] = _decode(
+                fam, qual, fam.columns.get(qual), bytes(value), row_key
+            )
         if row is not None and (limit is None or emitted < limit):
             yield row
 
