@@ -122,6 +122,12 @@ def test_search_finds_each_form(site: dict) -> None:
     assert data["what"] == "title"
     assert [c["doi"] for c in data["crossref"]] == ["10.5555/example.2024.001"]
     assert data["crossref"][0]["documents"] == [doc["id"]]
+    # a document's own title (its metadata's, indexed in the catalogue)
+    data = get_json(client, "/search?" + _q("مرحبا very LONG title"))
+    assert data["what"] == "title"
+    assert [d["uuid"] for d in data["titled_documents"]] == [doc["id"]]
+    assert data["titled_documents"][0]["title"].startswith("<script>")
+    assert get_json(client, "/search?" + _q("no such words anywhere"))["titled_documents"] == []
     assert get_json(client, "/search?q=")["what"] is None
 
 

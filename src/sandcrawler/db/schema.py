@@ -68,6 +68,8 @@ catalogue = Table(
     Column("arxiv", Text, nullable=True),
     Column("resources", JsonDoc, nullable=False),
     Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
+    # the metadata's first title, for finding documents by title words
+    Column("title", Text, nullable=True),
     PrimaryKeyConstraint("uuid", name="catalogue_pkey"),
     CheckConstraint(octet_length(col("uuid")) == 36, name="catalogue_uuid_check"),
     CheckConstraint(

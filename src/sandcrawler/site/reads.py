@@ -469,11 +469,17 @@ def find_url(services: Services, url: str) -> dict[str, list[dict[str, Any]]]:
 
 def find_title(services: Services, words: list[str], page: int,
                per_page: int = RELATED) -> dict[str, Any]:
-    """Crossref records whose title has every word (case-insensitive), and the
-    documents with their DOIs."""
+    """Documents and Crossref records whose title has every word (case-insensitive),
+    and the documents with the records' DOIs."""
     title = func.lower(_title_text())
     cond = and_(*[title.like("%" + _like_escape(w.lower()) + "%", escape="\\") for w in words])
+    doc_title = func.lower(catalogue.c.title)
+    doc_cond = and_(*[doc_title.like("%" + _like_escape(w.lower()) + "%", escape="\\")
+                      for w in words])
     with begin(services.engine) as conn:
+        found = _rows(conn, select(catalogue.c.uuid, catalogue.c.title, catalogue.c.doi)
+                      .where(doc_cond).order_by(catalogue.c.uuid)
+                      .offset((page - 1) * per_page).limit(per_page + 1))
         rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"].label("title"))
                             .where(cond).order_by(crossref.c.doi)
                             .offset((page - 1) * per_page).limit(per_page + 1)).all()
@@ -485,7 +491,9 @@ def find_title(services: Services, words: list[str], page: int,
         by_doi.setdefault(d["doi"], []).append(d["uuid"])
     records = [{"doi": doi, "title": _title({"title": t}), "documents": by_doi.get(doi, []),
                 "link": f"/crossref/{doi}"} for doi, t in rows[:per_page]]
-    return {"crossref": records, "more": len(rows) > per_page}
+    documents = [{**d, "link": f"/document/{d['uuid']}"} for d in found[:per_page]]
+    return {"crossref": records, "titled_documents": documents,
+            "more": len(rows) > per_page or len(found) > per_page}
 
 
 def _title_text() -> Any:

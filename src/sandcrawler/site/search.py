@@ -44,7 +44,8 @@ def search(services: Services, query: str, page: int = 1) -> dict[str, Any]:
         raise InvalidName(f"page {page} is out of range (1 to {MAX_PAGE})",
                           status=StoreStatus.BAD_KEY)
     out: dict[str, Any] = {"query": query, "page": page, "documents": [], "ingest_results": [],
-                           "captures": [], "crossref": [], "more": False}
+                           "captures": [], "crossref": [], "titled_documents": [],
+                           "more": False}
     if not query.strip():
         out["what"] = None
         return out

@@ -61,6 +61,8 @@ class CatalogueEntry:
     arxiv: str | None = None
     resources: tuple[str, ...] = ()
     updated: datetime | None = None
+    #: the metadata's first title (searched by title words; not part of the JSON)
+    title: str | None = None
 
     def to_json(self, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.uuid}
@@ -86,6 +88,17 @@ def identifiers_from_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
                     continue
                 break
     return found
+
+
+def title_of(metadata: Mapping[str, Any], limit: int = 2000) -> str | None:
+    """The metadata's title (a string, or the first string of a list), white
+    space folded, at most ``limit`` characters."""
+    title = metadata.get("title")
+    if isinstance(title, list):
+        title = next((t for t in title if isinstance(t, str)), None)
+    if not isinstance(title, str) or not title.strip():
+        return None
+    return " ".join(title.split())[:limit]
 
 
 def parse_identifier(text: str) -> tuple[str, str]:
@@ -250,19 +263,22 @@ class Catalogue:
     def _entry_from_store(self, doc: str, kinds: list[ResourceKind]) -> CatalogueEntry:
         names = {k.name for k in kinds}
         ids: dict[str, str] = {}
+        title = None
         if "metadata" in names:
-            ids = identifiers_from_metadata(self.metadata(doc))
+            metadata = self.metadata(doc)
+            ids = identifiers_from_metadata(metadata)
+            title = title_of(metadata)
         if "sha1" not in ids:
             primary = next((k for k in kinds if k.primary), None)
             if primary is not None:
                 with self.resources.open(doc, primary) as f:
                     ids["sha1"] = hash_stream(f, ["sha1"])["sha1"]
-        return CatalogueEntry(doc, resources=tuple(sorted(names)), **ids)
+        return CatalogueEntry(doc, resources=tuple(sorted(names)), title=title, **ids)
 
     def _write(self, entries: list[CatalogueEntry]) -> None:
         rows = [
             {"uuid": e.uuid, **{n: getattr(e, n) for n in IDENTIFIERS},
-             "resources": list(e.resources)}
+             "resources": list(e.resources), "title": e.title}
             for e in entries
         ]
         with begin(self.engine) as conn:
@@ -330,4 +346,5 @@ def _entry(row: Mapping[str, Any]) -> CatalogueEntry:
         **{name: row[name] for name in IDENTIFIERS},
         resources=tuple(row["resources"] or ()),
         updated=row["updated"],
+        title=row.get("title"),
     )
