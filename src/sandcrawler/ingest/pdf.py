@@ -27,6 +27,8 @@ class PdfIngestProcessor:
         metadata = {**found.biblio, **found.identifiers, "ingest": {
             "base_url": found.request.base_url, "landing_url": found.landing_url,
             "terminal_url": cdx.url, "terminal_dt": cdx.datetime}}
+        if found.biblio:
+            metadata["metadata_source"] = "landing_page"  # unless GROBID's header wins
         stored = self.processor.store(path, meta, extracted, cdx=cdx, metadata=metadata)
         processing = Processing(kind=IngestType.PDF, status=extracted.status, uuid=stored.uuid,
                                 resources=stored.resources or None,

@@ -99,10 +99,15 @@ class PdfProcessor:
             secondary = dict(out.thumbnails)
             if tei is not None:
                 secondary["grobid-tei"] = tei.encode("utf-8")
+            own = _metadata(out, grobid0)
+            if own["metadata_source"] == "grobid":
+                merged = {**(metadata or {}), **own}
+            else:
+                # a PDF's own title and author fields are often junk ("Microsoft Word -
+                # x.doc"): what the caller knows (a landing page's metadata) wins
+                merged = {**own, **(metadata or {})}
             entry = self.catalogue.add_file(
-                path, kind="pdf", sha1=meta.sha1hex,
-                metadata={**(metadata or {}), **_metadata(out, grobid0)},
-                resources=secondary,
+                path, kind="pdf", sha1=meta.sha1hex, metadata=merged, resources=secondary,
             )
             stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
                                grobid_status=grobid0["status"]["status"],
