@@ -108,8 +108,10 @@ def test_retry_after_slows_the_host_and_the_request_succeeds(site: SiteServer) -
     fetcher = fetcher_for(site, gate, retry_after_max=10)
     with ThreadPoolExecutor(2) as pool:
         busy = pool.submit(get, fetcher, "https://a.example/busy")
-        while not site.seen("a.example", "/busy"):
-            time.sleep(0.01)
+        # the 429 has reached the client (not only the server) and slowed the host
+        deadline = time.monotonic() + 5
+        while not gate.backed_off_for("a.example") and time.monotonic() < deadline:
+            time.sleep(0.005)
         # the host is backed off now: a's next request waits, b's does not
         other = pool.submit(get, fetcher, "https://a.example/other")
         assert get(fetcher, "https://b.example/fine") == (200, b"ok /fine")
