@@ -102,7 +102,13 @@ class SiteServer(LoopbackHTTPServer):
         return seen, answer
 
     def _end(self, seen: Seen) -> None:
+        """The request stops counting as in flight: called before its answer is sent,
+        since a client that has read the whole answer may send its next
+        request before this thread runs again (counting it then would see one more
+        in flight than the client ever had). Once per request."""
         with self._lock:
+            if seen.end:
+                return
             self._in_flight[seen.host] -= 1
             seen.end = time.monotonic()
 
@@ -131,6 +137,7 @@ class SiteServer(LoopbackHTTPServer):
                         self._endless(answer.endless)
                         return
                     self.send_header("Content-Length", str(len(answer.body)))
+                    server._end(seen)  # before the answer can reach the client
                     self.end_headers()
                     self.wfile.write(answer.body)
                     self.wfile.flush()
