@@ -47,6 +47,20 @@ SANDCRAWLER = [sys.executable, "-m", "sandcrawler"]
 # --- fixtures and synthetic input --------------------------------------------------------
 
 
+def stream_to_file(resp: Any, path: Path, chunk: int = 2**20) -> int:
+    """The plain download every archiving benchmark is measured against: a urllib3
+    response streamed into ``path`` unbuffered, fsynced, its connection released;
+    the bytes written."""
+    total = 0
+    with open(path, "wb", buffering=0) as out:
+        for data in resp.stream(chunk):
+            out.write(data)
+            total += len(data)
+        os.fsync(out.fileno())
+    resp.release_conn()
+    return total
+
+
 def skip(reason: str) -> None:
     """A benchmark that cannot run here says why and exits 0 (nothing was measured)."""
     print(f"SKIPPED: {reason}", file=sys.stderr)

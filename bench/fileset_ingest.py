@@ -65,7 +65,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import arg_parser, bench_env, print_header, skip, work_dir
+from _common import arg_parser, bench_env, print_header, skip, stream_to_file, work_dir
 
 MB = 1_000_000
 KiB = 1024
@@ -116,13 +116,7 @@ def baseline_child(server_url: str, record_id: str, dest: Path) -> None:
     resp.release_conn()
     total = 0
     for i, f in enumerate(record["files"]):
-        resp = get(f["links"]["self"])
-        with open(dest / f"file-{i}", "wb", buffering=0) as out:
-            for chunk in resp.stream(MiB):
-                out.write(chunk)
-                total += len(chunk)
-            os.fsync(out.fileno())
-        resp.release_conn()
+        total += stream_to_file(get(f["links"]["self"]), dest / f"file-{i}")
     seconds = time.perf_counter() - t0
     print(json.dumps({"files": len(record["files"]), "bytes": total, "seconds": seconds}))
 

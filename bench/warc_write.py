@@ -52,6 +52,8 @@ import time
 from pathlib import Path
 from statistics import median
 
+from _common import stream_to_file
+
 MB = 1_000_000
 MiB = 2**20
 ORIGIN = "https://example.org"
@@ -112,12 +114,7 @@ def child(mode: str, server_url: str, workdir: Path, level: int, paths: list[str
             resp = http.request("GET", server_url + p, preload_content=False,
                                 headers={"Accept-Encoding": "identity"})
             assert resp.status == 200, resp.status
-            with open(dest / f"file-{i}", "wb", buffering=0) as out:
-                for chunk in resp.stream(MiB):
-                    out.write(chunk)
-                    total += len(chunk)
-                os.fsync(out.fileno())
-            resp.release_conn()
+            total += stream_to_file(resp, dest / f"file-{i}")
         wall = time.perf_counter() - t0
         ru1 = resource.getrusage(resource.RUSAGE_SELF)
         checks: list[tuple[int, str]] = []
