@@ -32,13 +32,13 @@ from sandcrawler.models.ingest import (
     IngestType,
     Processing,
 )
-from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus
+from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus, ProcessingStatus
 from sandcrawler.storage.catalogue import identifiers_from_metadata
 from sandcrawler.web.archive import WebArchive
 from sandcrawler.web.urls import absolute_url
 
 #: processing statuses that mean an HTML page is not the article's full text
-NOT_FULLTEXT = frozenset({"no-main-text"})
+NOT_FULLTEXT = frozenset({ProcessingStatus.NO_MAIN_TEXT})
 
 
 class FileIngester:

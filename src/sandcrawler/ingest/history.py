@@ -33,11 +33,11 @@ class IngestHistory:
     def processed(self, kind: str, sha1hex: str) -> Processing | None:
         """What processing recorded for this file: a PDF's ``pdf0`` status, or the
         catalogue document holding an XML or HTML file."""
+        if kind == IngestType.PDF and self.table.get(sha1hex, ["pdf0:pdf_status"]) is None:
+            return None
+        # a PDF extraction could not use has a pdf0 row and no document
         uuids = self.catalogue.lookup("sha1", sha1hex)
         if kind == IngestType.PDF:
-            row = self.table.get(sha1hex, ["pdf0:pdf_status"])
-            if row is None:
-                return None
             return Processing(kind=kind, status=PdfStatus.EXISTS,
                               uuid=uuids[0] if uuids else None)
         if not uuids:
