@@ -1,5 +1,5 @@
-"""Helpers of the worker tests: real ``sandcrawler worker`` processes on librdkafka's
-mock cluster (the ``kafka`` fixture of ``tests/conftest.py``)."""
+"""Helpers of the worker tests: real ``sandcrawler worker`` processes on a real Kafka
+broker (the ``kafka`` fixture of ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
+
+from sandcrawler_testkit.kafka_clients import committed, create_topics
+
+__all__ = ["WorkerProcess", "Workers", "committed", "create_topic", "wait_until"]
 
 T = TypeVar("T")
 
@@ -23,20 +27,6 @@ def wait_until(cond: Callable[[], T], timeout: float, what: str, interval: float
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
-
-
-def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    """The group's committed offset per partition (partitions without a commit left out)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
-                  "session.timeout.ms": 6000, "enable.auto.commit": False})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
-    finally:
-        c.close()
-    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
 
 
 class WorkerProcess:
@@ -112,11 +102,7 @@ class Workers:
             w.kill()
 
 
-def create_topic(bootstrap: str, topic: str) -> None:
-    """Have the mock cluster create ``topic`` now (a producer's metadata request
-    auto-creates it), so that a consumer started before anything is written joins
-    its group at once rather than after the first write."""
-    from confluent_kafka import Producer
-
-    metadata = Producer({"bootstrap.servers": bootstrap}).list_topics(topic, timeout=10)
-    assert metadata.topics[topic].error is None, metadata.topics[topic].error
+def create_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
+    """Create ``topic`` now, so that a consumer started before anything is written
+    joins its group with the topic's partitions at once."""
+    create_topics(bootstrap, {topic: partitions})

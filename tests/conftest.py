@@ -20,7 +20,7 @@ from sandcrawler.fileset.ingest import FilesetIngester
 from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler_testkit.grobid_server import FakeGrobid
-from sandcrawler_testkit.kafka_mock import MockKafka
+from sandcrawler_testkit.kafka_broker import KafkaBroker, KafkaUnavailable, find_kafka_libs
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir, free_port
 from sandcrawler_testkit.postgrest import PostgrestServer, PostgrestUnavailable, find_postgrest
 from sandcrawler_testkit.s3_server import S3Server, swift_available
@@ -36,12 +36,14 @@ GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s104795110
 REQUIRE_S3 = os.environ.get("SANDCRAWLER_TEST_REQUIRE_S3") == "1"
 REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
 REQUIRE_POSTGREST = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGREST") == "1"
+REQUIRE_KAFKA = os.environ.get("SANDCRAWLER_TEST_REQUIRE_KAFKA") == "1"
 
 
 #: fixture (or parametrised fixture value) -> the marker of the real service it needs
 SERVICE_FIXTURES = {
     "pg_cluster": "postgres", "pg_url": "postgres", "s3_server": "s3", "s3_bucket": "s3",
-    "kafka": "kafka", "shared_data": "shared_data", "crossref_lines": "shared_data",
+    "kafka": "kafka", "kafka_libs": "kafka", "shared_data": "shared_data",
+    "crossref_lines": "shared_data",
     "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
 }
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
@@ -84,6 +86,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("SANDCRAWLER_") and name not in (
             "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES",
             "SANDCRAWLER_TEST_REQUIRE_S3", "SANDCRAWLER_TEST_REQUIRE_POSTGREST",
+            "SANDCRAWLER_TEST_REQUIRE_KAFKA",
             "SANDCRAWLER_POSTGREST_BIN", "SANDCRAWLER_TEST_REQUIRE_BROWSER",
             "SANDCRAWLER_TEST_ARTIFACTS"):
             monkeypatch.delenv(name)
@@ -243,11 +246,24 @@ def engine(db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
     eng.dispose()
 
 
+@pytest.fixture(scope="session")
+def kafka_libs() -> Path:
+    """The real Kafka broker's jars (fetched once with mvn; see
+    ``sandcrawler_testkit.kafka_broker``); skipped without java or mvn unless required."""
+    try:
+        return find_kafka_libs()
+    except KafkaUnavailable as e:
+        if REQUIRE_KAFKA:
+            pytest.fail(f"SANDCRAWLER_TEST_REQUIRE_KAFKA=1 but {e}")
+        pytest.skip(str(e))
+
+
 @pytest.fixture
-def kafka() -> Iterator[MockKafka]:
-    """librdkafka's mock cluster, one per test (see ``sandcrawler_testkit.kafka_mock``)."""
-    with MockKafka() as cluster:
-        yield cluster
+def kafka(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaBroker]:
+    """A real Apache Kafka broker (KRaft, one node) of its own for each test, on
+    loopback; auto-created topics get 4 partitions."""
+    with KafkaBroker(kafka_libs, tmp_path / "kafka") as broker:
+        yield broker
 
 
 @pytest.fixture

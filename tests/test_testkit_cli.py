@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-RUNNABLE = ["platforms", "grobid_server", "s3_server", "kafka_mock"]
-LISTENING = ["platforms", "grobid_server", "s3_server"]  # the ones with --port
+RUNNABLE = ["platforms", "grobid_server", "s3_server", "kafka_broker"]
+LISTENING = ["platforms", "grobid_server", "s3_server", "kafka_broker"]  # the ones with --port
 
 
 def run(module: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
@@ -56,7 +56,7 @@ def test_port_in_use_is_one_line(module: str, busy_port: int) -> None:
     ("platforms", ["--port", "70000"]),
     ("grobid_server", ["--port", "http"]),
     ("s3_server", ["--port", "-1"]),
-    ("kafka_mock", ["0"]),
+    ("kafka_broker", ["--partitions", "0"]),
 ])
 def test_bad_argument_is_a_usage_error(module: str, args: list[str]) -> None:
     done = run(module, *args)

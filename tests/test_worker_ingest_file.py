@@ -28,7 +28,8 @@ from sandcrawler.models.capture import CdxRecord
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.web.archive import WARC_PREFIX
-from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.kafka_broker import KafkaBroker
+from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.publishers import Answer, WebSite, page
 from tests._kafka import WorkerProcess, Workers, committed, create_topic
@@ -63,7 +64,7 @@ def web() -> Iterator[WebSite]:
 
 
 @pytest.fixture
-def workers(tmp_path: Path, kafka: MockKafka, web: WebSite,
+def workers(tmp_path: Path, kafka: KafkaBroker, web: WebSite,
             monkeypatch: pytest.MonkeyPatch) -> Iterator[Workers]:
     """Workers on the mock cluster, crawling ``web`` (add its pages first: the routes
     are its hosts when a worker starts)."""
@@ -110,7 +111,7 @@ def count(engine: Engine, table: Any) -> int:
         return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
 
 
-def persist(workers: Workers, kafka: MockKafka, engine: Engine, rows: int,
+def persist(workers: Workers, kafka: KafkaBroker, engine: Engine, rows: int,
             w: WorkerProcess | None = None) -> str:
     """Run `worker persist-ingest-file` (or let ``w`` run) over everything on the
     results topic, until ``rows`` rows and every offset committed, then stop it;
@@ -168,7 +169,7 @@ def real_pdfs() -> dict[str, bytes]:
 @pytest.mark.parametrize(("db_url", "blob_store"), [("sqlite", "local"), ("postgresql", "s3")],
                          indirect=True)
 def test_requests_to_results_to_rows_and_a_second_run(
-        kafka: MockKafka, web: WebSite, workers: Workers, engine: Engine,
+        kafka: KafkaBroker, web: WebSite, workers: Workers, engine: Engine,
         blob_store: BlobStore, db_url: str, real_pdfs: dict[str, bytes]) -> None:
     a, b, c = real_pdfs.values()
     web.add("https://journal-a.example/article/1", landing(
@@ -303,7 +304,7 @@ DISTINCT_PDFS = 6
 @pytest.mark.parametrize(("db_url", "blob_store"), [("sqlite", "local"), ("postgresql", "s3")],
                          indirect=True)
 def test_sigkill_mid_stream_every_request_ends_with_one_row(
-        kafka: MockKafka, web: WebSite, workers: Workers, engine: Engine,
+        kafka: KafkaBroker, web: WebSite, workers: Workers, engine: Engine,
         blob_store: BlobStore, db_url: str) -> None:
     urls = [f"https://site{i % SITES}.example/article/{i}" for i in range(N)]
     # a few distinct PDFs: the others are the same payloads again, archived as

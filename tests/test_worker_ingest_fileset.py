@@ -16,7 +16,8 @@ import pytest
 from sqlalchemy import select
 
 from sandcrawler.db.schema import ingest_file_result, ingest_fileset_platform, web_cdx
-from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.kafka_broker import KafkaBroker
+from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests._kafka import committed, wait_until
 from tests.conftest import invoke
@@ -71,7 +72,7 @@ def _stop(proc: subprocess.Popen, tmp_path: Path, name: str) -> str:
 
 
 def test_requests_to_results_topics_to_rows(
-    kafka: MockKafka, platforms: PlatformServer, engine, db_url: str,  # type: ignore[no-untyped-def]
+    kafka: KafkaBroker, platforms: PlatformServer, engine, db_url: str,  # type: ignore[no-untyped-def]
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SANDCRAWLER_ENV", "test")

@@ -26,7 +26,8 @@ from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.work import Outcome
-from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.kafka_broker import KafkaBroker
+from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 from tests._kafka import Workers
 from tests._kafka import committed as committed_offsets
@@ -47,7 +48,7 @@ def doi(i: int) -> str:
 
 
 @pytest.fixture
-def workers(tmp_path: Path, kafka: MockKafka) -> Iterator[Workers]:
+def workers(tmp_path: Path, kafka: KafkaBroker) -> Iterator[Workers]:
     ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
                             "SANDCRAWLER_ENV": "test"}, "persist-crossref")
     try:
@@ -107,7 +108,7 @@ BAD = {  # index in the produced list -> (bytes, status)
 }
 
 
-def test_sigkill_and_restart_loses_nothing(kafka: MockKafka, workers: Workers,
+def test_sigkill_and_restart_loses_nothing(kafka: KafkaBroker, workers: Workers,
                                            engine: Engine, db_url: str) -> None:
     n = 2000
     values: list[bytes] = []
@@ -164,7 +165,7 @@ def test_sigkill_and_restart_loses_nothing(kafka: MockKafka, workers: Workers,
 # --- b. SIGTERM: finish the batch in hand, commit, exit 0 -------------------------------
 
 
-def test_sigterm_commits_exactly_what_is_stored(kafka: MockKafka, workers: Workers,
+def test_sigterm_commits_exactly_what_is_stored(kafka: KafkaBroker, workers: Workers,
                                                 engine: Engine, db_url: str) -> None:
     n = 2000
     expected: list[str | None] = [doi(i) for i in range(n)]
@@ -225,7 +226,7 @@ def own_pg() -> Iterator[PostgresCluster]:
 
 
 @pytest.mark.postgres
-def test_database_down_retries_without_committing(kafka: MockKafka, workers: Workers,
+def test_database_down_retries_without_committing(kafka: KafkaBroker, workers: Workers,
                                                   own_pg: PostgresCluster) -> None:
     from sandcrawler.db import migrate
     from sandcrawler.db.engine import make_engine
@@ -282,7 +283,7 @@ def test_database_down_retries_without_committing(kafka: MockKafka, workers: Wor
 # --- KafkaSink --------------------------------------------------------------------------
 
 
-def test_kafka_sink_round_trip(kafka: MockKafka) -> None:
+def test_kafka_sink_round_trip(kafka: KafkaBroker) -> None:
     settings = load_settings(kafka_brokers=kafka.bootstrap)
     sink = KafkaSink(producer_config(settings.kafka), "sandcrawler-test.sink",
                      key=lambda out: out["source_id"])
@@ -329,7 +330,7 @@ def test_kafka_sink_full_queue_is_waited_out_until_flush_timeout() -> None:
         sink.close()
 
 
-def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
+def test_parse_crossref_refs_to_kafka(kafka: KafkaBroker, fake_grobid: Any,
                                       crossref_lines: dict[str, bytes]) -> None:
     """The batch command can publish its rows to a topic instead of stdout."""
     result = subprocess.run(
@@ -349,7 +350,7 @@ def test_parse_crossref_refs_to_kafka(kafka: MockKafka, fake_grobid: Any,
 # --- GROBID down: back off, parse once it is back -----------------------------------------
 
 
-def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, engine: Engine,
+def test_grobid_down_backs_off_then_parses(kafka: KafkaBroker, workers: Workers, engine: Engine,
                                            db_url: str) -> None:
     from sandcrawler_testkit.grobid_server import FakeGrobid
     from sandcrawler_testkit.postgres import free_port
@@ -377,7 +378,7 @@ def test_grobid_down_backs_off_then_parses(kafka: MockKafka, workers: Workers, e
     assert w.stop(signal.SIGTERM) == 0, w.stderr
 
 
-def test_database_down_at_start_is_waited_for(kafka: MockKafka, workers: Workers) -> None:
+def test_database_down_at_start_is_waited_for(kafka: KafkaBroker, workers: Workers) -> None:
     from sandcrawler_testkit.postgres import free_port
 
     produce(kafka.bootstrap, TOPIC, [work(0)])

@@ -16,7 +16,8 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.web.cdx import parse_cdx_line
 from sandcrawler_testkit.http_files import FileServer
-from sandcrawler_testkit.kafka_mock import MockKafka, consume, produce
+from sandcrawler_testkit.kafka_broker import KafkaBroker
+from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.warcs import Capture, write_warc
 from tests._kafka import committed, wait_until
@@ -28,7 +29,7 @@ FILES = "sandcrawler-test.pdf-files"
 RESULTS = "sandcrawler-test.pdf-results"
 
 
-def run_worker(kafka: MockKafka, db_url: str, tmp_path: Path, *, rows: int, results: int,
+def run_worker(kafka: KafkaBroker, db_url: str, tmp_path: Path, *, rows: int, results: int,
                args: tuple[str, ...] = ()) -> tuple[list[bytes], str]:
     """Run the worker until the PDF table has ``rows`` rows, read ``results`` results,
     stop it with SIGTERM (exit 0 expected); (results, stderr)."""
@@ -58,7 +59,7 @@ def run_worker(kafka: MockKafka, db_url: str, tmp_path: Path, *, rows: int, resu
 
 
 def test_worker_processes_records_and_publishes_results(
-    kafka: MockKafka, engine, db_url: str, tmp_path: Path,  # type: ignore[no-untyped-def]
+    kafka: KafkaBroker, engine, db_url: str, tmp_path: Path,  # type: ignore[no-untyped-def]
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SANDCRAWLER_ENV", "test")  # the worker's table and topic names
@@ -88,7 +89,7 @@ def test_worker_processes_records_and_publishes_results(
 
 
 def test_worker_fetches_urls_warc_captures_and_stored_files(
-    kafka: MockKafka, engine, db_url: str, tmp_path: Path,  # type: ignore[no-untyped-def]
+    kafka: KafkaBroker, engine, db_url: str, tmp_path: Path,  # type: ignore[no-untyped-def]
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SANDCRAWLER_ENV", "test")

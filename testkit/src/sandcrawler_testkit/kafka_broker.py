@@ -1,0 +1,288 @@
+"""A real Apache Kafka broker on loopback: one combined broker/controller in KRaft
+mode (no ZooKeeper), from the jars Maven Central publishes.
+
+``find_kafka_libs()`` returns a directory of the pinned broker's jars: the cache
+(``~/.cache/sandcrawler-testkit/kafka/<version>/libs``), filled once with
+``mvn dependency:copy-dependencies`` on the POM kept in this package
+(``data/kafka/pom.xml``). It needs ``java`` (17 or newer) and ``mvn`` on PATH,
+and raises ``KafkaUnavailable`` saying what is missing otherwise.
+
+``KafkaBroker(libs, workdir)`` formats a log directory and starts the broker on
+two free loopback ports (clients, controller); ``stop()``/``start()`` restart it
+on the same ports with the same data, as an operator's restart would, and
+``kill()`` is a SIGKILL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+from sandcrawler_testkit import _cli
+from sandcrawler_testkit.postgres import free_port
+
+KAFKA_VERSION = "4.1.1"
+#: marker written last into the cache: a half-copied directory is never used
+_COMPLETE = ".complete"
+
+
+class KafkaUnavailable(RuntimeError):
+    """The broker cannot run here; the message says why."""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sandcrawler-testkit" / "kafka" / KAFKA_VERSION
+
+
+def java_binary() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise KafkaUnavailable("no java on PATH (Kafka's broker needs OpenJDK 17 or newer)")
+    return java
+
+
+def find_kafka_libs(*, fetch: bool = True) -> Path:
+    """The broker's jars; fetched with Maven into the cache on first use."""
+    java_binary()
+    libs = cache_dir() / "libs"
+    if (libs / _COMPLETE).exists():
+        return libs
+    if not fetch:
+        raise KafkaUnavailable(f"Kafka {KAFKA_VERSION} jars not found in {libs}")
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise KafkaUnavailable(f"Kafka {KAFKA_VERSION} jars not in {libs} and no mvn on PATH "
+                               "to fetch them")
+    return fetch_kafka_libs(mvn)
+
+
+def fetch_kafka_libs(mvn: str = "mvn") -> Path:
+    target = cache_dir()
+    target.mkdir(parents=True, exist_ok=True)
+    pom = resources.files("sandcrawler_testkit") / "data" / "kafka" / "pom.xml"
+    with tempfile.TemporaryDirectory(prefix="libs-", dir=target) as tmp:
+        out = Path(tmp) / "libs"
+        with resources.as_file(pom) as pom_path:
+            try:
+                done = subprocess.run(
+                    [mvn, "-q", "-B", "-f", str(pom_path), "dependency:copy-dependencies",
+                     f"-DoutputDirectory={out}"],
+                    capture_output=True, text=True, timeout=900)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise KafkaUnavailable(f"mvn could not fetch Kafka {KAFKA_VERSION}: {e}") from None
+        jars = list(out.glob("*.jar")) if out.is_dir() else []
+        if done.returncode != 0 or not any(j.name.startswith("kafka_2.13-") for j in jars):
+            tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+            raise KafkaUnavailable(f"mvn could not fetch Kafka {KAFKA_VERSION}: "
+                                   + (" | ".join(tail) or "no kafka_2.13 jar"))
+        (out / _COMPLETE).write_text(f"{len(jars)} jars\n")
+        libs = target / "libs"
+        try:
+            out.rename(libs)  # atomic; a concurrent fetch that won leaves its copy
+        except OSError:
+            if not (libs / _COMPLETE).exists():
+                raise
+    return target / "libs"
+
+
+def _properties(node_dir: Path, port: int, controller_port: int, partitions: int) -> str:
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(node_dir / "data"),
+        # one node: every internal topic has one replica
+        "offsets.topic.replication.factor": "1",
+        "offsets.topic.num.partitions": "10",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        # tests join groups often: no 3 s wait for more members
+        "group.initial.rebalance.delay.ms": "0",
+        "auto.create.topics.enable": "true",
+        "num.partitions": str(partitions),
+    }
+    return "".join(f"{k}={v}\n" for k, v in settings.items())
+
+
+class KafkaBroker:
+    """Start with ``start()`` (or as a context manager); ``bootstrap`` is ``127.0.0.1:PORT``.
+
+    ``partitions``: what an auto-created topic gets (the broker's num.partitions)."""
+
+    def __init__(self, libs: Path, workdir: Path, *, partitions: int = 4, port: int = 0,
+                 heap_mb: int = 512, startup_timeout: float = 90.0) -> None:
+        self.libs = libs
+        self.workdir = workdir
+        self.partitions = partitions
+        self.heap_mb = heap_mb
+        self.startup_timeout = startup_timeout
+        self.port = port or free_port()
+        self.controller_port = free_port()
+        self.log = workdir / "broker.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._formatted = False
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _java(self, main: str, *args: str) -> list[str]:
+        return [java_binary(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
+                "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+                "-cp", str(self.libs / "*"), main, *args]
+
+    def _format(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        props = self.workdir / "server.properties"
+        props.write_text(_properties(self.workdir, self.port, self.controller_port,
+                                     self.partitions))
+        cluster_id = subprocess.run(self._java("kafka.tools.StorageTool", "random-uuid"),
+                                    capture_output=True, text=True, check=True,
+                                    timeout=120).stdout.strip().splitlines()[-1]
+        done = subprocess.run(
+            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(props)),
+            capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise KafkaUnavailable(f"formatting the KRaft log directory failed: "
+                                   f"{(done.stdout + done.stderr).strip()[-2000:]}")
+        self._formatted = True
+
+    def start(self) -> str:
+        if not self._formatted:
+            self._format()
+        with open(self.log, "ab") as log:
+            self._proc = subprocess.Popen(
+                self._java("kafka.Kafka", str(self.workdir / "server.properties")),
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        self._wait_ready()
+        return self.bootstrap
+
+    def _wait_ready(self) -> None:
+        """Ready once a client's metadata request is answered with this broker."""
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._proc is not None and self._proc.poll() is not None:
+                raise KafkaUnavailable(f"the Kafka broker exited ({self._proc.returncode}): "
+                                       f"{self.log.read_text(errors='replace')[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    pass
+            except OSError:
+                time.sleep(0.2)
+                continue
+            admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0,
+                                 "logger": _silent()})
+            try:
+                meta = admin.list_topics(timeout=5)
+                if meta.brokers and meta.controller_id >= 0:
+                    return
+            except Exception:  # not answering yet: librdkafka says "transport" or "timed out"
+                pass
+            time.sleep(0.2)
+        self.kill()
+        raise KafkaUnavailable(f"the Kafka broker did not become ready within "
+                               f"{self.startup_timeout:g}s: "
+                               f"{self.log.read_text(errors='replace')[-3000:]}")
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """A clean shutdown (SIGTERM); SIGKILL if it takes longer than ``timeout``."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def restart(self) -> str:
+        self.stop()
+        return self.start()
+
+    def __enter__(self) -> KafkaBroker:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop(timeout=20)
+
+
+def _silent():  # type: ignore[no-untyped-def]
+    import logging
+
+    logger = logging.getLogger("sandcrawler_testkit.kafka_broker.librdkafka")
+    logger.setLevel(logging.CRITICAL)
+    logger.propagate = False
+    return logger
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m sandcrawler_testkit.kafka_broker``: a broker to try the workers with."""
+    parser = _cli.parser(
+        "sandcrawler_testkit.kafka_broker",
+        f"Start a throwaway Apache Kafka {KAFKA_VERSION} broker (KRaft, one node) on\n"
+        "loopback, in a temporary directory removed on exit, and print its\n"
+        "bootstrap.servers (SANDCRAWLER_KAFKA_BROKERS). The jars are fetched once with\n"
+        "mvn into ~/.cache/sandcrawler-testkit/kafka; java 17+ runs the broker. Serves\n"
+        "until SIGTERM, Ctrl-C or the end of stdin.")
+    _cli.add_port(parser, 0)
+    parser.add_argument("--partitions", type=_positive, default=4,
+                        help="partitions of an auto-created topic (default: 4)")
+    args = parser.parse_args(argv)
+    try:
+        _cli.check_port(args.port)
+    except OSError as e:
+        _cli.fail(parser, _cli.listen_error(args.port, e))
+    with tempfile.TemporaryDirectory(prefix="sandcrawler-kafka-") as tmp:
+        try:
+            broker = KafkaBroker(find_kafka_libs(), Path(tmp), partitions=args.partitions,
+                                 port=args.port)
+            broker.start()
+        except (KafkaUnavailable, OSError, subprocess.SubprocessError) as e:
+            _cli.fail(parser, str(e))
+        try:
+            print(broker.bootstrap, flush=True)
+            _cli.wait_until_stopped(stdin_eof=not sys.stdin.isatty())
+        finally:
+            broker.stop(timeout=20)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return int(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""Plain Kafka clients for tests and benchmarks: produce records, read a topic back,
+create topics, read a group's committed offsets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sandcrawler.retry import Backoff, RetryPolicy
+
+#: a full producer queue: serve delivery reports for 0.1 s, then produce again
+_QUEUE_FULL = RetryPolicy(attempts=None, base=0.1, factor=1.0, cap=0.1)
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    values: Sequence[bytes],
+    *,
+    keys: Sequence[bytes | None] | None = None,
+    timeout: float = 30.0,
+) -> list[tuple[int, int]]:
+    """Produce ``values`` in order; returns each one's (partition, offset).
+
+    Raises RuntimeError if any message was not delivered within ``timeout``.
+    """
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+         "linger.ms": 5}
+    )
+    positions: list[tuple[int, int] | None] = [None] * len(values)
+    errors: list[str] = []
+
+    def report(index: int) -> Any:
+        def on_delivery(err: Any, msg: Any) -> None:
+            if err is not None:
+                errors.append(f"message {index}: {err}")
+            else:
+                positions[index] = (msg.partition(), msg.offset())
+
+        return on_delivery
+
+    queue_full = Backoff(_QUEUE_FULL, sleep=producer.poll)
+    for i, value in enumerate(values):
+        key = keys[i] if keys is not None else None
+        while True:
+            try:
+                producer.produce(topic, value, key=key, on_delivery=report(i))
+                break
+            except BufferError:
+                queue_full.retry()  # no limit, as before: the local mock cluster drains
+    remaining = producer.flush(timeout)
+    if errors or remaining:
+        raise RuntimeError(
+            f"producing to {topic}: {remaining} undelivered; errors: {'; '.join(errors[:5])}"
+        )
+    if any(p is None for p in positions):
+        raise RuntimeError(f"producing to {topic}: some messages got no delivery report")
+    return [p for p in positions if p is not None]
+
+
+def consume(bootstrap: str, topic: str, count: int, *, timeout: float = 30.0) -> list[bytes]:
+    """Read ``count`` messages from the start of every partition of ``topic``.
+
+    Partitions are assigned directly, not through a consumer group, so there is
+    no group join to wait for and nothing is committed. Order is kept only
+    within a partition.
+    """
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "sandcrawler-testkit-reader",
+         "enable.auto.commit": False}
+    )
+    values: list[bytes] = []
+    try:
+        partitions = consumer.list_topics(topic, timeout=timeout).topics[topic].partitions
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        deadline = time.monotonic() + timeout
+        while len(values) < count and time.monotonic() < deadline:
+            for msg in consumer.consume(num_messages=count - len(values), timeout=0.5):
+                if msg.error() is None:
+                    values.append(msg.value() or b"")
+    finally:
+        consumer.close()
+    if len(values) < count:
+        raise RuntimeError(f"consumed {len(values)} of {count} messages from {topic} in {timeout}s")
+    return values
+
+
+def create_topics(bootstrap: str, topics: dict[str, int], *, timeout: float = 30.0) -> None:
+    """Create each topic with its partition count (one replica) through the admin API;
+    one that exists already is left as it is."""
+    from confluent_kafka import KafkaError
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    futures = admin.create_topics(
+        [NewTopic(name, num_partitions=n, replication_factor=1) for name, n in topics.items()],
+        operation_timeout=timeout, request_timeout=timeout)
+    for name, fut in futures.items():
+        try:
+            fut.result(timeout=timeout)
+        except Exception as e:
+            err = e.args[0] if e.args else None
+            if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise RuntimeError(f"creating topic {name}: {e}") from e
+
+
+def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
+    """The group's committed offset per partition (partitions without a commit left out)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                  "session.timeout.ms": 6000, "enable.auto.commit": False})
+    try:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+    finally:
+        c.close()
+    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
