@@ -49,7 +49,8 @@ SERVICE_FIXTURES = {
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3"}
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
-SLOW_MODULES = {"test_worker_kafka", "test_worker_process_pdf", "test_worker_ingest_fileset",
+SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_pdf",
+                "test_worker_ingest_fileset",
                 "test_worker_ingest_file", "test_site_browser",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
 #: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`

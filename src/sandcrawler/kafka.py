@@ -70,6 +70,11 @@ def consumer_config(kafka: KafkaSettings, group_id: str, **extra: Any) -> dict[s
         **_quiet(brokers),
         "group.id": group_id,
         "auto.offset.reset": "earliest",
+        # A member joining or leaving moves only the partitions that must move; the
+        # others keep being consumed through the rebalance (no stop-the-world).
+        "partition.assignment.strategy": "cooperative-sticky",
+        # How long a SIGKILLed member keeps its partitions before the group
+        # coordinator gives them to the others.
         "session.timeout.ms": 10000,
         # A batch may wait on a slow GROBID or database; leave room before eviction.
         "max.poll.interval.ms": 600000,

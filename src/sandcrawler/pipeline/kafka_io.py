@@ -52,7 +52,34 @@ class KafkaSource:
                 "enable.auto.offset.store": False,
             }
         )
-        self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic))
+        #: (topic, partition) -> the assignment it was last given in; a record is
+        #: committed only if its partition has stayed ours since it was read
+        self._owned: dict[tuple[str, int], int] = {}
+        self._assignments = 0
+        #: offsets whose commit failed (broker away): tried again with the next ack
+        self._pending: dict[tuple[str, int], tuple[int, int]] = {}
+        self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic),
+                                 on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                 on_lost=self._on_revoke)
+
+    # Rebalance callbacks run inside consume(), on the runner's thread. With the
+    # cooperative protocol they name only the partitions that move, and the
+    # client applies the (incremental) assignment itself once they return.
+    def _on_assign(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
+        self._assignments += 1
+        for tp in partitions:
+            self._owned[(tp.topic, tp.partition)] = self._assignments
+        log.info("assigned %s", _names(partitions))
+
+    def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Records of these partitions in hand are still processed and written,
+        # but not committed: the new owner reads them again from the last commit
+        # (the sinks' writes are idempotent), and a late commit of ours could
+        # move the offset back over what the new owner already committed.
+        for tp in partitions:
+            self._owned.pop((tp.topic, tp.partition), None)
+            self._pending.pop((tp.topic, tp.partition), None)
+        log.info("revoked %s", _names(partitions))
 
     def progress_position(self) -> int:
         return self._count
@@ -75,30 +102,67 @@ class KafkaSource:
                         self._log.problem(f"consuming {self.topic}: {err.str()}")
                     continue
                 where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
-                batch.append(Item(where, msg.value() or b"", (msg.topic(), msg.partition(),
-                                                              msg.offset())))
+                tp = (msg.topic(), msg.partition())
+                batch.append(Item(where, msg.value() or b"",
+                                  (*tp, msg.offset(), self._owned.get(tp, 0))))
             self._count += len(batch)
             if batch:
                 self._log.recovered()
+            else:
+                self.retry_pending()
             # An empty batch tells the runner the topic is idle: time to book (and
             # commit) what has been written, rather than wait for more records.
             yield batch
 
     def ack(self, items: list[Item]) -> None:
-        last: dict[tuple[str, int], int] = {}
+        """Commit the offsets after ``items`` (written durably), for the partitions
+        that are still ours in the assignment the items were read in."""
+        last = self._pending
+        stale = 0
         for item in items:
-            topic, partition, offset = item.token
-            last[(topic, partition)] = max(offset, last.get((topic, partition), -1))
-        offsets = [TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+            topic, partition, offset, assignment = item.token
+            if self._owned.get((topic, partition)) != assignment:
+                stale += 1
+                continue
+            before = last.get((topic, partition), (-1, assignment))[0]
+            last[(topic, partition)] = (max(offset, before), assignment)
+        if stale:
+            log.info("%d record(s) of partitions revoked meanwhile not committed "
+                     "(their new owner reads them again)", stale)
+        # the pending offsets of partitions revoked since are gone (_on_revoke)
+        offsets = [TopicPartition(t, p, o + 1) for (t, p), (o, _a) in last.items()]
+        if not offsets:
+            return
         try:
             self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as e:
-            # Typically a rebalance took the partition away; its new owner re-reads
-            # from the last commit, which idempotent sinks absorb.
-            log.warning("offset commit failed (records will be re-delivered): %s", e)
+            # The broker is away, or a rebalance is under way: kept, and tried again
+            # with the next batch's (or idle) ack. Until then a restart re-reads
+            # these records, which the idempotent sinks absorb.
+            log.warning("offset commit failed, will retry with the next batch: %s", e)
+            return
+        self._pending = {}
+
+    def retry_pending(self) -> None:
+        """Commit what a failed commit left (called when the topic is idle)."""
+        if self._pending:
+            self.ack([])
 
     def close(self) -> None:
         self._consumer.close()
+
+
+def _key_bytes(key: object) -> str | bytes | None:
+    """A message key as the client takes it. A key comes from the record (a bad
+    request's base_url may be a number or a list): it becomes its JSON text rather
+    than an error that would stop the worker."""
+    if key is None or isinstance(key, str | bytes):
+        return key
+    return orjson.dumps(key)
+
+
+def _names(partitions: list[TopicPartition]) -> str:
+    return ", ".join(f"{tp.topic}[{tp.partition}]" for tp in partitions) or "nothing"
 
 
 class KafkaSink:
@@ -137,7 +201,7 @@ class KafkaSink:
                 while True:
                     try:
                         self._producer.produce(
-                            topic, orjson.dumps(message), key=self.key(message),
+                            topic, orjson.dumps(message), key=_key_bytes(self.key(message)),
                             on_delivery=on_delivery,
                         )
                         break

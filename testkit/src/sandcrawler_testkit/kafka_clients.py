@@ -110,15 +110,26 @@ def create_topics(bootstrap: str, topics: dict[str, int], *, timeout: float = 30
                 raise RuntimeError(f"creating topic {name}: {e}") from e
 
 
-def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    """The group's committed offset per partition (partitions without a commit left out)."""
-    from confluent_kafka import Consumer, TopicPartition
+def committed(bootstrap: str, group: str, topic: str, *, timeout: float = 30.0
+              ) -> dict[int, int]:
+    """The group's committed offset per partition (partitions without a commit left out).
 
+    A broker that has just started (or restarted) answers "coordinator load in
+    progress" or "not coordinator" for a moment: asked again until ``timeout``."""
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    deadline = time.monotonic() + timeout
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
                   "session.timeout.ms": 6000, "enable.auto.commit": False})
     try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+        while True:
+            try:
+                parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+                got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+                return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
+            except KafkaException as e:
+                if not e.args[0].retriable() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
     finally:
         c.close()
-    return {tp.partition: tp.offset for tp in got if tp.offset >= 0}

@@ -1,0 +1,247 @@
+"""Workers on a real Kafka broker when things go wrong at scale: several processes
+in one group share a 6-partition topic and one is SIGKILLed; the broker restarts
+under running workers; a rebalance takes a partition away while its batch is in
+hand; poison records sit among good ones. In every case each record ends up in
+the database once and the group's offsets reach the end of the topic."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from sqlalchemy import Engine, text
+
+from sandcrawler.app.settings import load_settings
+from sandcrawler.kafka import consumer_config
+from sandcrawler.pipeline.kafka_io import KafkaSource
+from sandcrawler_testkit.kafka_broker import KafkaBroker
+from sandcrawler_testkit.kafka_clients import consume, produce
+from tests._kafka import Workers, committed, create_topic, wait_until
+
+pytestmark = pytest.mark.kafka
+
+TOPIC = "fatcat-test.api-crossref"  # SANDCRAWLER_ENV=test
+GROUP = "sandcrawler-test-persist-crossref"
+INDEXED = {"date-time": "2021-05-10T22:08:45Z"}
+POSTGRESQL = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+
+
+def work(i: int) -> bytes:
+    return orjson.dumps({"DOI": f"10.1234/SCALE.{i}", "indexed": INDEXED, "reference": []})
+
+
+def doi(i: int) -> str:
+    return f"10.1234/scale.{i}"
+
+
+def produce_works(bootstrap: str, indexes: range) -> None:
+    # keyed by DOI, as the upstream feed is: one work's updates stay in order
+    produce(bootstrap, TOPIC, [work(i) for i in indexes],
+            keys=[doi(i).encode() for i in indexes])
+
+
+def rows(engine: Engine) -> tuple[int, int]:
+    """(rows, distinct DOIs) in the crossref table."""
+    with engine.connect() as conn:
+        got = conn.execute(text("SELECT count(*), count(DISTINCT doi) FROM crossref")).one()
+    return int(got[0]), int(got[1])
+
+
+def dois_in(engine: Engine) -> set[str]:
+    with engine.connect() as conn:
+        return set(conn.execute(text("SELECT doi FROM crossref")).scalars())
+
+
+def total_committed(bootstrap: str) -> int:
+    return sum(committed(bootstrap, GROUP, TOPIC).values())
+
+
+def assignments(bootstrap: str, group: str = GROUP) -> list[set[int]]:
+    """The partitions of ``TOPIC`` each member of ``group`` holds now."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    try:
+        description = admin.describe_consumer_groups([group], request_timeout=10)[group].result()
+    except KafkaException:  # the coordinator still loading: no members to tell of yet
+        return []
+    return [{tp.partition for tp in m.assignment.topic_partitions if tp.topic == TOPIC}
+            for m in description.members]
+
+
+@pytest.fixture
+def workers(tmp_path: Path, kafka: KafkaBroker, engine: Engine, db_url: str
+            ) -> Iterator[Workers]:
+    # A SIGKILLed member is given up after its session timeout: 6 s keeps the test short.
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
+                            "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url,
+                            "SANDCRAWLER_KAFKA_OPTIONS": '{"session.timeout.ms": 6000}'},
+                 "persist-crossref")
+    try:
+        yield ws
+    finally:
+        ws.kill_all()
+
+
+@POSTGRESQL
+def test_three_workers_one_sigkilled_every_record_once(
+        kafka: KafkaBroker, workers: Workers, engine: Engine) -> None:
+    first, total = 6_000, 12_000
+    create_topic(kafka.bootstrap, TOPIC, partitions=6)
+    procs = [workers.start("--batch-size", "100") for _ in range(3)]
+    wait_until(lambda: sorted(len(a) for a in assignments(kafka.bootstrap)) == [2, 2, 2], 60,
+               "three members holding two partitions each")
+
+    produce_works(kafka.bootstrap, range(first))
+    procs[1].wait_until(lambda: rows(engine)[0] >= 1_500, 60, "the workers under way")
+    owned_before = assignments(kafka.bootstrap)
+    procs[1].proc.kill()  # SIGKILL: no LeaveGroup, no commit of the batch in hand
+    assert procs[1].proc.wait(timeout=10) == -signal.SIGKILL
+    assert rows(engine)[0] < first, "the worker should be killed mid-stream"
+    # more records for every partition, the dead worker's included
+    produce_works(kafka.bootstrap, range(first, total))
+
+    # The survivors take the dead member's partitions (after its session timeout)
+    # and everything is committed, without anyone restarting anything.
+    procs[0].wait_until(lambda: total_committed(kafka.bootstrap) == total, 120,
+                        "every record committed")
+    owned_after = assignments(kafka.bootstrap)
+    assert len(owned_after) == 2 and set().union(*owned_after) == set(range(6))
+    assert set().union(*owned_before) == set(range(6))
+
+    count, distinct = rows(engine)
+    assert count == distinct == total  # 0 lost, 0 duplicated
+    assert dois_in(engine) == {doi(i) for i in range(total)}
+    for w in (procs[0], procs[2]):
+        assert w.stop(signal.SIGTERM) == 0, w.stderr
+        assert "Traceback" not in w.stderr
+
+
+@POSTGRESQL
+def test_broker_restart_mid_stream_loses_nothing(
+        kafka: KafkaBroker, workers: Workers, engine: Engine) -> None:
+    first, total = 4_000, 8_000
+    create_topic(kafka.bootstrap, TOPIC, partitions=6)
+    procs = [workers.start("--batch-size", "100") for _ in range(2)]
+    produce_works(kafka.bootstrap, range(first))
+    procs[0].wait_until(lambda: rows(engine)[0] >= 500, 60, "the workers under way")
+
+    kafka.stop()  # the operator restarts the broker; the workers are not told
+    time.sleep(3)
+    assert all(w.proc.poll() is None for w in procs)
+    kafka.start()
+    produce_works(kafka.bootstrap, range(first, total))
+
+    procs[0].wait_until(lambda: total_committed(kafka.bootstrap) == total, 120,
+                        "every record committed after the restart")
+    assert rows(engine) == (total, total)
+    assert dois_in(engine) == {doi(i) for i in range(total)}
+    stderr = ""
+    for w in procs:
+        assert w.stop(signal.SIGTERM) == 0, w.stderr
+        stderr += w.stderr
+    assert "Traceback" not in stderr
+    # the outage was said, not shouted: one line per worker at most, and its end
+    said = [line for line in stderr.splitlines() if "retrying in the background" in line]
+    assert 1 <= len(said) <= 2, stderr
+
+
+def test_revoked_partition_batch_in_hand_is_not_committed(kafka: KafkaBroker) -> None:
+    """A rebalance takes a partition away while its records are in hand: the old
+    owner's ack commits only the partitions it still holds, and the new owner reads
+    the revoked one again from the last commit."""
+    from confluent_kafka import Producer
+
+    topic, group = "sandcrawler-test.rebalance", "sandcrawler-test-rebalance"
+    create_topic(kafka.bootstrap, topic, partitions=2)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap})
+    for p in (0, 1):
+        for i in range(10):
+            producer.produce(topic, f"p{p}-{i}".encode(), partition=p)
+    assert producer.flush(30) == 0
+
+    config = consumer_config(load_settings(kafka_brokers=kafka.bootstrap).kafka, group,
+                             **{"session.timeout.ms": 6000})
+    stop = threading.Event()
+    a = KafkaSource(config, topic, stop=stop, poll_timeout=0.2)
+    b: KafkaSource | None = None
+    try:
+        a_batches = a.batches(100)
+        in_hand: list = []
+        wait_until(lambda: in_hand.extend(next(a_batches)) or len(in_hand) == 20, 30,
+                   "the first member reading both partitions")
+
+        b = KafkaSource(config, topic, stop=stop, poll_timeout=0.2)
+        b_batches = b.batches(100)
+        b_read: list = []
+
+        def rebalanced() -> bool:
+            next(a_batches)  # the old member takes part in the rebalance as it polls
+            b_read.extend(next(b_batches))
+            return len(b_read) == 10
+
+        wait_until(rebalanced, 60, "the second member reading the partition it was given")
+        moved = {item.token[1] for item in b_read}
+        assert len(moved) == 1
+        kept = ({0, 1} - moved).pop()
+
+        a.ack(in_hand)  # the batch read before the rebalance, now durable
+        assert committed(kafka.bootstrap, group, topic) == {kept: 10}
+        # the new owner commits what it read; the old owner's late ack did not interfere
+        b.ack(b_read)
+        assert committed(kafka.bootstrap, group, topic) == {0: 10, 1: 10}
+    finally:
+        stop.set()
+        a.close()
+        if b is not None:
+            b.close()
+
+
+@pytest.fixture
+def ingest_workers(tmp_path: Path, kafka: KafkaBroker) -> Iterator[Workers]:
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
+                            "SANDCRAWLER_ENV": "test"}, "ingest-file")
+    try:
+        yield ws
+    finally:
+        ws.kill_all()
+
+
+def test_poison_records_get_a_status_and_offsets_move_on(
+        kafka: KafkaBroker, ingest_workers: Workers) -> None:
+    requests, results = ("sandcrawler-test.ingest-file-requests",
+                         "sandcrawler-test.ingest-file-results")
+    poison = [
+        b"this is not json {",  # bad-json: said on stderr, no result (nothing to key it by)
+        b"\xff\xfe not utf-8",  # bad-utf8: likewise
+        orjson.dumps({"ingest_type": "pdf"}),  # no base_url: a bad-request result
+        orjson.dumps({"ingest_type": "pdf", "base_url": 42}),  # wrong type: bad-request
+        orjson.dumps(["a", "list"]),  # not an object: bad-request, no result
+        orjson.dumps({"ingest_type": "software", "base_url": "https://x.example/"}),
+    ]
+    create_topic(kafka.bootstrap, requests, partitions=1)
+    produce(kafka.bootstrap, requests, poison)
+    w = ingest_workers.start()
+    w.wait_until(lambda: sum(committed(kafka.bootstrap, "sandcrawler-test-ingest-file",
+                                       requests).values()) == len(poison), 60,
+                 "the poison records committed")
+    got = [orjson.loads(m) for m in consume(kafka.bootstrap, results, 2)]
+    assert [r["status"] for r in got] == ["bad-request", "bad-request"]
+    assert got[0]["request"] == {"ingest_type": "pdf"} and got[0]["hit"] is False
+    assert "base_url" in got[1]["error_message"]
+    # the worker keeps going: a later record is handled too
+    produce(kafka.bootstrap, requests, [orjson.dumps({"ingest_type": "pdf", "base_url": 7})])
+    w.wait_until(lambda: sum(committed(kafka.bootstrap, "sandcrawler-test-ingest-file",
+                                       requests).values()) == len(poison) + 1, 60,
+                 "the next record committed")
+    assert w.proc.poll() is None
+    assert w.stop(signal.SIGTERM) == 0, w.stderr
+    for status in ("bad-json", "bad-utf8", "bad-request"):
+        assert f": {status}: " in w.stderr
+    assert "Traceback" not in w.stderr
