@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from sandcrawler_testkit.kafka_clients import committed, create_topics
+from sandcrawler_testkit.kafka_clients import Bootstrap, committed, create_topics
 
 __all__ = ["WorkerProcess", "Workers", "committed", "create_topic", "wait_until"]
 
@@ -102,7 +102,7 @@ class Workers:
             w.kill()
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int = 4) -> None:
+def create_topic(bootstrap: Bootstrap, topic: str, partitions: int = 4) -> None:
     """Create ``topic`` now, so that a consumer started before anything is written
     joins its group with the topic's partitions at once."""
     create_topics(bootstrap, {topic: partitions})

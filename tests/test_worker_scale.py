@@ -245,3 +245,46 @@ def test_poison_records_get_a_status_and_offsets_move_on(
     for status in ("bad-json", "bad-utf8", "bad-request"):
         assert f": {status}: " in w.stderr
     assert "Traceback" not in w.stderr
+
+
+@pytest.fixture
+def secured_kafka(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaBroker]:
+    """A broker whose client listener takes only SASL (PLAIN) logins."""
+    with KafkaBroker(kafka_libs, tmp_path / "kafka-sasl",
+                     sasl_users={"sandcrawler": "s3cret"}) as broker:
+        yield broker
+
+
+def sasl_options(password: str) -> str:
+    return orjson.dumps({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                         "sasl.username": "sandcrawler", "sasl.password": password}).decode()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_secured_cluster_with_the_configured_login(
+        secured_kafka: KafkaBroker, engine: Engine, db_url: str, tmp_path: Path) -> None:
+    """[kafka.options] reach librdkafka: with the right login the worker consumes and
+    commits; with a wrong one it says so in one line, commits nothing and keeps trying."""
+    admin = secured_kafka.client_config
+    create_topic(admin, TOPIC, partitions=2)
+    produce(admin, TOPIC, [work(i) for i in range(50)])
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": secured_kafka.bootstrap,
+                            "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url},
+                 "persist-crossref")
+    try:
+        wrong = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": sasl_options("wrong")})
+        wrong.wait_until(lambda: "retrying in the background" in wrong.stderr, 30,
+                         "the failed login said")
+        assert "Authentication failed" in wrong.stderr or "SASL" in wrong.stderr, wrong.stderr
+        assert wrong.stop(signal.SIGTERM) == 0, wrong.stderr
+        assert committed(admin, GROUP, TOPIC) == {}
+        assert rows(engine) == (0, 0)
+
+        right = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": sasl_options("s3cret")})
+        right.wait_until(lambda: sum(committed(admin, GROUP, TOPIC).values()) == 50, 60,
+                         "every record committed")
+        assert rows(engine) == (50, 50)
+        assert right.stop(signal.SIGTERM) == 0, right.stderr
+        assert "Traceback" not in wrong.stderr + right.stderr
+    finally:
+        ws.kill_all()

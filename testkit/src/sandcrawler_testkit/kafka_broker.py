@@ -95,16 +95,35 @@ def fetch_kafka_libs(mvn: str = "mvn") -> Path:
     return target / "libs"
 
 
-def _properties(node_dir: Path, port: int, controller_port: int, partitions: int) -> str:
+#: the broker's own account on a SASL listener (clients use ``sasl_users``)
+_ADMIN = ("admin", "admin-secret")
+
+
+def _sasl(users: dict[str, str]) -> dict[str, str]:
+    """Settings of a SASL_PLAINTEXT listener with the PLAIN mechanism and these users."""
+    accounts = " ".join(f'user_{u}="{p}"' for u, p in {_ADMIN[0]: _ADMIN[1], **users}.items())
+    return {
+        "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="{_ADMIN[0]}" password="{_ADMIN[1]}" {accounts};',
+    }
+
+
+def _properties(node_dir: Path, port: int, controller_port: int, partitions: int,
+                sasl_users: dict[str, str] | None = None) -> str:
+    listener = "SASL_PLAINTEXT" if sasl_users else "PLAINTEXT"
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
-        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "listeners": f"{listener}://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"{listener}://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": listener,
+        "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
+        **(_sasl(sasl_users) if sasl_users else {}),
         "log.dirs": str(node_dir / "data"),
         # one node: every internal topic has one replica
         "offsets.topic.replication.factor": "1",
@@ -124,11 +143,15 @@ def _properties(node_dir: Path, port: int, controller_port: int, partitions: int
 class KafkaBroker:
     """Start with ``start()`` (or as a context manager); ``bootstrap`` is ``127.0.0.1:PORT``.
 
-    ``partitions``: what an auto-created topic gets (the broker's num.partitions)."""
+    ``partitions``: what an auto-created topic gets (the broker's num.partitions).
+    ``sasl_users``: user -> password; the client listener then takes only SASL
+    (PLAIN) logins, as a secured cluster does (``client_config`` logs in)."""
 
     def __init__(self, libs: Path, workdir: Path, *, partitions: int = 4, port: int = 0,
-                 heap_mb: int = 512, startup_timeout: float = 90.0) -> None:
+                 heap_mb: int = 512, startup_timeout: float = 90.0,
+                 sasl_users: dict[str, str] | None = None) -> None:
         self.libs = libs
+        self.sasl_users = sasl_users
         self.workdir = workdir
         self.partitions = partitions
         self.heap_mb = heap_mb
@@ -144,6 +167,15 @@ class KafkaBroker:
         return f"127.0.0.1:{self.port}"
 
     @property
+    def client_config(self) -> dict[str, str]:
+        """What a client needs to reach the broker (the admin login on SASL)."""
+        config = {"bootstrap.servers": self.bootstrap}
+        if self.sasl_users:
+            config |= {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+                       "sasl.username": _ADMIN[0], "sasl.password": _ADMIN[1]}
+        return config
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
@@ -156,7 +188,7 @@ class KafkaBroker:
         self.workdir.mkdir(parents=True, exist_ok=True)
         props = self.workdir / "server.properties"
         props.write_text(_properties(self.workdir, self.port, self.controller_port,
-                                     self.partitions))
+                                     self.partitions, self.sasl_users))
         cluster_id = subprocess.run(self._java("kafka.tools.StorageTool", "random-uuid"),
                                     capture_output=True, text=True, check=True,
                                     timeout=120).stdout.strip().splitlines()[-1]
@@ -194,8 +226,7 @@ class KafkaBroker:
             except OSError:
                 time.sleep(0.2)
                 continue
-            admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0,
-                                 "logger": _silent()})
+            admin = AdminClient({**self.client_config, "log_level": 0, "logger": _silent()})
             try:
                 meta = admin.list_topics(timeout=5)
                 if meta.brokers and meta.controller_id >= 0:

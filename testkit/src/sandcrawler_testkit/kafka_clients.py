@@ -1,5 +1,8 @@
 """Plain Kafka clients for tests and benchmarks: produce records, read a topic back,
-create topics, read a group's committed offsets."""
+create topics, read a group's committed offsets.
+
+``bootstrap`` is ``host:port,...``, or a client configuration (``KafkaBroker.client_config``:
+with the login of a SASL broker)."""
 
 from __future__ import annotations
 
@@ -9,12 +12,19 @@ from typing import Any
 
 from sandcrawler.retry import Backoff, RetryPolicy
 
+Bootstrap = str | dict[str, str]
+
+
+def _client(bootstrap: Bootstrap) -> dict[str, str]:
+    return {"bootstrap.servers": bootstrap} if isinstance(bootstrap, str) else dict(bootstrap)
+
+
 #: a full producer queue: serve delivery reports for 0.1 s, then produce again
 _QUEUE_FULL = RetryPolicy(attempts=None, base=0.1, factor=1.0, cap=0.1)
 
 
 def produce(
-    bootstrap: str,
+    bootstrap: Bootstrap,
     topic: str,
     values: Sequence[bytes],
     *,
@@ -28,7 +38,7 @@ def produce(
     from confluent_kafka import Producer
 
     producer = Producer(
-        {"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+        {**_client(bootstrap), "acks": "all", "enable.idempotence": True,
          "linger.ms": 5}
     )
     positions: list[tuple[int, int] | None] = [None] * len(values)
@@ -62,7 +72,7 @@ def produce(
     return [p for p in positions if p is not None]
 
 
-def consume(bootstrap: str, topic: str, count: int, *, timeout: float = 30.0) -> list[bytes]:
+def consume(bootstrap: Bootstrap, topic: str, count: int, *, timeout: float = 30.0) -> list[bytes]:
     """Read ``count`` messages from the start of every partition of ``topic``.
 
     Partitions are assigned directly, not through a consumer group, so there is
@@ -72,7 +82,7 @@ def consume(bootstrap: str, topic: str, count: int, *, timeout: float = 30.0) ->
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     consumer = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": "sandcrawler-testkit-reader",
+        {**_client(bootstrap), "group.id": "sandcrawler-testkit-reader",
          "enable.auto.commit": False}
     )
     values: list[bytes] = []
@@ -91,13 +101,13 @@ def consume(bootstrap: str, topic: str, count: int, *, timeout: float = 30.0) ->
     return values
 
 
-def create_topics(bootstrap: str, topics: dict[str, int], *, timeout: float = 30.0) -> None:
+def create_topics(bootstrap: Bootstrap, topics: dict[str, int], *, timeout: float = 30.0) -> None:
     """Create each topic with its partition count (one replica) through the admin API;
     one that exists already is left as it is."""
     from confluent_kafka import KafkaError
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient(_client(bootstrap))
     futures = admin.create_topics(
         [NewTopic(name, num_partitions=n, replication_factor=1) for name, n in topics.items()],
         operation_timeout=timeout, request_timeout=timeout)
@@ -110,7 +120,7 @@ def create_topics(bootstrap: str, topics: dict[str, int], *, timeout: float = 30
                 raise RuntimeError(f"creating topic {name}: {e}") from e
 
 
-def committed(bootstrap: str, group: str, topic: str, *, timeout: float = 30.0
+def committed(bootstrap: Bootstrap, group: str, topic: str, *, timeout: float = 30.0
               ) -> dict[int, int]:
     """The group's committed offset per partition (partitions without a commit left out).
 
@@ -119,7 +129,7 @@ def committed(bootstrap: str, group: str, topic: str, *, timeout: float = 30.0
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
     deadline = time.monotonic() + timeout
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+    c = Consumer({**_client(bootstrap), "group.id": group,
                   "session.timeout.ms": 6000, "enable.auto.commit": False})
     try:
         while True:
