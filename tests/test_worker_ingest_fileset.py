@@ -1,4 +1,4 @@
-"""Dataset ingest end to end: requests on the mock Kafka cluster → `worker
+"""Dataset ingest end to end: requests on a real Kafka broker → `worker
 ingest-fileset` (real processes, loopback platforms reached by real HTTP) →
 result topics → `worker persist-ingest-fileset` → SQL rows (SQLite and PostgreSQL)."""
 

@@ -1,4 +1,4 @@
-"""`sandcrawler worker process-pdf` as a real process against librdkafka's mock cluster."""
+"""`sandcrawler worker process-pdf` as a real process against a real Kafka broker."""
 
 from __future__ import annotations
 
