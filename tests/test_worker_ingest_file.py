@@ -29,6 +29,7 @@ from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.web.archive import WARC_PREFIX
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, produce
+from sandcrawler_testkit.kafka_clients import end_offsets as partition_ends
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.publishers import Answer, WebSite, page
 from tests._kafka import WorkerProcess, Workers, committed, create_topic
@@ -88,15 +89,7 @@ def key(result: dict[str, Any]) -> tuple[str, str]:
 
 def end_offsets(bootstrap: str, topic: str) -> int:
     """How many messages ``topic`` holds (the sum of its partitions' high watermarks)."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "sandcrawler-test-watermarks"})
-    try:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                   for p in parts)
-    finally:
-        c.close()
+    return sum(partition_ends(bootstrap, topic).values())
 
 
 def result_rows(engine: Engine) -> dict[tuple[str, str], dict[str, Any]]:

@@ -7,12 +7,13 @@ with the login of a SASL broker)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from sandcrawler.retry import Backoff, RetryPolicy
 
 Bootstrap = str | dict[str, str]
+T = TypeVar("T")
 
 
 def _client(bootstrap: Bootstrap) -> dict[str, str]:
@@ -120,27 +121,53 @@ def create_topics(bootstrap: Bootstrap, topics: dict[str, int], *, timeout: floa
                 raise RuntimeError(f"creating topic {name}: {e}") from e
 
 
-def committed(bootstrap: Bootstrap, group: str, topic: str, *, timeout: float = 30.0
-              ) -> dict[int, int]:
-    """The group's committed offset per partition (partitions without a commit left out).
-
-    A broker that has just started (or restarted) answers "coordinator load in
-    progress" or "not coordinator" for a moment: asked again until ``timeout``."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+def _settled(ask: Callable[[], T], timeout: float) -> T:
+    """``ask()``, asked again while a broker that has just started (or restarted)
+    answers "coordinator load in progress", "not coordinator" or "not leader"
+    (librdkafka does not flag all of these retriable), until ``timeout``."""
+    from confluent_kafka import KafkaException
 
     deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return ask()
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def committed(bootstrap: Bootstrap, group: str, topic: str, *, timeout: float = 30.0
+              ) -> dict[int, int]:
+    """The group's committed offset per partition (partitions without a commit left out)."""
+    from confluent_kafka import Consumer, TopicPartition
+
     c = Consumer({**_client(bootstrap), "group.id": group,
                   "session.timeout.ms": 6000, "enable.auto.commit": False})
+
+    def ask() -> dict[int, int]:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
+        return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
+
     try:
-        while True:
-            try:
-                parts = c.list_topics(topic, timeout=10).topics[topic].partitions
-                got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
-                return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
-            except KafkaException:
-                # librdkafka does not flag NOT_COORDINATOR retriable here, though it is
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        return _settled(ask, timeout)
+    finally:
+        c.close()
+
+
+def end_offsets(bootstrap: Bootstrap, topic: str, *, timeout: float = 30.0) -> dict[int, int]:
+    """Each partition's high watermark: how many messages it has held."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({**_client(bootstrap), "group.id": "sandcrawler-testkit-watermarks"})
+
+    def ask() -> dict[int, int]:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                for p in parts}
+
+    try:
+        return _settled(ask, timeout)
     finally:
         c.close()
