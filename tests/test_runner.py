@@ -110,7 +110,12 @@ def test_infrastructure_retry_policy(tmp_path: Path) -> None:
     summary, messages = run(source(tmp_path, ["a", "b"]), partial(Flaky, {"failures": 2}), sink,
                             on_infrastructure_error="retry", max_backoff=0.05)
     assert sink.outputs == ["A", "B"] and summary.failure is None
-    assert sum("retrying" in m for m in messages) == 2
+    # one outage of two failed attempts: one line when it begins, one when it ends
+    assert messages == [
+        "run: service down; retrying in 0.05s, then quietly with back-off (at most 0.05s apart) "
+        "until it answers",
+        "run: service reachable again after 0s (2 retries)",
+    ]
 
 
 def test_stop_during_backoff_drops_nothing_silently(tmp_path: Path) -> None:

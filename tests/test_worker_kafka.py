@@ -31,6 +31,7 @@ from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 from tests._kafka import Workers
 from tests._kafka import committed as committed_offsets
+from tests._metrics import metrics_url, scrape, value
 
 pytestmark = pytest.mark.kafka
 
@@ -55,6 +56,22 @@ def workers(tmp_path: Path, kafka: KafkaBroker) -> Iterator[Workers]:
         yield ws
     finally:
         ws.kill_all()
+
+
+#: the runner's line when a service stops answering, and when it answers again; the
+#: retries between are at debug level
+OUTAGE = "then quietly with back-off"
+BACK = "reachable again after"
+
+
+def retries(url: str, service: str) -> float:
+    """How many attempts the worker has retried because ``service`` failed."""
+    return value(scrape(url), "sandcrawler_worker_retries_total", worker="persist-crossref",
+                 service=service) or 0
+
+
+def backing_off(url: str) -> float | None:
+    return value(scrape(url), "sandcrawler_worker_backoff", worker="persist-crossref")
 
 
 def dois_in(engine: Engine) -> list[str]:
@@ -243,8 +260,11 @@ def test_database_down_retries_without_committing(kafka: KafkaBroker, workers: W
 
     try:
         # Started before the topic exists: the worker must wait for it, not exit.
-        w = workers.start("--batch-size", "20", env={"SANDCRAWLER_DATABASE_URL": own_pg.url})
+        w = workers.start("--batch-size", "20", "--metrics-port", "0",
+                          env={"SANDCRAWLER_DATABASE_URL": own_pg.url})
         w.wait_until(lambda: "topic not available" in w.stderr, 20, "the missing topic")
+        url = metrics_url(w.stderr)
+        assert url is not None, w.stderr
         time.sleep(0.5)
         assert w.proc.poll() is None, w.stderr
         send(0, 100)
@@ -254,20 +274,25 @@ def test_database_down_retries_without_committing(kafka: KafkaBroker, workers: W
         _pg_ctl_stop(own_pg)  # a crash: the worker's connections die with it
         engine.dispose()
         send(100, 150)
-        w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 20, "two retries")
-        assert "unavailable" in w.stderr
+        w.wait_until(lambda: retries(url, "database") >= 3, 20, "three failed attempts")
+        assert backing_off(url) == 1
+        # said once, when the outage began; the retries since are quiet
+        assert w.stderr.count(OUTAGE) == 1, w.stderr
+        said = next(line for line in w.stderr.splitlines() if OUTAGE in line)
+        assert said.startswith("persist-crossref: database ") and "unavailable" in said
         # Everything stored before the crash may be acked; nothing after it is.
         assert acked() == {doi(i) for i in range(100)}
 
         _pg_ctl_start(own_pg)  # the same batch goes through once the database is back
         w.wait_until(lambda: len(dois_in(engine)) == 150, 30, "the 50 rows held back")
         w.wait_until(lambda: acked() == {doi(i) for i in range(150)}, 20, "the commit at idle")
+        assert w.stderr.count(f"persist-crossref: database {BACK}") == 1, w.stderr
+        assert backing_off(url) == 0
 
-        _pg_ctl_stop(own_pg)
+        _pg_ctl_stop(own_pg)  # a new outage is said again
         engine.dispose()
-        retries = w.stderr.count("retrying in")
         send(150, 151)
-        w.wait_until(lambda: w.stderr.count("retrying in") > retries, 20, "a retry")
+        w.wait_until(lambda: w.stderr.count(OUTAGE) == 2, 20, "the second outage")
         assert acked() == {doi(i) for i in range(150)}
         # Stopped while the batch in hand is not durable: exits "interrupted" (130)
         # without acking it.
@@ -359,15 +384,18 @@ def test_grobid_down_backs_off_then_parses(kafka: KafkaBroker, workers: Workers,
         "reference": [{"key": f"k{i}", "unstructured": f"Author{i} A. A title number {i}. 2001."}],
     }) for i in range(5)]
     produce(kafka.bootstrap, TOPIC, values)
-    w = workers.start("--parse-refs", "--batch-size", "5", env={
+    w = workers.start("--parse-refs", "--batch-size", "5", "--metrics-port", "0", env={
         "SANDCRAWLER_DATABASE_URL": db_url, "SANDCRAWLER_GROBID_URL": f"http://127.0.0.1:{port}",
         "SANDCRAWLER_GROBID_RETRIES": "0"})
-    w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 30, "retries while GROBID is down")
+    url = w.wait_until(lambda: metrics_url(w.stderr), 20, "the metrics URL")
+    w.wait_until(lambda: retries(url, "grobid") >= 3, 30, "retries while GROBID is down")
+    assert w.stderr.count(OUTAGE) == 1, w.stderr
     assert "not reachable" in w.stderr
     assert dois_in(engine) == [] and committed(kafka.bootstrap) == {}
     with FakeGrobid(port=port):
         w.wait_until(lambda: len(dois_in(engine)) == 5, 30, "the works, once GROBID is back")
         w.wait_until(lambda: sum(committed(kafka.bootstrap).values()) == 5, 20, "the commit")
+    assert w.stderr.count(f"persist-crossref: grobid {BACK}") == 1, w.stderr
     with engine.connect() as conn:
         refs = dict(conn.execute(text("SELECT source_id, refs_json FROM grobid_refs")).all())
     refs = {k: orjson.loads(v) if isinstance(v, str | bytes) else v for k, v in refs.items()}
@@ -380,9 +408,11 @@ def test_database_down_at_start_is_waited_for(kafka: KafkaBroker, workers: Worke
     from sandcrawler_testkit.postgres import free_port
 
     produce(kafka.bootstrap, TOPIC, [work(0)])
-    w = workers.start(env={
+    w = workers.start("--metrics-port", "0", env={
         "SANDCRAWLER_DATABASE_URL": f"postgresql://nobody@127.0.0.1:{free_port()}/none"})
-    w.wait_until(lambda: w.stderr.count("retrying in") >= 2, 30, "retries at start-up")
+    url = w.wait_until(lambda: metrics_url(w.stderr), 20, "the metrics URL")
+    w.wait_until(lambda: retries(url, "database") >= 3, 30, "retries at start-up")
+    assert w.stderr.count(OUTAGE) == 1, w.stderr
     assert w.proc.poll() is None
     assert committed(kafka.bootstrap) == {}
     assert w.stop(signal.SIGTERM) == 130, w.stderr

@@ -370,6 +370,20 @@ class ServeSettings(Section):
                          description="threads answering requests at once (database reads)")
 
 
+class WorkerSettings(Section):
+    """The long-running Kafka consumers (``sandcrawler worker ...``)."""
+
+    metrics_port: int | None = Field(
+        None, ge=0, le=65535,
+        description="serve Prometheus metrics on this port (GET /metrics); 0 = any free "
+        "port (the start-up line says which); default: no metrics",
+    )
+    metrics_address: str = Field(
+        "127.0.0.1", min_length=1,
+        description="address the metrics port listens on (0.0.0.0 or :: for every interface)",
+    )
+
+
 class CoreSettings(BaseSettings):
     """The settings every process has; ``sandcrawler.app.settings`` adds one
     section per platform. Section fields are the TOML tables."""
@@ -407,6 +421,7 @@ class CoreSettings(BaseSettings):
     crawl: CrawlSettings = CrawlSettings()
     api: ApiSettings = ApiSettings()
     serve: ServeSettings = ServeSettings()
+    worker: WorkerSettings = WorkerSettings()
 
     def model_post_init(self, _context: Any) -> None:
         # The embedded defaults live in the data directory, wherever that is.

@@ -70,20 +70,25 @@ class CorruptData(RecordError):
 
 
 class InfrastructureError(SandcrawlerError):
-    """A service the run depends on is not usable; no record-level status applies."""
+    """A service the run depends on is not usable; no record-level status applies.
+
+    ``service`` names which one in a word, the same in log lines and metric labels,
+    so an operator can match them."""
+
+    service: str = "service"
 
 
 class DatabaseUnavailable(InfrastructureError):
-    pass
+    service = "database"
 
 
 class GrobidUnavailable(InfrastructureError):
-    pass
+    service = "grobid"
 
 
 class KafkaUnavailable(InfrastructureError):
-    pass
+    service = "kafka"
 
 
 class StoreUnavailable(InfrastructureError):
-    pass
+    service = "store"

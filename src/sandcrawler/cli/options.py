@@ -17,6 +17,7 @@ from sandcrawler.app.workers import WORKERS, worker_factory
 from sandcrawler.citations.registry import CITATION_PARSERS
 from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 from sandcrawler.pipeline import Runner
+from sandcrawler.pipeline.observer import RunObserver
 from sandcrawler.pipeline.sinks import Sink
 from sandcrawler.pipeline.sources import Source
 
@@ -146,6 +147,7 @@ def run_pipeline(
     fail_fast: bool = False,
     endless: bool = False,
     stop: threading.Event | None = None,
+    observer: RunObserver | None = None,
 ) -> None:
     """Run, print the summary, exit with the documented status.
 
@@ -170,6 +172,7 @@ def run_pipeline(
         on_infrastructure_error="retry" if endless else "fail",
         stop=stop,
         preload=(worker_factory.__module__,),
+        observer=observer,
     )
     try:
         summary = runner.run()

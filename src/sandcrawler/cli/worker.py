@@ -8,7 +8,8 @@ options that are its own.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -26,7 +27,9 @@ from sandcrawler.cli.options import (
 from sandcrawler.file_records import check_warc_source
 from sandcrawler.fileset.worker import result_messages
 from sandcrawler.pipeline.kafka_io import KafkaSink, KafkaSource
+from sandcrawler.pipeline.metrics import WorkerMetrics, serve_metrics
 from sandcrawler.pipeline.sinks import Sink
+from sandcrawler.version import __version__
 
 
 @click.group()
@@ -37,8 +40,11 @@ def worker() -> None:
     (at-least-once; the writes are idempotent upserts), and as soon as the topic
     is idle. SIGTERM or SIGINT finishes the batch in hand, commits and exits 0.
     While the database or GROBID is down the worker backs off and retries the same
-    batch instead of dropping records; a stop requested then exits 130 without
-    committing that batch, which the next worker re-reads.
+    batch instead of dropping records, saying so in one line when the outage
+    begins and one when it ends; a stop requested then exits 130 without
+    committing that batch, which the next worker re-reads. --metrics-port serves
+    Prometheus metrics: records in and out by status, batch latency, consumer
+    lag per partition, back-off.
     """
 
 
@@ -49,8 +55,9 @@ def _topics_help(name: str, field: str) -> str:
 
 def consumer_options(name: str, what: str = "Records per batch (one offset commit)"
                      ) -> Callable[[F], F]:
-    """``--topic``, ``--group``, ``--limit``, ``--progress``, ``--batch-size``: what
-    every consumer takes, with defaults from the worker's registry entry."""
+    """``--topic``, ``--group``, ``--limit``, ``--progress``, ``--batch-size``,
+    ``--metrics-port``: what every consumer takes, with defaults from the worker's
+    registry entry."""
     multiple = len(WORKERS[name].topics_in) > 1
 
     def decorate(f: F) -> F:
@@ -65,6 +72,12 @@ def consumer_options(name: str, what: str = "Records per batch (one offset commi
             click.option("--progress/--no-progress", default=None,
                          help="Progress bar on stderr."),
             batch_size_option(name, what),
+            click.option("--metrics-port", type=click.IntRange(0, 65535), default=None,
+                         metavar="PORT",
+                         help="Serve Prometheus metrics on http://ADDRESS:PORT/metrics, "
+                              "ADDRESS being setting worker.metrics_address (127.0.0.1); 0 "
+                              "takes any free port [default: setting worker.metrics_port; "
+                              "none]."),
         ]):
             f = dec(f)
         return f
@@ -74,16 +87,42 @@ def consumer_options(name: str, what: str = "Records per batch (one offset commi
 
 def consume(name: str, services: Services, topics: tuple[str, ...], group_id: str | None,
             options: dict[str, Any], sink: Sink, *, batch_size: int | None,
-            limit: int | None, progress: bool | None, note: str = "") -> None:
-    """Run worker ``name`` on ``topics`` (default: its registry's) until SIGTERM."""
+            limit: int | None, progress: bool | None, metrics_port: int | None,
+            note: str = "") -> None:
+    """Run worker ``name`` on ``topics`` (default: its registry's) until SIGTERM,
+    with its metrics served on ``metrics_port`` (default: setting worker.metrics_port)."""
     env = services.settings.env
     names = list(topics) or [t.full(env) for t in WORKERS[name].topics_in]
     stop = threading.Event()
     group_id = group_id or f"sandcrawler-{env}-{name}"
-    source = KafkaSource(services.consumer_config(group_id), names, stop=stop, limit=limit)
-    click.echo(f"{name}: consuming {', '.join(names)} as {group_id}{note}", err=True)
-    run_pipeline(name, source, name, options, sink, services, batch_size=batch_size,
-                 progress=progress, endless=True, stop=stop)
+    config = services.consumer_config(group_id)
+    with worker_metrics(name, group_id, services, metrics_port) as (metrics, url):
+        if metrics is not None:
+            config = metrics.consumer_config(config)
+            note += f"; metrics on {url}"
+        source = KafkaSource(config, names, stop=stop, limit=limit)
+        click.echo(f"{name}: consuming {', '.join(names)} as {group_id}{note}", err=True)
+        run_pipeline(name, source, name, options, sink, services, batch_size=batch_size,
+                     progress=progress, endless=True, stop=stop, observer=metrics)
+
+
+@contextmanager
+def worker_metrics(name: str, group_id: str, services: Services, port: int | None
+                   ) -> Iterator[tuple[WorkerMetrics | None, str]]:
+    """The worker's metrics and the URL they are served on, when a port is given
+    (option, else setting); served from before the first record is read (a port in
+    use stops the worker then, in one line) until the worker exits."""
+    settings = services.settings.worker
+    port = settings.metrics_port if port is None else port
+    if port is None:
+        yield None, ""
+        return
+    metrics = WorkerMetrics(name, group=group_id, version=__version__)
+    server = serve_metrics(metrics, settings.metrics_address, port)
+    try:
+        yield metrics, server.url
+    finally:
+        server.close()
 
 
 def results_sink(name: str, services: Services, results_topic: str | None,
@@ -99,14 +138,15 @@ def results_sink(name: str, services: Services, results_topic: str | None,
 @consumer_options("persist-crossref", "Records per batch (one transaction, one offset commit)")
 def persist_crossref(parse_refs: bool, parser: str | None, topics: tuple[str, ...],
                      group_id: str | None, batch_size: int | None, limit: int | None,
-                     progress: bool | None) -> None:
+                     progress: bool | None, metrics_port: int | None) -> None:
     """Consume Crossref works from Kafka into the crossref (and grobid_refs) tables."""
     services = open_services()
     # The sink checks the database at its first write: a database that is down at
     # start is waited out like any outage, by the runner's back-off.
     consume("persist-crossref", services, topics, group_id,
             {"parse_refs": parse_refs, "parser": parser}, services.database_sink(),
-            batch_size=batch_size, limit=limit, progress=progress)
+            batch_size=batch_size, limit=limit, progress=progress,
+            metrics_port=metrics_port)
 
 
 @worker.command("process-pdf")
@@ -117,7 +157,8 @@ def persist_crossref(parse_refs: bool, parser: str | None, topics: tuple[str, ..
 def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
                 source: str | None, force: bool, timeout: float | None,
                 memory_limit: int | None, batch_size: int | None,
-                limit: int | None, progress: bool | None) -> None:
+                limit: int | None, progress: bool | None,
+                metrics_port: int | None) -> None:
     """Consume file records and process them like `sandcrawler process`.
 
     A record is a path, or a JSON object with "path", "url" (fetched over
@@ -136,7 +177,7 @@ def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: st
     consume("process-pdf", services, topics, group_id,
             {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit},
             sink, batch_size=batch_size, limit=limit, progress=progress,
-            note=f", results to {sink.topic}")
+            metrics_port=metrics_port, note=f", results to {sink.topic}")
 
 
 @worker.command("ingest-fileset")
@@ -150,7 +191,8 @@ def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: st
                   "take minutes")
 def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
                    topics: tuple[str, ...], group_id: str | None, batch_size: int | None,
-                   limit: int | None, progress: bool | None) -> None:
+                   limit: int | None, progress: bool | None,
+                   metrics_port: int | None) -> None:
     """Consume ingest requests and ingest the dataset ones like `ingest requests`.
 
     Every fileset result goes to the results topic (keyed by base_url); a
@@ -168,6 +210,7 @@ def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
     consume("ingest-fileset", services, topics, group_id, {},
             results_sink("ingest-fileset", services, results_topic, route),
             batch_size=batch_size, limit=limit, progress=progress,
+            metrics_port=metrics_port,
             note=f", results to {results_topic} and {file_results_topic}")
 
 
@@ -176,12 +219,13 @@ def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
                   "Records per batch (one transaction, one offset commit)")
 def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
                            batch_size: int | None, limit: int | None,
-                           progress: bool | None) -> None:
+                           progress: bool | None, metrics_port: int | None) -> None:
     """Consume ingest results into ingest_file_result and ingest_fileset_platform
     (only results whose platform was identified), like `persist ingest-fileset`."""
     services = open_services()
     consume("persist-ingest-fileset", services, topics, group_id, {},
-            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress)
+            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress,
+            metrics_port=metrics_port)
 
 
 @worker.command("ingest-file")
@@ -189,7 +233,8 @@ def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
               help=f"Topic for results [default: {_topics_help('ingest-file', 'topics_out')}].")
 @consumer_options("ingest-file", "Requests per batch (one WARC file, one offset commit)")
 def ingest_file(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
-                batch_size: int | None, limit: int | None, progress: bool | None) -> None:
+                batch_size: int | None, limit: int | None, progress: bool | None,
+                metrics_port: int | None) -> None:
     """Consume ingest requests and ingest the pdf, xml and html ones like
     `ingest requests`: crawl to the full text, archive every hop, process it.
 
@@ -202,16 +247,18 @@ def ingest_file(results_topic: str | None, topics: tuple[str, ...], group_id: st
     services = open_services()
     sink = results_sink("ingest-file", services, results_topic)
     consume("ingest-file", services, topics, group_id, {}, sink, batch_size=batch_size,
-            limit=limit, progress=progress, note=f", results to {sink.topic}")
+            limit=limit, progress=progress, metrics_port=metrics_port,
+            note=f", results to {sink.topic}")
 
 
 @worker.command("persist-ingest-file")
 @consumer_options("persist-ingest-file", "Records per batch (one transaction, one offset commit)")
 def persist_ingest_file(topics: tuple[str, ...], group_id: str | None,
                         batch_size: int | None, limit: int | None,
-                        progress: bool | None) -> None:
+                        progress: bool | None, metrics_port: int | None) -> None:
     """Consume file ingest results into ingest_file_result and ingest_request,
     like `persist ingest-file`."""
     services = open_services()
     consume("persist-ingest-file", services, topics, group_id, {},
-            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress)
+            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress,
+            metrics_port=metrics_port)

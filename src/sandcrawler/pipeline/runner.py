@@ -26,6 +26,7 @@ from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Item, Outcome, Worker
 
 if TYPE_CHECKING:
+    from sandcrawler.pipeline.observer import RunObserver
     from sandcrawler.pipeline.sinks import Sink
     from sandcrawler.pipeline.sources import Source
 
@@ -128,6 +129,7 @@ class Runner:
     ``on_infrastructure_error``: ``"fail"`` ends the run with ``summary.failure``
     set (batch commands); ``"retry"`` backs off and retries the same batch until
     it succeeds or a stop is requested (long-running workers), so nothing is dropped.
+    ``observer`` is told of batches and back-off as they happen (a worker's metrics).
     """
 
     def __init__(
@@ -147,6 +149,7 @@ class Runner:
         report: Callable[[str], None] | None = None,
         stderr: IO[str] | None = None,
         preload: tuple[str, ...] = (),
+        observer: RunObserver | None = None,
     ) -> None:
         self.source = source
         #: modules the ``-j N`` fork server imports once, so each worker process
@@ -166,6 +169,14 @@ class Runner:
         self.report = report or (lambda msg: print(msg, file=self.stderr, flush=True))
         self.summary = RunSummary()
         self._bar: tqdm | None = None
+        self.observer = observer
+        #: when each batch read and not yet booked was read (with an observer only);
+        #: batches are booked strictly in the order they are read
+        self._read_at: deque[float] = deque()
+        #: retry loops waiting right now: the processing thread's and the sink writer's
+        #: can both be waiting on an outage, and back-off is over when neither is
+        self._waiting = 0
+        self._waiting_lock = threading.Lock()
 
     # public ------------------------------------------------------------------------
 
@@ -199,6 +210,9 @@ class Runner:
 
     def _batches(self) -> Iterator[list[Item]]:
         for batch in self.source.batches(self.batch_size):
+            if self.observer is not None and batch:
+                self._read_at.append(time.monotonic())
+                self.observer.records_in(len(batch))
             yield batch
             if self.stop.is_set():
                 return
@@ -316,30 +330,71 @@ class Runner:
             o = outcomes[index]
             o.status, o.kind, o.error, o.output = status, "error", message, None
         first_error = None
+        statuses: Counter[str] = Counter()
         for o in outcomes:
-            self.summary.counts[str(o.status)] += 1  # plain strings: JSON-ready keys
+            statuses[str(o.status)] += 1  # plain strings: JSON-ready keys
             self.summary.kinds[o.kind] += 1
             if o.kind == "error":
                 first_error = first_error or o
                 self.report(f"{o.where}: {o.status}: {o.error}")
+        self.summary.counts.update(statuses)
         self.source.ack(batch)
+        if self.observer is not None:
+            self.observer.batch_done(statuses, time.monotonic() - self._read_at.popleft())
         if self._bar is not None:
             self._bar.update(self.source.progress_position() - self._bar.n)
         return bool(self.fail_fast and first_error)
 
     def _with_retry(self, fn: Callable[[], T]) -> T:
         """``fn()``; under the retry policy, InfrastructureError is waited out with
-        back-off 1, 2, 4 ... s (at most ``max_backoff``) until a stop is requested."""
+        back-off 1, 2, 4 ... s (at most ``max_backoff``) until a stop is requested.
+
+        An outage is said in one line when it starts and in one when it ends; the
+        retries between go to debug level (-vv): a service down for an hour must not
+        bury the log in retry lines, nor hide when it came back."""
         if self.on_infrastructure_error == "fail":
             return fn()
         backoff = Backoff(RetryPolicy(attempts=None, base=1.0, cap=self.max_backoff),
                           stop=self.stop)
-        while True:
-            try:
-                return fn()
-            except InfrastructureError as e:
-                delay = backoff.next_delay()
-                assert delay is not None  # no limit on attempts, no deadline
-                self.report(f"{self.name}: {e}; retrying in {delay:.0f}s")
-                if not backoff.wait(delay):
-                    raise Stopped() from e
+        began: float | None = None  # when the first attempt failed
+        service = ""
+        try:
+            while True:
+                try:
+                    result = fn()
+                except InfrastructureError as e:
+                    delay = backoff.next_delay()
+                    assert delay is not None  # no limit on attempts, no deadline
+                    service = e.service
+                    if began is None:
+                        began = time.monotonic()
+                        self._wait_begins()
+                        self.report(f"{self.name}: {e}; retrying in {delay:g}s, then quietly "
+                                    f"with back-off (at most {self.max_backoff:g}s apart) "
+                                    "until it answers")
+                    else:
+                        log.debug("%s: %s; retrying in %gs", self.name, e, delay)
+                    if self.observer is not None:
+                        self.observer.retrying(service, delay)
+                    if not backoff.wait(delay):
+                        raise Stopped() from e
+                    continue
+                if began is not None:
+                    retries = backoff.failures
+                    self.report(f"{self.name}: {service} reachable again after "
+                                f"{time.monotonic() - began:.0f}s ({retries} "
+                                f"{'retry' if retries == 1 else 'retries'})")
+                return result
+        finally:
+            if began is not None:
+                self._wait_ends()
+
+    def _wait_begins(self) -> None:
+        with self._waiting_lock:
+            self._waiting += 1
+
+    def _wait_ends(self) -> None:
+        with self._waiting_lock:
+            self._waiting -= 1
+            if self._waiting == 0 and self.observer is not None:
+                self.observer.recovered()
