@@ -53,12 +53,15 @@ SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_p
                 "test_worker_ingest_fileset",
                 "test_worker_ingest_file", "test_site_browser",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
-#: tests that wait out timeouts, retries or stalls on purpose (seconds each): `slow`
+#: tests that wait out timeouts, retries or stalls on purpose, or start a Kafka broker in
+#: a module of otherwise fast tests (seconds each): `slow`
 SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
               "test_download_busy_after_retries", "test_warc_source_down_stops_the_run",
               "test_download_stall_times_out", "test_grobid_dies_mid_run", "test_download_fails",
               "test_concurrent_metadata_writes_lose_nothing",
-              "test_first_use_by_several_commands_at_once"}
+              "test_first_use_by_several_commands_at_once",
+              "test_create_makes_every_topic_and_a_second_run_changes_nothing",
+              "test_differences_are_reported_and_left_alone"}
 #: modules that start a real service themselves, without the fixtures above
 MODULE_MARKS = {"test_s3_server": "s3"}
 

@@ -20,7 +20,17 @@ from pydantic import BaseModel
 
 from sandcrawler.app.services import Services, resolve
 from sandcrawler.config import CoreSettings
-from sandcrawler.kafka import topic_name
+from sandcrawler.errors import SchemaError
+from sandcrawler.kafka_topics import (
+    API_CROSSREF,
+    INGEST_FILE_REQUESTS,
+    INGEST_FILE_RESULTS,
+    INGEST_FILESET_RESULTS,
+    PDF_FILES,
+    PDF_RESULTS,
+    TOPICS,
+    TopicSpec,
+)
 from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestResultView
 from sandcrawler.models.ingest import FileIngestResult
 from sandcrawler.models.pdf import ProcessResult
@@ -28,17 +38,6 @@ from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.work import Worker
 
 Sink = Literal["stdout", "database", "kafka"]
-
-
-@dataclass(frozen=True, slots=True)
-class Topic:
-    """A topic of ``<prefix>-<env>.<name>``: ours, or an upstream feed's (fatcat)."""
-
-    name: str
-    prefix: str = "sandcrawler"
-
-    def full(self, env: str) -> str:
-        return topic_name(env, self.name, self.prefix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +52,20 @@ class WorkerSpec:
     #: models of one input record and one output (None: not JSON, or several kinds)
     input: type[BaseModel] | None = None
     output: type[BaseModel] | None = None
-    topics_in: tuple[Topic, ...] = ()
-    topics_out: tuple[Topic, ...] = ()
+    #: entries of the topic registry (``kafka_topics.TOPICS``), never ad hoc names
+    topics_in: tuple[TopicSpec, ...] = ()
+    topics_out: tuple[TopicSpec, ...] = ()
     sink: Sink = "stdout"
     #: ``module:function`` giving the Kafka message key of an output
     key: str | None = None
+
+    def __post_init__(self) -> None:
+        # a topic the registry does not know would be missing from `kafka topics --create`
+        unknown = [t.full("<env>") for t in (*self.topics_in, *self.topics_out)
+                   if TOPICS.get(t.name) != t]
+        if unknown:
+            raise SchemaError(f"worker {self.name}: topics not in kafka_topics.TOPICS: "
+                              f"{', '.join(unknown)}")
 
     def default_batch(self, options: dict[str, Any]) -> int:
         if self.batch_size_when and options.get(self.batch_size_when[0]):
@@ -73,9 +81,6 @@ class WorkerSpec:
         return text
 
 
-INGEST_FILESET_RESULTS = Topic("ingest-fileset-results")
-INGEST_FILE_RESULTS = Topic("ingest-file-results")
-
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("parse-crossref-refs", "refs:parse_crossref_refs",
                "Crossref works -> grobid_refs rows", output=GrobidRefsRow),
@@ -84,7 +89,7 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                # nothing slow in the loop: large batches amortise the COPY and the
                # upsert; with a parser in it, results come back sooner
                batch_size=2000, batch_size_when=("parse_refs", 100),
-               topics_in=(Topic("api-crossref", prefix="fatcat"),), sink="database"),
+               topics_in=(API_CROSSREF,), sink="database"),
     WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
                "grobid_refs rows -> the database", batch_size=2000, input=GrobidRefsRow,
                sink="database"),
@@ -94,12 +99,12 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                batch_size=2000, sink="database"),
     WorkerSpec("process-pdf", "pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
-               batch_size=8, output=ProcessResult, topics_in=(Topic("pdf-files"),),
-               topics_out=(Topic("pdf-results"),), key="sandcrawler.pdf.worker:result_key"),
+               batch_size=8, output=ProcessResult, topics_in=(PDF_FILES,),
+               topics_out=(PDF_RESULTS,), key="sandcrawler.pdf.worker:result_key"),
     WorkerSpec("ingest-fileset", "fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=IngestRequest, output=FilesetIngestResult,
-               topics_in=(Topic("ingest-file-requests"),),
+               topics_in=(INGEST_FILE_REQUESTS,),
                topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("ingest", "ingest:ingest",
@@ -110,7 +115,7 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                "text and file ingest results",
                # one WARC file per batch: fewer, larger files; a batch is redone whole
                batch_size=20, input=IngestRequest, output=FileIngestResult,
-               topics_in=(Topic("ingest-file-requests"),), topics_out=(INGEST_FILE_RESULTS,),
+               topics_in=(INGEST_FILE_REQUESTS,), topics_out=(INGEST_FILE_RESULTS,),
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("persist-ingest-file", "ingest:persist_ingest_file",
                "file ingest results -> ingest_file_result, ingest_request",

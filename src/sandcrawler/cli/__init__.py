@@ -28,6 +28,7 @@ COMMANDS = {
     "db": "sandcrawler.cli.db:db",
     "grobid": "sandcrawler.cli.grobid:grobid",
     "ingest": "sandcrawler.cli.ingest:ingest",
+    "kafka": "sandcrawler.cli.kafka:kafka",
     "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
     "pdftable": "sandcrawler.cli.pdftable:pdftable",
     "persist": "sandcrawler.cli.persist:persist",
