@@ -438,3 +438,17 @@ def test_no_broker_is_said_once_then_quiet(tmp_path: Path) -> None:
     said = [line for line in lines if "retrying in the background" in line]
     assert len(said) == 1 and f"127.0.0.1:{port}" in said[0]
     assert len(lines) <= 5, lines
+
+
+@pytest.mark.parametrize("worker", ["persist-crossref", "process-pdf"])
+def test_a_setting_librdkafka_refuses_is_one_line(worker: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sandcrawler", "worker", worker],
+        env={**os.environ, "SANDCRAWLER_KAFKA_BROKERS": "127.0.0.1:9",
+             "SANDCRAWLER_KAFKA_OPTIONS": '{"sasl.mechanisms": "PLAIN", "bogus.prop": 1}'},
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        'Error: invalid Kafka client settings (kafka.options, kafka.brokers): '
+        'No such configuration property: "bogus.prop"')
+    assert "Traceback" not in done.stderr

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 from sandcrawler.config import KafkaSettings
 from sandcrawler.errors import ConfigError, KafkaUnavailable
 
 log = logging.getLogger("sandcrawler.kafka")
+C = TypeVar("C")
 
 
 def require_brokers(kafka: KafkaSettings) -> str:
@@ -104,3 +106,18 @@ def topic_name(env: str, name: str, prefix: str = "sandcrawler") -> str:
 
 def raise_for_kafka_error(err: Any, context: str) -> NoReturn:
     raise KafkaUnavailable(f"Kafka error while {context}: {err}")
+
+
+def new_client(kind: Callable[[dict[str, Any]], C], config: dict[str, Any]) -> C:
+    """A librdkafka client (Consumer, Producer, AdminClient) of ``config``; a setting
+    it refuses (a misspelt property in kafka.options, a bad value) is a ConfigError
+    naming it, not a traceback."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return kind(config)
+    except KafkaException as e:
+        err = e.args[0] if e.args else e
+        reason = err.str() if hasattr(err, "str") else str(err)
+        raise ConfigError(f"invalid Kafka client settings (kafka.options, kafka.brokers): "
+                          f"{reason}") from None

@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 
 from sandcrawler.config import KafkaSettings
 from sandcrawler.errors import ConfigError, KafkaUnavailable
-from sandcrawler.kafka import require_brokers
+from sandcrawler.kafka import new_client, require_brokers
 from sandcrawler.kafka_topics import TOPICS, TopicSpec
 
 log = logging.getLogger("sandcrawler.kafka")
@@ -138,19 +138,15 @@ class TopicAdmin:
         self.brokers = require_brokers(kafka)
         self.timeout = timeout
         self._log = _FirstProblem()
-        try:
-            self._client = AdminClient({
-                "bootstrap.servers": self.brokers,
-                "logger": self._log,
-                "error_cb": self._log.error_cb,
-                # An admin client is a producer handle, whose metadata requests for a
-                # named topic would have the broker create it: never here.
-                "allow.auto.create.topics": False,
-                **kafka.options,
-            })
-        except KafkaException as e:
-            raise ConfigError(f"invalid Kafka client settings (kafka.options, kafka.brokers): "
-                              f"{_reason(e)}") from e
+        self._client = new_client(AdminClient, {
+            "bootstrap.servers": self.brokers,
+            "logger": self._log,
+            "error_cb": self._log.error_cb,
+            # An admin client is a producer handle, whose metadata requests for a
+            # named topic would have the broker create it: never here.
+            "allow.auto.create.topics": False,
+            **kafka.options,
+        })
 
     @contextmanager
     def _answers(self, what: str) -> Iterator[None]:

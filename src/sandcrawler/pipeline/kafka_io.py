@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from sandcrawler.kafka import BrokerLog, log, raise_for_kafka_error
+from sandcrawler.kafka import BrokerLog, log, new_client, raise_for_kafka_error
 from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
@@ -45,13 +45,11 @@ class KafkaSource:
         logger = consumer_config.get("logger")
         self._log = logger if isinstance(logger, BrokerLog) else BrokerLog(
             str(consumer_config.get("bootstrap.servers")))
-        self._consumer = Consumer(
-            {
-                **consumer_config,
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-            }
-        )
+        self._consumer = new_client(Consumer, {
+            **consumer_config,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+        })
         #: (topic, partition) -> the assignment it was last given in; a record is
         #: committed only if its partition has stayed ours since it was read
         self._owned: dict[tuple[str, int], int] = {}
@@ -181,7 +179,7 @@ class KafkaSink:
         #: output -> (topic, message) pairs, when one output makes several messages
         self.route = route or (lambda out: [(topic, out)])
         self.flush_timeout = flush_timeout
-        self._producer = Producer(producer_config)
+        self._producer = new_client(Producer, producer_config)
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
         errors: list[Any] = []
