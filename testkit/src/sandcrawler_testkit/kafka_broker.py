@@ -21,7 +21,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from importlib import resources
@@ -286,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         "loopback, in a temporary directory removed on exit, and print its\n"
         "bootstrap.servers (SANDCRAWLER_KAFKA_BROKERS). The jars are fetched once with\n"
         "mvn into ~/.cache/sandcrawler-testkit/kafka; java 17+ runs the broker. Serves\n"
-        "until SIGTERM, Ctrl-C or the end of stdin.")
+        "until SIGTERM or Ctrl-C.")
     _cli.add_port(parser, 0)
     parser.add_argument("--partitions", type=_positive, default=4,
                         help="partitions of an auto-created topic (default: 4)")
@@ -304,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
             _cli.fail(parser, str(e))
         try:
             print(broker.bootstrap, flush=True)
-            _cli.wait_until_stopped(stdin_eof=not sys.stdin.isatty())
+            _cli.wait_until_stopped()
         finally:
             broker.stop(timeout=20)
 
