@@ -26,6 +26,7 @@ import time
 from importlib import resources
 from pathlib import Path
 
+from sandcrawler.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit.postgres import free_port
 
@@ -206,7 +207,9 @@ class KafkaBroker:
             self._proc = subprocess.Popen(
                 self._java("kafka.Kafka", str(self.workdir / "server.properties")),
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+                # its own session: a Ctrl-C in the terminal reaches us, and we stop
+                # it cleanly; and a SIGKILL of us does not leave a broker behind
+                start_new_session=True, preexec_fn=die_with_parent)
         self._wait_ready()
         return self.bootstrap
 
