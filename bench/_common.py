@@ -366,6 +366,15 @@ def _proc_stat(pid: int | str) -> list[str] | None:
     return text[text.rindex(")") + 2 :].split()
 
 
+def process_cpu(pid: int | None) -> float | None:
+    """CPU seconds used so far by process ``pid`` (all its threads, and its children
+    that have been waited for); None if it is gone or not on Linux."""
+    stat = _proc_stat(pid) if pid is not None else None
+    if stat is None:
+        return None
+    return sum(int(x) for x in stat[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def server_cpu(cluster: PostgresCluster) -> float | None:
     """CPU seconds used so far by the cluster: the postmaster, its live processes and
     (through its cutime/cstime) the backends that have exited. None if not on Linux."""
@@ -385,6 +394,27 @@ def server_cpu(cluster: PostgresCluster) -> float | None:
             if child is not None and int(child[1]) == postmaster:
                 ticks += int(child[11]) + int(child[12])
     return ticks / tick
+
+
+def cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of all CPUs since boot, from /proc/stat; None if not
+    on Linux. Between two readings: how busy the whole machine was, other users'
+    processes included."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    # user nice system idle iowait irq softirq steal (guest time is already in user)
+    ticks = [int(x) for x in fields[1:9]]
+    total = sum(ticks)
+    return total - ticks[3] - ticks[4], total
+
+
+def busy_cores(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """How many of the machine's CPUs were busy on average between two ``cpu_ticks()``."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)
 
 
 def settle(seconds: float = 0.3) -> None:

@@ -176,6 +176,11 @@ class KafkaBroker:
         return config
 
     @property
+    def pid(self) -> int | None:
+        """The broker JVM's process id while it runs (benchmarks read its CPU time)."""
+        return self._proc.pid if self.running and self._proc is not None else None
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
