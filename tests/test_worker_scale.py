@@ -288,3 +288,50 @@ def test_secured_cluster_with_the_configured_login(
         assert "Traceback" not in wrong.stderr + right.stderr
     finally:
         ws.kill_all()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_broker_restart_under_a_worker_that_publishes(
+        kafka: KafkaBroker, engine: Engine, db_url: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broker goes away while `worker process-pdf` is consuming and publishing
+    results: the worker waits for it, and every file gets its result (at least once)
+    and its offset committed."""
+    from sandcrawler_testkit.kafka_clients import end_offsets
+    from sandcrawler_testkit.pdfs import make_pdf
+
+    monkeypatch.setenv("SANDCRAWLER_ENV", "test")
+    files, results = "sandcrawler-test.pdf-files", "sandcrawler-test.pdf-results"
+    paths = []
+    for i in range(40):
+        path = tmp_path / f"paper{i}.pdf"
+        path.write_bytes(make_pdf([f"paper number {i}, before and after the restart"]))
+        paths.append(str(path))
+    create_topic(kafka.bootstrap, files, partitions=2)
+    create_topic(kafka.bootstrap, results, partitions=2)
+    produce(kafka.bootstrap, files, [p.encode() for p in paths[:20]])
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": kafka.bootstrap,
+                            "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url},
+                 "process-pdf")
+    try:
+        w = ws.start("--batch-size", "2")
+        w.wait_until(lambda: sum(end_offsets(kafka.bootstrap, results).values()) >= 6, 90,
+                     "the first results")
+        kafka.stop()
+        time.sleep(3)
+        assert w.proc.poll() is None
+        kafka.start()
+        produce(kafka.bootstrap, files, [p.encode() for p in paths[20:]])
+        w.wait_until(lambda: sum(committed(kafka.bootstrap, "sandcrawler-test-process-pdf",
+                                           files).values()) == len(paths), 120,
+                     "every file committed after the restart")
+        published = sum(end_offsets(kafka.bootstrap, results).values())
+        got = [orjson.loads(m) for m in consume(kafka.bootstrap, results, published)]
+        # each file processed once; a file read again around the outage (its commit
+        # failed while the broker was away) is found already done: "exists"
+        assert sorted(r["path"] for r in got if r["status"] == "success") == sorted(paths)
+        assert {r["status"] for r in got} <= {"success", "exists"}
+        assert w.stop(signal.SIGTERM) == 0, w.stderr
+        assert "Traceback" not in w.stderr
+    finally:
+        ws.kill_all()
