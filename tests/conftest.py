@@ -8,6 +8,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from click.testing import CliRunner, Result
@@ -33,10 +34,15 @@ CROSSREF_WORKS = {
     "10.1017/s1047951103000064": "crossref_api_work_s1047951103000064.json",
 }
 GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml"]
-REQUIRE_S3 = os.environ.get("SANDCRAWLER_TEST_REQUIRE_S3") == "1"
-REQUIRE_POSTGRES = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGRES") == "1"
-REQUIRE_POSTGREST = os.environ.get("SANDCRAWLER_TEST_REQUIRE_POSTGREST") == "1"
-REQUIRE_KAFKA = os.environ.get("SANDCRAWLER_TEST_REQUIRE_KAFKA") == "1"
+
+
+def unavailable(reason: str, service: str) -> NoReturn:
+    """A real service cannot run here: skip, or fail where the run requires it
+    (``SANDCRAWLER_TEST_REQUIRE_<SERVICE>=1``, as CI sets for every service)."""
+    require = f"SANDCRAWLER_TEST_REQUIRE_{service}"
+    if os.environ.get(require) == "1":
+        pytest.fail(f"{reason}, and {require}=1")
+    pytest.skip(reason)
 
 
 #: fixture (or parametrised fixture value) -> the marker of the real service it needs
@@ -87,12 +93,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No user configuration leaks in: empty data dir, no config file, no SANDCRAWLER_*."""
     for name in list(os.environ):
-        if name.startswith("SANDCRAWLER_") and name not in (
-            "SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_TEST_REQUIRE_POSTGRES",
-            "SANDCRAWLER_TEST_REQUIRE_S3", "SANDCRAWLER_TEST_REQUIRE_POSTGREST",
-            "SANDCRAWLER_TEST_REQUIRE_KAFKA",
-            "SANDCRAWLER_POSTGREST_BIN", "SANDCRAWLER_TEST_REQUIRE_BROWSER",
-            "SANDCRAWLER_TEST_ARTIFACTS"):
+        # the suite's own settings (SANDCRAWLER_TEST_*) and where its tools are stay
+        if name.startswith("SANDCRAWLER_") and not name.startswith("SANDCRAWLER_TEST_") \
+                and name not in ("SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_POSTGREST_BIN"):
             monkeypatch.delenv(name)
     home = tmp_path / "home"
     home.mkdir()
@@ -133,9 +136,7 @@ def fake_grobid(shared_data: Path) -> Iterator[FakeGrobid]:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PostgresCluster]:
     if find_pg_bindir() is None:
-        if REQUIRE_POSTGRES:
-            pytest.fail("PostgreSQL binaries not found and SANDCRAWLER_TEST_REQUIRE_POSTGRES=1")
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed")
+        unavailable("PostgreSQL server binaries (initdb, pg_ctl) not installed", "POSTGRES")
     cluster = PostgresCluster()
     cluster.start()
     yield cluster
@@ -165,11 +166,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def s3_server() -> Iterator[S3Server]:
     """A real S3-compatible server (Swift + s3api) for the whole session."""
     if not swift_available():
-        if REQUIRE_S3:
-            pytest.fail("OpenStack Swift not installed and SANDCRAWLER_TEST_REQUIRE_S3=1")
-        pytest.skip("OpenStack Swift servers not installed "
-                    "(apt-get install swift-proxy swift-account swift-container swift-object "
-                    "memcached)")
+        unavailable("OpenStack Swift servers not installed (apt-get install swift-proxy "
+                    "swift-account swift-container swift-object memcached)", "S3")
     with S3Server() as server:
         yield server
 
@@ -213,9 +211,7 @@ def postgrest_bin() -> Path:
     try:
         return find_postgrest()
     except PostgrestUnavailable as e:
-        if REQUIRE_POSTGREST:
-            pytest.fail(f"{e} and SANDCRAWLER_TEST_REQUIRE_POSTGREST=1")
-        pytest.skip(str(e))
+        unavailable(str(e), "POSTGREST")
 
 
 @pytest.fixture
@@ -257,9 +253,7 @@ def kafka_libs() -> Path:
     try:
         return find_kafka_libs()
     except KafkaUnavailable as e:
-        if REQUIRE_KAFKA:
-            pytest.fail(f"SANDCRAWLER_TEST_REQUIRE_KAFKA=1 but {e}")
-        pytest.skip(str(e))
+        unavailable(str(e), "KAFKA")
 
 
 @pytest.fixture

@@ -29,25 +29,38 @@ class BrokerLog(logging.Logger):
     attempt (hundreds of lines a minute) while it retries by itself. The first
     problem is said once, with what is being done; the rest go to debug level
     until a message gets through (``recovered``), after which a new outage is
-    said once again."""
+    said once again. With ``say=False`` (a command that reports failures in its
+    own error line) nothing is said; ``first`` keeps why, for that line."""
 
-    def __init__(self, brokers: str) -> None:
+    def __init__(self, brokers: str, *, say: bool = True) -> None:
         super().__init__("sandcrawler.kafka.librdkafka")
         self.brokers = brokers
+        self.say = say
         self._said = False
+        self._first_error: str | None = None
+        self._first_warning: str | None = None
+
+    @property
+    def first(self) -> str | None:
+        """The first problem seen: an error callback's plain reason before a log
+        line's (which has a prefix)."""
+        return self._first_error or self._first_warning
 
     def log(self, level: int, msg: object, *args: object, **_kwargs: Any) -> None:
         text = str(msg) % args if args else str(msg)
         if level >= logging.WARNING:
+            self._first_warning = self._first_warning or text
             self.problem(text)
         else:
             log.debug("%s", text)
 
     def error_cb(self, err: Any) -> None:
+        text = err.str() if hasattr(err, "str") else str(err)
+        self._first_error = self._first_error or text
         self.problem(str(err))
 
     def problem(self, text: str) -> None:
-        if self._said:
+        if self._said or not self.say:
             log.debug("%s", text)
             return
         self._said = True

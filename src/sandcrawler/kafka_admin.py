@@ -14,7 +14,6 @@ Every request is bounded by a timeout; a cluster that does not answer is
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,10 +26,8 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 
 from sandcrawler.config import KafkaSettings
 from sandcrawler.errors import ConfigError, KafkaUnavailable
-from sandcrawler.kafka import new_client, require_brokers
+from sandcrawler.kafka import BrokerLog, new_client, require_brokers
 from sandcrawler.kafka_topics import TOPICS, TopicSpec
-
-log = logging.getLogger("sandcrawler.kafka")
 
 #: replicas of a created topic when not given: one per broker, at most this many
 DEFAULT_MAX_REPLICAS = 3
@@ -97,32 +94,6 @@ def compare(spec: TopicSpec, topic: str, partitions: int | None,
     return TopicRow(spec, topic, state, partitions, config, tuple(problems))
 
 
-class _FirstProblem(logging.Logger):
-    """librdkafka's log lines and errors of one admin client, at debug level; the
-    first problem is kept to say why a request failed (in the error's one line)."""
-
-    def __init__(self) -> None:
-        super().__init__("sandcrawler.kafka.librdkafka")
-        self._error: str | None = None
-        self._warning: str | None = None
-
-    @property
-    def first(self) -> str | None:
-        # an error callback's text is the plain reason; a log line's has a prefix
-        return self._error or self._warning
-
-    def log(self, level: int, msg: object, *args: object, **_kwargs: Any) -> None:
-        text = str(msg) % args if args else str(msg)
-        if level >= logging.WARNING and self._warning is None:
-            self._warning = text
-        log.debug("%s", text)
-
-    def error_cb(self, err: KafkaError) -> None:
-        if self._error is None:
-            self._error = err.str()
-        log.debug("%s", err)
-
-
 @dataclass(frozen=True, slots=True)
 class Cluster:
     brokers: int
@@ -137,7 +108,7 @@ class TopicAdmin:
     def __init__(self, kafka: KafkaSettings, timeout: float = 10.0) -> None:
         self.brokers = require_brokers(kafka)
         self.timeout = timeout
-        self._log = _FirstProblem()
+        self._log = BrokerLog(self.brokers, say=False)
         self._client = new_client(AdminClient, {
             "bootstrap.servers": self.brokers,
             "logger": self._log,

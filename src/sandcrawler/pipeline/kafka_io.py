@@ -54,8 +54,9 @@ class KafkaSource:
         #: committed only if its partition has stayed ours since it was read
         self._owned: dict[tuple[str, int], int] = {}
         self._assignments = 0
-        #: offsets whose commit failed (broker away): tried again with the next ack
-        self._pending: dict[tuple[str, int], tuple[int, int]] = {}
+        #: (topic, partition) -> the last offset written durably and not yet committed
+        #: (a commit failed: broker away); tried again with the next ack
+        self._pending: dict[tuple[str, int], int] = {}
         self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic),
                                  on_assign=self._on_assign, on_revoke=self._on_revoke,
                                  on_lost=self._on_revoke)
@@ -107,7 +108,7 @@ class KafkaSource:
             if batch:
                 self._log.recovered()
             else:
-                self.retry_pending()
+                self._commit_pending()
             # An empty batch tells the runner the topic is idle: time to book (and
             # commit) what has been written, rather than wait for more records.
             yield batch
@@ -115,36 +116,34 @@ class KafkaSource:
     def ack(self, items: list[Item]) -> None:
         """Commit the offsets after ``items`` (written durably), for the partitions
         that are still ours in the assignment the items were read in."""
-        last = self._pending
         stale = 0
         for item in items:
             topic, partition, offset, assignment = item.token
             if self._owned.get((topic, partition)) != assignment:
                 stale += 1
                 continue
-            before = last.get((topic, partition), (-1, assignment))[0]
-            last[(topic, partition)] = (max(offset, before), assignment)
+            key = (topic, partition)
+            self._pending[key] = max(offset, self._pending.get(key, -1))
         if stale:
             log.info("%d record(s) of partitions revoked meanwhile not committed "
                      "(their new owner reads them again)", stale)
-        # the pending offsets of partitions revoked since are gone (_on_revoke)
-        offsets = [TopicPartition(t, p, o + 1) for (t, p), (o, _a) in last.items()]
-        if not offsets:
+        self._commit_pending()
+
+    def _commit_pending(self) -> None:
+        # _pending holds only partitions still ours: _on_revoke drops the others
+        if not self._pending:
             return
+        offsets = [TopicPartition(t, p, o + 1) for (t, p), o in self._pending.items()]
         try:
             self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as e:
             # The broker is away, or a rebalance is under way: kept, and tried again
-            # with the next batch's (or idle) ack. Until then a restart re-reads
-            # these records, which the idempotent sinks absorb.
-            log.warning("offset commit failed, will retry with the next batch: %s", e)
+            # with the next ack or when the topic is idle. Until then a restart
+            # re-reads these records, which the idempotent sinks absorb. Said once
+            # per outage, like the client's own errors.
+            self._log.problem(f"committing offsets (kept, to retry): {e}")
             return
         self._pending = {}
-
-    def retry_pending(self) -> None:
-        """Commit what a failed commit left (called when the topic is idle)."""
-        if self._pending:
-            self.ack([])
 
     def close(self) -> None:
         self._consumer.close()

@@ -16,7 +16,6 @@ on the same ports with the same data, as an operator's restart would, and
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import signal
 import socket
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from sandcrawler.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
+from sandcrawler_testkit._cache import tool_cache
 from sandcrawler_testkit.postgres import free_port
 
 KAFKA_VERSION = "4.1.1"
@@ -40,8 +40,7 @@ class KafkaUnavailable(RuntimeError):
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sandcrawler-testkit" / "kafka" / KAFKA_VERSION
+    return tool_cache("kafka", KAFKA_VERSION)
 
 
 def java_binary() -> str:

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from sandcrawler_testkit._cache import tool_cache
 from sandcrawler_testkit.postgres import free_port
 
 POSTGREST_VERSION = "12.0.2"
@@ -28,8 +29,7 @@ BIN_ENV = "SANDCRAWLER_POSTGREST_BIN"
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sandcrawler-testkit" / "postgrest" / POSTGREST_VERSION
+    return tool_cache("postgrest", POSTGREST_VERSION)
 
 
 class PostgrestUnavailable(RuntimeError):
