@@ -327,6 +327,22 @@ def test_kafka_sink_round_trip(kafka: KafkaBroker) -> None:
         outputs, key=lambda o: o["source_id"])
 
 
+def test_consume_waits_for_a_topic_a_producer_creates_later(kafka: KafkaBroker) -> None:
+    """The test kit's reader is called as soon as a worker's rows are in, which can be
+    before the worker's producer has created its results topic (CI saw it)."""
+    import threading
+
+    topic = "sandcrawler-test.late"
+    later = threading.Timer(3.0, produce, (kafka.bootstrap, topic, [b"a", b"b"]))
+    later.start()
+    try:
+        assert sorted(consume(kafka.bootstrap, topic, 2, timeout=60)) == [b"a", b"b"]
+    finally:
+        later.join()
+    with pytest.raises(RuntimeError, match="never appeared"):
+        consume(kafka.bootstrap, "sandcrawler-test.never", 1, timeout=2)
+
+
 def test_kafka_sink_broker_unreachable() -> None:
     from sandcrawler_testkit.postgres import free_port
 

@@ -44,8 +44,11 @@ def run_worker(kafka: KafkaBroker, db_url: str, tmp_path: Path, *, rows: int, re
         wait_until(lambda: proc.poll() is not None or table.count_rows() == rows, 90,
                    "all files processed")
         assert proc.poll() is None, (tmp_path / "worker.stderr").read_text()
-        # the results topic exists now (it is created by the worker's first write)
-        got = consume(kafka.bootstrap, RESULTS, results, timeout=60)
+        try:
+            got = consume(kafka.bootstrap, RESULTS, results, timeout=60)
+        except RuntimeError as exc:
+            raise AssertionError(f"{exc}; the worker said:\n"
+                                 f"{(tmp_path / 'worker.stderr').read_text()}") from exc
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:

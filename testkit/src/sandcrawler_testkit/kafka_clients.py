@@ -87,18 +87,33 @@ def consume(bootstrap: Bootstrap, topic: str, count: int, *, timeout: float = 30
          "enable.auto.commit": False}
     )
     values: list[bytes] = []
+    assigned: set[int] = set()
+    deadline = time.monotonic() + timeout
     try:
-        partitions = consumer.list_topics(topic, timeout=timeout).topics[topic].partitions
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
-        deadline = time.monotonic() + timeout
         while len(values) < count and time.monotonic() < deadline:
+            # The topic may not exist yet: a worker's producer creates it with its first
+            # write, which can come well after the rows it is checked against (the
+            # producer may still be waiting for its idempotence id). Ask again until
+            # its partitions are known, and keep the ones already read where they are.
+            if not assigned:
+                meta = consumer.list_topics(topic, timeout=min(5.0, timeout)).topics.get(topic)
+                found = set(meta.partitions) if meta is not None and meta.error is None else set()
+                if found:
+                    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in found])
+                    assigned = found
+                else:
+                    time.sleep(0.2)
+                    continue
             for msg in consumer.consume(num_messages=count - len(values), timeout=0.5):
                 if msg.error() is None:
                     values.append(msg.value() or b"")
     finally:
         consumer.close()
     if len(values) < count:
-        raise RuntimeError(f"consumed {len(values)} of {count} messages from {topic} in {timeout}s")
+        where = "" if assigned else " (the topic never appeared)"
+        raise RuntimeError(
+            f"consumed {len(values)} of {count} messages from {topic} in {timeout}s{where}"
+        )
     return values
 
 
