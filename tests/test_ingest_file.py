@@ -338,7 +338,9 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     # PeerJ was ingested by the command above: archived and processed, nothing fetched
     assert [x["status"] for x in lines] == [
         "success", "success-existing", "success", "success", "success", "success",
-        "no-pdf-link", "bad-request"]
+        "no-pdf-link", "bad-request", "bad-json"]
+    # a line that is not JSON has no request to echo: the result says where it is
+    assert lines[-1]["request"] == {} and "(record at " in lines[-1]["error_message"]
     results = tmp_path / "results.json"
     results.write_text(res.stdout)
     res = invoke(["persist", "ingest-file", "--no-progress", str(results)])

@@ -114,15 +114,25 @@ def test_paths_from_stdin(engine, files: dict[str, Path]) -> None:  # type: igno
     lines = f'{files["good.pdf"]}\n{{"path": "{files["html.pdf"]}"}}\n{{"nopath": 1}}\n'
     result = invoke(["process", "-"], input=lines)
     assert result.exit_code == 0, result.stderr
+    assert_result_lines(result.stdout)
     statuses = [r["status"] for r in results(result.stdout).values()]
-    assert statuses == ["success", "not-pdf"]
+    assert statuses == ["success", "not-pdf", "missing-path"]
+    # a record too malformed to name itself is named by where it is
+    assert results(result.stdout)["line 3"]["error"] == "record has none of path, url, sha1, " \
+        "warc_path"
     assert "missing-path" in result.stderr
 
 
 def test_missing_file_is_a_record_error(engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    result = invoke(["process", str(tmp_path / "gone.pdf")])
+    gone = tmp_path / "gone.pdf"
+    result = invoke(["process", str(gone)])
     assert result.exit_code == 0
     assert "unreadable" in result.stderr
+    # the record still has its result line: its status and why
+    assert_result_lines(result.stdout)
+    [line] = results(result.stdout).values()
+    assert (line["path"], line["status"]) == (str(gone), "unreadable")
+    assert "gone.pdf" in line["error"] and "size" not in line
 
 
 @pytest.mark.skipif(not PDFS, reason="../shared/data/pdfs not present")

@@ -89,7 +89,12 @@ def _check_captures(result, cdx: list[str]) -> None:  # type: ignore[no-untyped-
         "http://example.org/landing": "not-pdf",
         "http://example.org/one-again.pdf": "skip-revisit",
         "http://example.org/gone.pdf": "skip-status",
+        # the bytes are not the ones the CDX line names: a line, keyed by the digest
+        # the line names (the file asked for), nothing stored
+        "http://example.org/liar.pdf": "sha1-mismatch",
     }
+    liar = got["http://example.org/liar.pdf"]
+    assert liar["sha1hex"] != sha1(ONE + b"tampered") and "uuid" not in liar
     assert "sha1-mismatch" in result.stderr and "liar.pdf" in result.stderr
     settings = load_settings()
     table, cat = Services(settings).pdftable, Services(settings).catalogue
@@ -158,7 +163,13 @@ def test_bad_cdx_lines_and_warc_records(engine, tmp_path: Path, crawl) -> None: 
     ]
     result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, bad)), "--source", str(root)])
     assert result.exit_code == 0, result.stderr
-    assert [r["status"] for r in lines_of(result.stdout)] == ["success"]
+    # a capture that cannot be read has a result line (a line that is not CDX has
+    # nothing to name, and only stderr says so), keyed by the digest the CDX names
+    assert_result_lines(result.stdout)
+    lines = lines_of(result.stdout)
+    assert [r["status"] for r in lines] == ["bad-warc", "not-found", "bad-name", "bad-warc",
+                                            "success"]
+    assert all(r["sha1hex"] == sha1(ONE) and r["error"] for r in lines[:4])
     err = result.stderr
     for status in ("bad-cdx", "bad-warc", "not-found", "bad-name"):
         assert status in err, status
@@ -175,7 +186,8 @@ def test_directory_of_files_named_by_sha1(engine, tmp_path: Path, crawl) -> None
     result = invoke(["process", "--cdx", str(_cdx_file(tmp_path, cdx[:3])), "--source",
                      str(dump)])
     assert result.exit_code == 0, result.stderr
-    assert [r["status"] for r in lines_of(result.stdout)] == ["success", "success"]
+    assert [r["status"] for r in lines_of(result.stdout)] == ["success", "success",
+                                                              "not-found"]
     assert "not-found" in result.stderr and "three.pdf" in result.stderr
 
 
@@ -223,16 +235,28 @@ def test_file_records_by_url(engine, web: FileServer, monkeypatch) -> None:  # t
     stdin = "\n".join(orjson.dumps(r).decode() for r in records) + "\n"
     result = invoke(["process", "--force", "-"], input=stdin)
     assert result.exit_code == 0, result.stderr
+    assert_result_lines(result.stdout)
     got = {r["path"]: r for r in lines_of(result.stdout)}
     assert got[f"{web.url}/one.pdf"]["status"] == "success"
     assert got[f"{web.url}/one.pdf"]["url"] == f"{web.url}/one.pdf"
     assert got["moved"]["sha1hex"] == sha1(ONE)
-    assert len(got) == 2
+    assert len(got) == len(records)
     err = result.stderr
-    for status, where in (("http-error", "missing.pdf"), ("too-large", "big.bin"),
-                          ("fetch-error", "short.pdf"), ("fetch-error", dead),
-                          ("bad-url", "ftp://"), ("sha1-mismatch", "wrong digest")):
+    for status, where, name in (
+            ("http-error", "missing.pdf", f"{web.url}/missing.pdf"),
+            ("too-large", "big.bin", f"{web.url}/big.bin"),
+            ("fetch-error", "short.pdf", f"{web.url}/short.pdf"),
+            ("fetch-error", dead, dead), ("bad-url", "ftp://", "ftp://example.org/x.pdf"),
+            ("sha1-mismatch", "wrong digest", "wrong digest")):
         assert any(status in line and where in line for line in err.splitlines()), (status, err)
+        # every failed record has its result line: status, the URL it was, why
+        assert (got[name]["status"], got[name]["url"]) == (status, records[
+            [r.get("name", r["url"]) for r in records].index(name)]["url"])
+        assert got[name]["error"]
+    # a digest that does not match: the line is keyed by the one asked for, and
+    # says what the bytes were
+    assert got["wrong digest"]["sha1hex"] == sha1(TWO)
+    assert sha1(ONE) in got["wrong digest"]["error"]
     assert Services(load_settings()).pdftable.count_rows() == 1
 
 
@@ -246,7 +270,10 @@ def test_file_records_by_sha1_from_the_store(engine, tmp_path: Path) -> None:  #
     result = invoke(["process", "--force", "-"], input=stdin)
     assert result.exit_code == 0, result.stderr
     assert [(r["path"], r["status"]) for r in lines_of(result.stdout)] == [
-        (sha1(ONE), "success"), (sha1(ONE), "success")]  # named by the normalised sha1
+        (sha1(ONE), "success"), (sha1(ONE), "success"),  # named by the normalised sha1
+        (sha1(b"unknown"), "not-found"), ("line 4", "bad-sha1")]
+    # a sha1 not in the store: its line carries the sha1 (the results topic's key)
+    assert lines_of(result.stdout)[2]["sha1hex"] == sha1(b"unknown")
     assert "not-found" in result.stderr and sha1(b"unknown") in result.stderr
     assert "bad-sha1" in result.stderr
     assert Services(load_settings()).catalogue.count() == 1
@@ -265,8 +292,13 @@ def test_file_records_by_sha1_from_the_store(engine, tmp_path: Path) -> None:  #
 def test_bad_file_records(engine, record: str, status: str) -> None:  # type: ignore[no-untyped-def]
     result = invoke(["process", "-"], input=record + "\n")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == ""
     assert status in result.stderr
+    # its result line says the same; a record that cannot name itself is its line
+    assert_result_lines(result.stdout)
+    [line] = lines_of(result.stdout)
+    assert line["status"] == status and line["error"]
+    assert line["path"] == ("a.warc.gz" if status == "no-warc-source" else "line 1")
+    assert Services(load_settings()).pdftable.count_rows() == 0
 
 
 def test_backfilled_captures_are_still_processed(engine, tmp_path: Path, crawl) -> None:  # type: ignore[no-untyped-def]

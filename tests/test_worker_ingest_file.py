@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,18 +207,23 @@ def test_requests_to_results_to_rows_and_a_second_run(
                           "--results-topic", AGAIN_RESULTS, env=routes_env(web))
     assert first.wait(90) == 0, first.stderr
     assert "Traceback" not in first.stderr
-    results = [orjson.loads(m) for m in consume(kafka.bootstrap, RESULTS, len(expected) + 1)]
+    results = [orjson.loads(m) for m in consume(kafka.bootstrap, RESULTS, len(expected) + 2)]
     assert end_offsets(kafka.bootstrap, RESULTS) == len(results)  # and no more
     assert sum(committed(kafka.bootstrap, INGEST_GROUP, REQUESTS).values()) == len(requests)
 
     # one result per request of a file type, a miss included; the request without
-    # base_url gets a bad-request result echoing it; the dataset and the line that
-    # is not JSON get none (stderr says why)
-    [bad] = [r for r in results if "base_url" not in r["request"]]
+    # base_url gets a bad-request result echoing it; the line that is not JSON a
+    # bad-json result with an empty request, saying where the line is; the
+    # dataset none (the fileset worker's)
+    [not_json, bad] = sorted((r for r in results if "base_url" not in r["request"]),
+                             key=lambda r: r["status"])
     assert (bad["status"], bad["hit"]) == ("bad-request", False)
     assert bad["request"]["link_source_id"] == "10.1234/none"
-    by_key = {key(r): r for r in results if r is not bad}
-    assert len(by_key) == len(results) - 1
+    assert (not_json["status"], not_json["hit"], not_json["request"]) == ("bad-json", False, {})
+    assert re.search(rf"\(record at {re.escape(REQUESTS)}\[\d+\]@\d+\)$",
+                     not_json["error_message"]), not_json
+    by_key = {key(r): r for r in results if "base_url" in r["request"]}
+    assert len(by_key) == len(results) - 2
     assert {k: r["status"] for k, r in by_key.items()} == expected
     assert "bad-json" in first.stderr
     one = by_key[("pdf", "https://journal-a.example/article/1")]
@@ -251,7 +257,8 @@ def test_requests_to_results_to_rows_and_a_second_run(
         services.close()
 
     persist_err = persist(workers, kafka, engine, len(expected), persisting)
-    assert "bad-result" in persist_err  # the bad request's result has no row: no base_url
+    # the bad requests' results have no row: no base_url
+    assert persist_err.count(": bad-result: ") == 2, persist_err
     got = result_rows(engine)
     assert {k: r["status"] for k, r in got.items()} == expected
     assert {k for k, r in got.items() if r["hit"]} == {k for k, s in expected.items()
@@ -272,7 +279,7 @@ def test_requests_to_results_to_rows_and_a_second_run(
     produce(kafka.bootstrap, AGAIN, messages)
     assert again.wait(90) == 0, again.stderr
     second = [orjson.loads(m) for m in consume(kafka.bootstrap, AGAIN_RESULTS,
-                                               len(expected) + 1)]
+                                               len(expected) + 2)]
     statuses = {key(r): r["status"] for r in second if "base_url" in r["request"]}
     assert statuses == {**expected, **dict.fromkeys(hits, "success-existing")}
     # only the 404 is asked again (and robots.txt, for it); the page without a PDF

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -114,14 +115,21 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
              "warc_csize": cdx.warc_csize, "sha1": cdx.sha1hex, "name": "archived"},
             {"sha1": hashlib.sha1(stored).hexdigest(), "name": "stored"},
             {"url": f"{server.url}/missing.pdf"},
+            b"{not json",
         ]
-        produce(kafka.bootstrap, FILES, [orjson.dumps(r) for r in records])
-        results, stderr = run_worker(kafka, db_url, tmp_path, rows=3, results=3,
+        produce(kafka.bootstrap, FILES, [r if isinstance(r, bytes) else orjson.dumps(r)
+                                         for r in records])
+        results, stderr = run_worker(kafka, db_url, tmp_path, rows=3, results=5,
                                      args=("--source", server.url, "--force"))
     got = {r["path"]: r for r in map(orjson.loads, results)}
+    [poison] = [p for p in got if p.startswith(f"{FILES}[")]  # named by where it is
+    assert re.fullmatch(rf"{re.escape(FILES)}\[\d+\]@\d+", poison)
     assert {p: r["status"] for p, r in got.items()} == {
-        f"{base}/paper.pdf": "success", "archived": "success", "stored": "success"}
+        f"{base}/paper.pdf": "success", "archived": "success", "stored": "success",
+        # a file that cannot be fetched, and a record that is not JSON, have results too
+        f"{base}/missing.pdf": "http-error", poison: "bad-json"}
     assert got["archived"]["sha1hex"] == hashlib.sha1(in_warc).hexdigest()
+    assert "404" in got[f"{base}/missing.pdf"]["error"]
     assert "http-error" in stderr and "missing.pdf" in stderr
     offsets = committed(kafka.bootstrap, group="sandcrawler-test-process-pdf", topic=FILES)
     assert sum(offsets.values()) == len(records)

@@ -6,6 +6,7 @@ the database once and the group's offsets reach the end of the topic."""
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -218,11 +219,11 @@ def test_poison_records_get_a_status_and_offsets_move_on(
     requests, results = ("sandcrawler-test.ingest-file-requests",
                          "sandcrawler-test.ingest-file-results")
     poison = [
-        b"this is not json {",  # bad-json: said on stderr, no result (nothing to key it by)
+        b"this is not json {",  # bad-json: a result with an empty request
         b"\xff\xfe not utf-8",  # bad-utf8: likewise
         orjson.dumps({"ingest_type": "pdf"}),  # no base_url: a bad-request result
         orjson.dumps({"ingest_type": "pdf", "base_url": 42}),  # wrong type: bad-request
-        orjson.dumps(["a", "list"]),  # not an object: bad-request, no result
+        orjson.dumps(["a", "list"]),  # not an object: bad-request, an empty request
         orjson.dumps({"ingest_type": "software", "base_url": "https://x.example/"}),
     ]
     create_topic(kafka.bootstrap, requests, partitions=1)
@@ -231,10 +232,20 @@ def test_poison_records_get_a_status_and_offsets_move_on(
     w.wait_until(lambda: sum(committed(kafka.bootstrap, "sandcrawler-test-ingest-file",
                                        requests).values()) == len(poison), 60,
                  "the poison records committed")
-    got = [orjson.loads(m) for m in consume(kafka.bootstrap, results, 2)]
-    assert [r["status"] for r in got] == ["bad-request", "bad-request"]
-    assert got[0]["request"] == {"ingest_type": "pdf"} and got[0]["hit"] is False
-    assert "base_url" in got[1]["error_message"]
+    got = [orjson.loads(m) for m in consume(kafka.bootstrap, results, 5)]
+    assert all(r["hit"] is False for r in got)
+    # what is not a JSON object has no request to echo; its message says where it is
+    # (the results are unkeyed: in no particular order across partitions)
+    where = {int(m.group(1)): r for r in got
+             if (m := re.search(rf"\(record at {re.escape(requests)}\[0\]@(\d+)\)$",
+                                r["error_message"]))}
+    assert {o: (r["status"], r["request"]) for o, r in where.items()} == {
+        0: ("bad-json", {}), 1: ("bad-utf8", {}), 4: ("bad-request", {})}
+    echoed = sorted((r for r in got if r["request"]), key=lambda r: len(r["request"]))
+    assert [(r["status"], r["request"]) for r in echoed] == [
+        ("bad-request", {"ingest_type": "pdf"}),
+        ("bad-request", {"ingest_type": "pdf", "base_url": 42})]
+    assert "base_url" in echoed[1]["error_message"]
     # the worker keeps going: a later record is handled too
     produce(kafka.bootstrap, requests, [orjson.dumps({"ingest_type": "pdf", "base_url": 7})])
     w.wait_until(lambda: sum(committed(kafka.bootstrap, "sandcrawler-test-ingest-file",

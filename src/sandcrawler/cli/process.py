@@ -51,8 +51,9 @@ def process(paths: tuple[str, ...], archives: tuple[str, ...], cdx_file: str | N
     page-0 thumbnails, extracted in a child process with a time and memory
     limit. Results go to the resource store (the PDF and its thumbnails under
     the document's UUID), the PDF table (file, pdf0 and grobid0) and the
-    catalogue; one JSON line per file on stdout. Files already processed are
-    skipped (status exists) unless --force.
+    catalogue; one JSON line per record on stdout (a record whose file cannot
+    be read too: its status and error). Files already processed are skipped
+    (status exists) unless --force.
     """
     if sum(map(bool, (paths, archives, cdx_file))) != 1:
         raise click.UsageError("give one of PATH... (or -), --zip FILE or --cdx FILE")

@@ -166,7 +166,9 @@ def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: st
     and "warc_csize" (a capture in the WARC source, --source); "name" is what
     results report, and "sha1" next to another field is the digest the bytes
     must have (sha1-mismatch otherwise). Results (one JSON
-    object per file, keyed by sha1) are published to the results topic; offsets
+    object per record, keyed by sha1: a record whose file cannot be read gets its
+    status and error, without a key when it names no sha1) are published to the
+    results topic; offsets
     are committed only once the broker has the results, and every write to the
     store, the PDF table and the catalogue is keyed by the sha1, so a re-read
     record does no harm.

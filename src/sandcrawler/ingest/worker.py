@@ -69,11 +69,14 @@ def request_of(data: bytes) -> dict[str, Any] | None:
 
 
 def _bad_request(item: Item, raw: dict[str, Any] | None, e: RecordError) -> Outcome:
-    """A request that is not one still gets a result (when it is a JSON object),
-    so whoever sent it learns why."""
-    output = None
-    if raw is not None:
-        output = {"hit": False, "status": e.status, "request": raw, "error_message": str(e)}
+    """A request that is not one still gets a result, so whoever sent it learns
+    why. A record that is not a JSON object (not JSON, not UTF-8, a list) has no
+    request to echo: its result has an empty one, and the message says where the
+    record is (a topic's partition and offset, a file's line) so that it can be
+    found; it has no base_url, so its message has no key."""
+    message = str(e) if raw is not None else f"{e} (record at {item.where})"
+    output = {"hit": False, "status": e.status, "request": raw if raw is not None else {},
+              "error_message": message}
     return Outcome(item.where, e.status, kind="error", output=output, error=str(e))
 
 

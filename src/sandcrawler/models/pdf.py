@@ -9,6 +9,10 @@ what it found is null; a step that did not run leaves its keys out:
 * once the bytes were read: ``size``, ``sha1hex``, ``sha256hex``, ``md5hex``,
   ``mimetype`` (before that, ``sha1hex`` when the record gave it);
 * ``exists`` (processed already): ``pdf_status``, the status recorded then;
+* a record whose file could not be read (not found, a fetch that failed, a
+  malformed record): its status and ``error``, after what was known (``path``
+  is where the record is, ``topic[partition]@offset`` or a line, when the
+  record is too malformed to name itself);
 * once extracted: ``error``, ``page_count``, ``word_count``, ``pdf_version``;
   and for a usable document, stored and catalogued: ``uuid``, ``resources``,
   ``grobid_status``, ``grobid_quality``.
@@ -28,11 +32,20 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from sandcrawler.models.files import DT14, SHA1_HEX
 from sandcrawler.models.statuses import (
     CdxStatus,
+    FetchStatus,
+    FileRecordStatus,
     FulltextStatus,
+    IdentifierStatus,
     ParserStatus,
     PdfStatus,
+    PipelineStatus,
     SandboxStatus,
+    StoreStatus,
 )
+
+#: why a record's file could not be read at all (``docs/pdf.md``, "Statuses for
+#: the record itself")
+RecordStatus = FileRecordStatus | FetchStatus | PipelineStatus | IdentifierStatus | StoreStatus
 
 
 class ProcessResult(BaseModel):
@@ -46,8 +59,9 @@ class ProcessResult(BaseModel):
     sha256hex: str | None = None
     md5hex: str | None = None
     mimetype: str | None = None
-    #: the extraction's (or the sandbox's), ``exists``, or a CDX line's skip
-    status: PdfStatus | SandboxStatus | CdxStatus
+    #: the extraction's (or the sandbox's), ``exists``, a CDX line's skip, or why
+    #: the record's file could not be read (then ``error`` says what happened)
+    status: PdfStatus | SandboxStatus | CdxStatus | RecordStatus
     #: ``exists``: the ``pdf0:pdf_status`` recorded then, as the table holds it
     pdf_status: str | None = None
     error: str | None = None

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandcrawler.errors import RecordError
-from sandcrawler.file_records import FileLocator, parse_file_record
+from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record
 from sandcrawler.filemeta import file_metadata
 from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.statuses import FileRecordStatus, PdfStatus
@@ -40,9 +40,22 @@ class ProcessPdfWorker(RecordWorker):
         self.force = force
 
     def process(self, item: Item) -> Outcome:
-        record = parse_file_record(item.data)
+        # A record whose file cannot be read still gets a result line: on the
+        # results topic it is the only news its sender has of it.
+        try:
+            record = parse_file_record(item.data)
+        except RecordError as e:
+            return _failed(item, {"path": item.where}, e)
         # what the result knows so far, by ProcessResult's field names
         known: dict[str, Any] = record.describe()
+        try:
+            return self._process(item, record, known)
+        except RecordError as e:
+            if record.sha1 and "sha1hex" not in known:  # the digest it was asked by: its key
+                known["sha1hex"] = record.sha1
+            return _failed(item, known, e)
+
+    def _process(self, item: Item, record: FileRecord, known: dict[str, Any]) -> Outcome:
         # A record that names its digest is recognised as done before it is fetched.
         if record.sha1 and (done := self._done(item, record.sha1,
                                                {**known, "sha1hex": record.sha1})):
@@ -88,6 +101,11 @@ def _outcome(item: Item, kind: Kind, known: dict[str, Any], *, status: str,
     ``message`` is the outcome's (stderr), not the line's."""
     result = ProcessResult(**known, status=status, **fields)
     return Outcome(item.where, status, kind=kind, output=result.to_json(), error=message)
+
+
+def _failed(item: Item, known: dict[str, Any], e: RecordError) -> Outcome:
+    """The result line of a record whose file could not be read, or stored."""
+    return _outcome(item, "error", known, status=e.status, message=str(e), error=str(e))
 
 
 def result_key(out: Any) -> str | None:

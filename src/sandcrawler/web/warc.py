@@ -7,6 +7,7 @@ copied out is the file as the server meant it.
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass
 from typing import IO
@@ -14,6 +15,7 @@ from typing import IO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.limitreader import LimitReader
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeadersParserException
 
 from sandcrawler.errors import RecordError
@@ -43,20 +45,48 @@ class WarcHeaders:
     http: list[tuple[str, str]]
 
 
+def _first_record(stream: IO[bytes], where: str) -> ArcWarcRecord:
+    """The record at the stream's position; BadWarc when there is none. An ARC
+    header is one line of five fields, so a wrong offset into compressed data
+    can now and then read as one: a record is ARC only if its URL looks like one
+    (the first field of a real ARC header always does)."""
+    record = next(ArchiveIterator(stream, arc2warc=True), None)
+    if record is None:
+        raise BadWarc(f"{where}: no WARC record at this offset")
+    if record.format != "warc":
+        uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+        if not _ARC_URI.match(uri):
+            raise BadWarc(f"{where}: no WARC record at this offset (a line that is "
+                          "not an ARC header either)")
+    return record
+
+
+#: a scheme and something after it: http(s), ftp, dns, filedesc (an ARC file's own header)
+_ARC_URI = re.compile(r"^[a-z][a-z0-9+.-]*:\S", re.IGNORECASE)
+#: how much of a parser's message a status keeps: warcio quotes the bytes it could
+#: not parse, which for a wrong offset is a kilobyte of compressed data
+_MESSAGE_CHARS = 160
+
+
+def _unreadable(where: str, e: Exception) -> BadWarc:
+    message = str(e).strip() or "unreadable"
+    if len(message) > _MESSAGE_CHARS:
+        message = message[:_MESSAGE_CHARS] + "…"
+    return BadWarc(f"{where}: {type(e).__name__}: {message}")
+
+
 def read_headers(stream: IO[bytes], *, where: str) -> WarcHeaders:
     """The headers of the first record in ``stream`` (positioned at the record);
     BadWarc when there is none or it does not parse."""
     try:
-        record = next(ArchiveIterator(stream, arc2warc=True), None)
-        if record is None:
-            raise BadWarc(f"{where}: no WARC record at this offset")
+        record = _first_record(stream, where)
         http = record.http_headers
         return WarcHeaders(record.rec_type, list(record.rec_headers.headers),
                            http.statusline if http is not None else None,
                            list(http.headers) if http is not None else [])
     except (ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error, EOFError,
             ValueError) as e:
-        raise BadWarc(f"{where}: {type(e).__name__}: {str(e).strip() or 'unreadable'}") from None
+        raise _unreadable(where, e) from None
 
 
 def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int | None = None,
@@ -67,10 +97,7 @@ def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int 
     if length:
         stream = LimitReader(stream, length)
     try:
-        records = ArchiveIterator(stream, arc2warc=True)
-        record = next(records, None)
-        if record is None:
-            raise BadWarc(f"{where}: no WARC record at this offset")
+        record = _first_record(stream, where)
         if record.rec_type not in ("response", "resource"):
             raise BadWarc(f"{where}: a {record.rec_type} record, not a response")
         status = None
@@ -95,4 +122,4 @@ def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int 
         return WarcPayload(url, status, content_type, size)
     except (ArchiveLoadFailed, StatusAndHeadersParserException, zlib.error, EOFError,
             ValueError) as e:
-        raise BadWarc(f"{where}: {type(e).__name__}: {str(e).strip() or 'unreadable'}") from None
+        raise _unreadable(where, e) from None
