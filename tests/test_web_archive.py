@@ -241,3 +241,21 @@ def test_compressible_is_judged_by_type_and_sample() -> None:
 def test_crc32_combine() -> None:
     for a, b in ((b"", b""), (b"abc", b""), (b"", b"xyz"), (os.urandom(999), os.urandom(70_001))):
         assert crc32_combine(zlib.crc32(a), zlib.crc32(b), len(b)) == zlib.crc32(a + b)
+
+
+def test_arc_records_are_read_and_a_line_that_only_looks_like_one_is_bad_warc() -> None:
+    """A wrong offset into a gzipped WARC once read as an ARC header line (five
+    fields) and gave an empty payload, reported as sha1-mismatch; it is bad-warc."""
+    body = b"%PDF-1.4 a tiny file"
+    http = (b"HTTP/1.0 200 OK\r\nContent-Type: application/pdf\r\nContent-Length: "
+            + str(len(body)).encode() + b"\r\n\r\n" + body)
+    arc = (b"http://example.org/a.pdf 127.0.0.1 20200102030405 application/pdf "
+           + str(len(http)).encode() + b"\n" + http + b"\n")
+    out = io.BytesIO()
+    got = copy_payload(io.BytesIO(arc), out, where="arc")
+    assert out.getvalue() == body and got.url == "http://example.org/a.pdf"
+    for junk in (b"\x02\x03 RX\x9b @\x14 |G 0\n", b"not a record at all, just text\n"):
+        with pytest.raises(RecordError) as err:
+            copy_payload(io.BytesIO(junk + b"\x00" * 64), io.BytesIO(), where="junk")
+        assert err.value.status == "bad-warc"
+        assert len(str(err.value)) < 300  # the parser's quote of the bytes is cut short

@@ -46,23 +46,25 @@ class WarcHeaders:
 
 
 def _first_record(stream: IO[bytes], where: str) -> ArcWarcRecord:
-    """The record at the stream's position; BadWarc when there is none. An ARC
-    header is one line of five fields, so a wrong offset into compressed data
-    can now and then read as one: a record is ARC only if its URL looks like one
-    (the first field of a real ARC header always does)."""
+    """The record at the stream's position; BadWarc when there is none.
+
+    warcio takes any line of five fields for an ARC header, so a wrong offset
+    into compressed data, or a text file, can read as a record with an empty
+    payload. Every capture names its URL with a scheme (the first field of a
+    real ARC header, WARC-Target-URI of a WARC record), so one that does not is
+    no record.
+    """
     record = next(ArchiveIterator(stream, arc2warc=True), None)
     if record is None:
         raise BadWarc(f"{where}: no WARC record at this offset")
-    if record.format != "warc":
-        uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-        if not _ARC_URI.match(uri):
-            raise BadWarc(f"{where}: no WARC record at this offset (a line that is "
-                          "not an ARC header either)")
+    uri = record.rec_headers.get_header("WARC-Target-URI")
+    if uri is not None and not _URI.match(uri):
+        raise BadWarc(f"{where}: no WARC record at this offset (what is there names no URL)")
     return record
 
 
 #: a scheme and something after it: http(s), ftp, dns, filedesc (an ARC file's own header)
-_ARC_URI = re.compile(r"^[a-z][a-z0-9+.-]*:\S", re.IGNORECASE)
+_URI = re.compile(r"^[a-z][a-z0-9+.-]*:\S", re.IGNORECASE)
 #: how much of a parser's message a status keeps: warcio quotes the bytes it could
 #: not parse, which for a wrong offset is a kilobyte of compressed data
 _MESSAGE_CHARS = 160
