@@ -27,9 +27,9 @@ from sandcrawler.kafka import producer_config
 from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.work import Outcome
 from sandcrawler_testkit.kafka_broker import KafkaBroker
-from sandcrawler_testkit.kafka_clients import consume, produce
+from sandcrawler_testkit.kafka_clients import consume, end_offsets, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
-from tests._kafka import Workers
+from tests._kafka import Workers, create_topic
 from tests._kafka import committed as committed_offsets
 from tests._metrics import metrics_url, scrape, value
 
@@ -341,6 +341,45 @@ def test_consume_waits_for_a_topic_a_producer_creates_later(kafka: KafkaBroker) 
         later.join()
     with pytest.raises(RuntimeError, match="never appeared"):
         consume(kafka.bootstrap, "sandcrawler-test.never", 1, timeout=2)
+
+
+def test_kafka_sink_outage_beyond_its_flush_timeout_publishes_each_result_once(
+        kafka: KafkaBroker) -> None:
+    """The broker is away longer than the sink waits: the write fails, the runner
+    would retry it; the retry waits for the messages still queued instead of
+    producing them again, so each result is on the topic once."""
+    topic = "sandcrawler-test.outage"
+    create_topic(kafka.bootstrap, topic)
+    settings = load_settings(kafka_brokers=kafka.bootstrap)
+    sink = KafkaSink(producer_config(settings.kafka), topic, key=lambda out: out["id"],
+                     flush_timeout=2.0)
+
+    def batch(first: int) -> list[Outcome]:
+        return [Outcome(where=f"line {i}", status="success", output={"id": f"r{i}"})
+                for i in range(first, first + 20)]
+
+    try:
+        assert sink.write(batch(0)) == []
+        kafka.stop()
+        during = batch(20)
+        with pytest.raises(KafkaUnavailable, match="still queued"):
+            sink.write(during)
+        with pytest.raises(KafkaUnavailable, match="still queued"):
+            sink.write(during)  # a retry while it is still away
+        kafka.start()
+        deadline = time.monotonic() + 90
+        while True:  # as the runner does: the same outcomes again until they are in
+            try:
+                assert sink.write(during) == []
+                break
+            except KafkaUnavailable:
+                assert time.monotonic() < deadline, "the broker never took the batch"
+        assert sink.write(batch(40)) == []  # and the sink goes on with the next batch
+    finally:
+        sink.close()
+    got = [orjson.loads(v)["id"] for v in consume(kafka.bootstrap, topic, 60)]
+    assert sorted(got) == sorted(f"r{i}" for i in range(60))
+    assert sum(end_offsets(kafka.bootstrap, topic).values()) == 60  # no second copies
 
 
 def test_kafka_sink_broker_unreachable() -> None:

@@ -163,7 +163,16 @@ def _names(partitions: list[TopicPartition]) -> str:
 
 
 class KafkaSink:
-    """Produces each output as JSON to ``topic``; returns only once the broker has them all."""
+    """Produces each output as JSON to ``topic``; returns only once the broker has them all.
+
+    When the broker does not take a batch within ``flush_timeout`` the write fails
+    (the runner backs off and calls it again with the same outcomes), but the
+    messages stay queued in the producer, which goes on sending them. The retry
+    then produces only the messages whose delivery failed and waits for the rest:
+    an outage of any length up to the producer's ``message.timeout.ms`` publishes
+    each result once (the idempotent producer keeps its own resends from
+    duplicating), where producing the whole batch again would publish it twice.
+    """
 
     def __init__(
         self,
@@ -179,41 +188,81 @@ class KafkaSink:
         self.route = route or (lambda out: [(topic, out)])
         self.flush_timeout = flush_timeout
         self._producer = new_client(Producer, producer_config)
+        #: the batch a failed write left behind: its outcomes (the runner retries
+        #: with the same list) and its messages' delivery
+        self._unfinished: tuple[list[Outcome], _Delivery] | None = None
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
-        errors: list[Any] = []
-
-        def on_delivery(err: Any, _msg: Any) -> None:
-            if err is not None:
-                errors.append(err)
-
+        if self._unfinished is not None and self._unfinished[0] is outcomes:
+            delivery = self._unfinished[1]
+        else:
+            delivery = _Delivery([
+                (topic, orjson.dumps(message), _key_bytes(self.key(message)))
+                for o in outcomes if o.output is not None
+                for topic, message in self.route(o.output)
+            ])
+        self._unfinished = (outcomes, delivery)
         # A full local queue is waited out serving delivery reports (poll), but not
         # forever: a broker that is down must become an error the runner backs off from.
         queue_full = Backoff(_QUEUE_FULL, deadline=time.monotonic() + self.flush_timeout,
                              sleep=self._producer.poll)
-        for o in outcomes:
-            if o.output is None:
-                continue
-            for topic, message in self.route(o.output):
-                while True:
-                    try:
-                        self._producer.produce(
-                            topic, orjson.dumps(message), key=_key_bytes(self.key(message)),
-                            on_delivery=on_delivery,
-                        )
-                        break
-                    except BufferError:
-                        if not queue_full.retry():
-                            raise_for_kafka_error("local queue full", f"producing to {topic}")
-        remaining = self._producer.flush(self.flush_timeout)
-        if errors:
-            raise_for_kafka_error(errors[0], f"producing to {self.topic}")
-        if remaining:
+        for i in delivery.to_send():
+            topic, value, key = delivery.messages[i]
+            while True:
+                try:
+                    self._producer.produce(topic, value, key=key,
+                                           on_delivery=delivery.callback(i))
+                    delivery.sent(i)
+                    break
+                except BufferError:
+                    if not queue_full.retry():
+                        raise_for_kafka_error("local queue full", f"producing to {topic}")
+        self._producer.flush(self.flush_timeout)
+        if delivery.errors:
+            raise_for_kafka_error(delivery.errors[0], f"producing to {self.topic}")
+        if pending := delivery.pending():
             raise_for_kafka_error(
-                f"{remaining} message(s) not delivered within {self.flush_timeout:g}s",
+                f"{pending} message(s) not delivered within {self.flush_timeout:g}s "
+                "(still queued: the retry waits for them rather than sending them again)",
                 f"producing to {self.topic}",
             )
+        self._unfinished = None
         return []
 
     def close(self) -> None:
         self._producer.flush(self.flush_timeout)
+
+
+class _Delivery:
+    """The messages of one batch and where each one is: not sent yet (or its
+    delivery failed, so it is to be sent again), queued in the producer, or
+    delivered. Delivery reports run in the thread that polls the producer, the
+    one that writes."""
+
+    _NEW, _QUEUED, _DONE = 0, 1, 2
+
+    def __init__(self, messages: list[tuple[str, bytes, str | bytes | None]]) -> None:
+        self.messages = messages
+        self._state = [self._NEW] * len(messages)
+        #: delivery errors since the last send (a retry clears them)
+        self.errors: list[Any] = []
+
+    def to_send(self) -> list[int]:
+        self.errors = []
+        return [i for i, st in enumerate(self._state) if st == self._NEW]
+
+    def sent(self, index: int) -> None:
+        self._state[index] = self._QUEUED
+
+    def callback(self, index: int) -> Callable[[Any, Any], None]:
+        def on_delivery(err: Any, _msg: Any) -> None:
+            if err is None:
+                self._state[index] = self._DONE
+            else:
+                self._state[index] = self._NEW
+                self.errors.append(err)
+
+        return on_delivery
+
+    def pending(self) -> int:
+        return sum(st != self._DONE for st in self._state)
