@@ -24,13 +24,17 @@ throughput  in each round, into a fresh database each time (``sandcrawler db ini
 failover    --failover-workers workers on a topic of --partitions partitions, fed at
             --rate records/s by a producer thread, with a small batch so that every
             partition commits several times a second. The oldest member is
-            SIGKILLed at a random (seeded) moment within one heartbeat interval
-            after the group settled (it never leaves the group: only its session
-            timeout tells the coordinator); measured from the kill: when the group is seen
-            rebalancing, when it is stable again without the victim, and when each
-            partition the victim owned has its committed offset advance again
-            (described through the admin API; the members carry client.id
-            <group>-w<i>). Then a replacement is started and the group left to
+            SIGKILLed at a random (seeded) moment within the second heartbeat
+            interval after the group settled (it never leaves the group: only its
+            session timeout tells the coordinator); measured from the kill: when the
+            group is seen rebalancing, when it is stable again without the victim,
+            and when each partition the victim owned has its committed offset
+            advance again (described through the admin API; the members carry
+            client.id <group>-w<i>). "others paused" is the longest time one of the
+            survivors' partitions went without a commit, from its last commit
+            before the kill until all of the victim's partitions were committed
+            again; "(steady)" is the same measure over the 3-6 s before the kill,
+            the cadence to read it against. Then a replacement is started and the group left to
             settle before the next kill. At the end the producer stops and the
             crossref table must hold every record produced (nothing lost).
 
@@ -552,37 +556,63 @@ class Kill:
     first: float  # kill -> the first of the victim's partitions committed again
     resumed: float  # kill -> all of them
     survivors_pause: float  # longest time without a commit on any other partition
+    steady_gap: float  # the same measure in the seconds before the kill
+
+
+class CommitClock:
+    """When each partition's committed offset last advanced, read through the admin
+    API every FAILOVER_POLL seconds (so times are good to about that)."""
+
+    def __init__(self, watch: GroupWatch, partitions: int) -> None:
+        self.watch = watch
+        self.offsets: dict[int, int] = dict(watch.committed() or {})
+        now = time.perf_counter()
+        self.last: dict[int, float] = dict.fromkeys(range(partitions), now)
+
+    def poll(self) -> list[tuple[int, float]]:
+        """The partitions that advanced since the last poll, each with the longest
+        time it had gone without (now - its last advance)."""
+        now, advanced = time.perf_counter(), []
+        for p, off in (self.watch.committed() or {}).items():
+            if off > self.offsets.get(p, 0):
+                self.offsets[p] = off
+                advanced.append((p, now - self.last[p]))
+                self.last[p] = now
+        return advanced
+
+    def steady_gap(self, seconds: float) -> float:
+        """Watch for ``seconds``; the longest time any partition went without a commit."""
+        gap, until = 0.0, time.perf_counter() + seconds
+        while time.perf_counter() < until:
+            gap = max([gap, *(g for _, g in self.poll())])
+            time.sleep(FAILOVER_POLL)
+        return max([gap, *(time.perf_counter() - t for t in self.last.values())])
 
 
 def one_kill(watch: GroupWatch, workers: Workers, members: dict[str, set[int]],
-             partitions: int, timeout: float = 180.0) -> Kill:
+             partitions: int, clock: CommitClock, steady_gap: float,
+             timeout: float = 180.0) -> Kill:
     # The oldest member: replacements get higher numbers, so each kill takes another.
     victim = min(members, key=lambda name: int(name.rsplit("-w", 1)[1]))
     owned = members[victim]
-    before = watch.committed() or {}
     t0 = time.perf_counter()
     workers.kill(victim)
     # A commit the victim sent just before it died lands within milliseconds; nobody
-    # else may commit its partitions before its session expires, seconds later.
-    time.sleep(0.5)
-    baseline = watch.committed() or before
-    last_advance = dict.fromkeys(range(partitions), 0.0)
+    # else may commit its partitions before its session expires, seconds later. So
+    # what advances on its partitions in the first 0.5 s is the victim's own.
+    grace = 0.5
     pause = 0.0
     resumed: dict[int, float] = {}
     rebalancing: float | None = None
     stable: float | None = None
-    prev = dict(baseline)
     while len(resumed) < len(owned):
-        offsets, group = watch.committed(), watch.members()
         now = time.perf_counter() - t0
-        for p, off in (offsets or {}).items():
-            if off > prev.get(p, 0):
-                prev[p] = off
-                if p in owned:
-                    resumed.setdefault(p, now)
-                else:
-                    pause = max(pause, now - last_advance[p])
-                    last_advance[p] = now
+        for p, gap in clock.poll():
+            if p not in owned:
+                pause = max(pause, gap)  # the survivors' cadence, measured throughout
+            elif now > grace:
+                resumed.setdefault(p, now)
+        group = watch.members()
         if group is not None:
             state, current = group
             if rebalancing is None and (state != "STABLE" or victim not in current):
@@ -595,11 +625,11 @@ def one_kill(watch: GroupWatch, workers: Workers, members: dict[str, set[int]],
             sys.exit(f"the partitions of {victim} ({sorted(owned)}) were not consumed again "
                      f"within {timeout:g} s of its SIGKILL")
         time.sleep(FAILOVER_POLL)
-    now = time.perf_counter() - t0
+    end = time.perf_counter()
     others = [p for p in range(partitions) if p not in owned]
-    pause = max([pause, *(now - last_advance[p] for p in others)])
+    pause = max([pause, *(end - clock.last[p] for p in others)])
     return Kill(victim, owned, rebalancing, stable, min(resumed.values()),
-                max(resumed.values()), pause)
+                max(resumed.values()), pause, steady_gap)
 
 
 def consumer_settings(bootstrap: str) -> tuple[str, float]:
@@ -640,19 +670,24 @@ def failover(s: Setup) -> None:
                 workers.start()
             members = wait_steady(watch, workers, args.partitions)
             print(f"   {'kill':<5} {'victim':<22} {'partitions':<11} {'rebalancing':>11} "
-                  f"{'stable':>7} {'first':>6} {'resumed':>8} {'others paused':>13} {'load':>5}")
+                  f"{'stable':>7} {'first':>6} {'resumed':>8} {'others paused':>13} "
+                  f"{'(steady)':>8} {'load':>5}")
             for i in range(1, args.kills + 1):
                 # Members heartbeat in step after a rebalance (they all sync at once), so
                 # a kill at a fixed delay after the group settles would always meet the
                 # same phase of their heartbeat cycle; a random moment within one cycle
-                # (seeded: the same in every run) stands for a crash at any time.
-                time.sleep(random.Random(i).uniform(0.0, heartbeat))
+                # (seeded: the same in every run) stands for a crash at any time. The
+                # commits are watched meanwhile: one whole cycle first, for the cadence
+                # the survivors' pause is to be read against.
+                clock = CommitClock(watch, args.partitions)
+                steady = clock.steady_gap(heartbeat + random.Random(i).uniform(0.0, heartbeat))
                 load = load1()
-                k = one_kill(watch, workers, members, args.partitions)
+                k = one_kill(watch, workers, members, args.partitions, clock, steady)
                 kills.append(k)
                 print(f"   {i:<5} {k.victim:<22} {','.join(map(str, sorted(k.owned))):<11} "
                       f"{_secs(k.rebalancing):>11} {_secs(k.stable):>7} {k.first:5.1f}s "
-                      f"{k.resumed:7.1f}s {k.survivors_pause:12.1f}s {load:5.2f}", flush=True)
+                      f"{k.resumed:7.1f}s {k.survivors_pause:12.1f}s {k.steady_gap:7.1f}s "
+                      f"{load:5.2f}", flush=True)
                 workers.start()
                 members = wait_steady(watch, workers, args.partitions)
             produced = feed.stop()
