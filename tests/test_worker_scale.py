@@ -23,6 +23,7 @@ from sandcrawler.pipeline.kafka_io import KafkaSource
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, produce
 from tests._kafka import Workers, committed, create_topic, wait_until
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.kafka
 
@@ -260,45 +261,67 @@ def test_poison_records_get_a_status_and_offsets_move_on(
 
 @pytest.fixture
 def secured_kafka(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaBroker]:
-    """A broker whose client listener takes only SASL (PLAIN) logins."""
-    with KafkaBroker(kafka_libs, tmp_path / "kafka-sasl",
-                     sasl_users={"sandcrawler": "s3cret"}) as broker:
+    """A broker whose client listener speaks only TLS (a certificate of its own, for
+    127.0.0.1) and takes only SASL (PLAIN) logins: SASL_SSL, as a secured cluster."""
+    with KafkaBroker(kafka_libs, tmp_path / "kafka-secured",
+                     sasl_users={"sandcrawler": "s3cret"}, tls=True) as broker:
         yield broker
 
 
-def sasl_options(password: str) -> str:
-    return orjson.dumps({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
-                         "sasl.username": "sandcrawler", "sasl.password": password}).decode()
+def secured_options(broker: KafkaBroker, password: str, *, trust: bool = True) -> str:
+    options = {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
+               "sasl.username": "sandcrawler", "sasl.password": password}
+    if trust:  # without it librdkafka checks the certificate against the system's CAs
+        options["ssl.ca.location"] = str(broker.ca_file)
+    return orjson.dumps(options).decode()
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_secured_cluster_with_the_configured_login(
+def test_secured_cluster_with_the_configured_tls_and_login(
         secured_kafka: KafkaBroker, engine: Engine, db_url: str, tmp_path: Path) -> None:
-    """[kafka.options] reach librdkafka: with the right login the worker consumes and
-    commits; with a wrong one it says so in one line, commits nothing and keeps trying."""
+    """[kafka.options] reach librdkafka: with the broker's certificate trusted and the
+    right login the worker consumes and commits; with a wrong login, or a certificate
+    it does not trust, it says so in one line, commits nothing and keeps trying."""
     admin = secured_kafka.client_config
+    assert admin["security.protocol"] == "SASL_SSL"
     create_topic(admin, TOPIC, partitions=2)
     produce(admin, TOPIC, [work(i) for i in range(50)])
     ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": secured_kafka.bootstrap,
                             "SANDCRAWLER_ENV": "test", "SANDCRAWLER_DATABASE_URL": db_url},
                  "persist-crossref")
     try:
-        wrong = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": sasl_options("wrong")})
-        wrong.wait_until(lambda: "retrying in the background" in wrong.stderr, 30,
-                         "the failed login said")
-        assert "Authentication failed" in wrong.stderr or "SASL" in wrong.stderr, wrong.stderr
-        assert wrong.stop(signal.SIGTERM) == 0, wrong.stderr
-        assert committed(admin, GROUP, TOPIC) == {}
-        assert rows(engine) == (0, 0)
+        said = []
+        for options, what in ((secured_options(secured_kafka, "wrong"), "Authentication failed"),
+                              (secured_options(secured_kafka, "s3cret", trust=False),
+                               "certificate verify failed")):
+            bad = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": options})
+            bad.wait_until(lambda b=bad: "retrying in the background" in b.stderr, 30,
+                           f"the failure said ({what})")
+            assert what in bad.stderr, bad.stderr
+            assert bad.stop(signal.SIGTERM) == 0, bad.stderr
+            assert bad.stderr.count("retrying in the background") == 1, bad.stderr
+            said.append(bad.stderr)
+            assert committed(admin, GROUP, TOPIC) == {}
+            assert rows(engine) == (0, 0)
 
-        right = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": sasl_options("s3cret")})
+        right = ws.start(env={"SANDCRAWLER_KAFKA_OPTIONS": secured_options(secured_kafka,
+                                                                           "s3cret")})
         right.wait_until(lambda: sum(committed(admin, GROUP, TOPIC).values()) == 50, 60,
                          "every record committed")
         assert rows(engine) == (50, 50)
         assert right.stop(signal.SIGTERM) == 0, right.stderr
-        assert "Traceback" not in wrong.stderr + right.stderr
+        assert "Traceback" not in "".join(said) + right.stderr
     finally:
         ws.kill_all()
+
+    # the admin commands take the same settings
+    env = {"SANDCRAWLER_KAFKA_BROKERS": secured_kafka.bootstrap, "SANDCRAWLER_ENV": "test",
+           "SANDCRAWLER_KAFKA_OPTIONS": secured_options(secured_kafka, "s3cret")}
+    res = run_cli(["kafka", "topics", "--create", "--json"], env=env)
+    assert res.returncode == 0, res.stderr
+    # exit 0: every topic is there now as the registry says (the test's own was already)
+    states = [orjson.loads(x)["state"] for x in res.stdout.splitlines()]
+    assert "created" in states and set(states) <= {"created", "ok"}, states
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

@@ -2,7 +2,8 @@
 mode (no ZooKeeper), from the jars Maven Central publishes.
 
 ``find_kafka_libs()`` returns a directory of the pinned broker's jars: the cache
-(``~/.cache/sandcrawler-testkit/kafka/<version>/libs``), filled once with
+(``~/.cache/sandcrawler-testkit/kafka/<version>-<POM digest>/libs``: a changed POM
+is fetched afresh), filled once with
 ``mvn dependency:copy-dependencies`` on the POM kept in this package
 (``data/kafka/pom.xml``). It needs ``java`` (17 or newer) and ``mvn`` on PATH,
 and raises ``KafkaUnavailable`` saying what is missing otherwise.
@@ -16,13 +17,17 @@ on the same ports with the same data, as an operator's restart would, and
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from sandcrawler.lifetime import die_with_parent
@@ -39,8 +44,15 @@ class KafkaUnavailable(RuntimeError):
     """The broker cannot run here; the message says why."""
 
 
+def _pom() -> Traversable:
+    return resources.files("sandcrawler_testkit") / "data" / "kafka" / "pom.xml"
+
+
 def cache_dir() -> Path:
-    return tool_cache("kafka", KAFKA_VERSION)
+    # the POM's digest in the name: a jar added to it (a logging binding) must not
+    # be missing from a cache filled before
+    digest = hashlib.sha256(_pom().read_bytes()).hexdigest()[:12]
+    return tool_cache("kafka", f"{KAFKA_VERSION}-{digest}")
 
 
 def java_binary() -> str:
@@ -68,7 +80,7 @@ def find_kafka_libs(*, fetch: bool = True) -> Path:
 def fetch_kafka_libs(mvn: str = "mvn") -> Path:
     target = cache_dir()
     target.mkdir(parents=True, exist_ok=True)
-    pom = resources.files("sandcrawler_testkit") / "data" / "kafka" / "pom.xml"
+    pom = _pom()
     with tempfile.TemporaryDirectory(prefix="libs-", dir=target) as tmp:
         out = Path(tmp) / "libs"
         with resources.as_file(pom) as pom_path:
@@ -98,21 +110,68 @@ def fetch_kafka_libs(mvn: str = "mvn") -> Path:
 _ADMIN = ("admin", "admin-secret")
 
 
-def _sasl(users: dict[str, str]) -> dict[str, str]:
-    """Settings of a SASL_PLAINTEXT listener with the PLAIN mechanism and these users."""
+def _sasl(listener: str, users: dict[str, str]) -> dict[str, str]:
+    """Settings of a SASL listener with the PLAIN mechanism and these users."""
     accounts = " ".join(f'user_{u}="{p}"' for u, p in {_ADMIN[0]: _ADMIN[1], **users}.items())
     return {
         "sasl.enabled.mechanisms": "PLAIN",
         "sasl.mechanism.inter.broker.protocol": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+        f"listener.name.{listener.lower()}.plain.sasl.jaas.config":
             "org.apache.kafka.common.security.plain.PlainLoginModule required "
             f'username="{_ADMIN[0]}" password="{_ADMIN[1]}" {accounts};',
     }
 
 
+#: the password of the broker's TLS keystore (a throwaway key for loopback)
+_KEYSTORE_PASSWORD = "sandcrawler-test"
+
+
+def make_tls_keys(directory: Path) -> tuple[Path, Path]:
+    """A self-signed key and certificate for 127.0.0.1 (and localhost), made with
+    the JRE's ``keytool``: the broker's PKCS#12 keystore (and a truststore
+    ``trust.p12`` beside it holding the certificate), and the certificate in PEM
+    for clients to trust (``ssl.ca.location``). Returns (keystore, ca.pem)."""
+    keytool = shutil.which("keytool") or str(Path(java_binary()).resolve().parent / "keytool")
+    directory.mkdir(parents=True, exist_ok=True)
+    keystore, ca = directory / "broker.p12", directory / "ca.pem"
+    store = ["-storetype", "PKCS12", "-storepass", _KEYSTORE_PASSWORD, "-alias", "broker"]
+    for args in (["-genkeypair", "-keystore", str(keystore), "-keyalg", "RSA",
+                  "-keysize", "2048", "-validity", "30", "-dname", "CN=127.0.0.1",
+                  "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-keypass", _KEYSTORE_PASSWORD],
+                 ["-exportcert", "-keystore", str(keystore), "-rfc", "-file", str(ca)],
+                 ["-importcert", "-keystore", str(directory / "trust.p12"), "-file", str(ca),
+                  "-noprompt"]):
+        done = subprocess.run([keytool, *args, *store], capture_output=True, text=True,
+                              timeout=120)
+        if done.returncode != 0:
+            raise KafkaUnavailable(f"keytool {args[0]} failed: "
+                                   f"{(done.stdout + done.stderr).strip()[-1000:]}")
+    return keystore, ca
+
+
+def _tls(keystore: Path) -> dict[str, str]:
+    # The broker trusts its own certificate: at start-up it checks that a client
+    # with its TLS settings can talk to its own listener (inter-broker traffic).
+    return {
+        "ssl.keystore.location": str(keystore),
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.password": _KEYSTORE_PASSWORD,
+        "ssl.key.password": _KEYSTORE_PASSWORD,
+        "ssl.truststore.location": str(keystore.with_name("trust.p12")),
+        "ssl.truststore.type": "PKCS12",
+        "ssl.truststore.password": _KEYSTORE_PASSWORD,
+    }
+
+
+def _listener(sasl: bool, tls: bool) -> str:
+    return {(False, False): "PLAINTEXT", (True, False): "SASL_PLAINTEXT",
+            (False, True): "SSL", (True, True): "SASL_SSL"}[(sasl, tls)]
+
+
 def _properties(node_dir: Path, port: int, controller_port: int, partitions: int,
-                sasl_users: dict[str, str] | None = None) -> str:
-    listener = "SASL_PLAINTEXT" if sasl_users else "PLAINTEXT"
+                sasl_users: dict[str, str] | None = None,
+                keystore: Path | None = None) -> str:
+    listener = _listener(bool(sasl_users), keystore is not None)
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
@@ -122,7 +181,8 @@ def _properties(node_dir: Path, port: int, controller_port: int, partitions: int
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": listener,
         "listener.security.protocol.map": f"{listener}:{listener},CONTROLLER:PLAINTEXT",
-        **(_sasl(sasl_users) if sasl_users else {}),
+        **(_sasl(listener, sasl_users) if sasl_users else {}),
+        **(_tls(keystore) if keystore is not None else {}),
         "log.dirs": str(node_dir / "data"),
         # one node: every internal topic has one replica
         "offsets.topic.replication.factor": "1",
@@ -144,13 +204,20 @@ class KafkaBroker:
 
     ``partitions``: what an auto-created topic gets (the broker's num.partitions).
     ``sasl_users``: user -> password; the client listener then takes only SASL
-    (PLAIN) logins, as a secured cluster does (``client_config`` logs in)."""
+    (PLAIN) logins, as a secured cluster does (``client_config`` logs in).
+    ``tls``: the client listener speaks only TLS, with a self-signed certificate
+    for 127.0.0.1 that clients trust through ``ca_file`` (``client_config`` does);
+    with ``sasl_users`` too it is SASL_SSL."""
 
     def __init__(self, libs: Path, workdir: Path, *, partitions: int = 4, port: int = 0,
                  heap_mb: int = 512, startup_timeout: float = 90.0,
-                 sasl_users: dict[str, str] | None = None) -> None:
+                 sasl_users: dict[str, str] | None = None, tls: bool = False) -> None:
         self.libs = libs
         self.sasl_users = sasl_users
+        self.tls = tls
+        #: the certificate clients trust (ssl.ca.location), once the broker is formatted
+        self.ca_file: Path | None = None
+        self._keystore: Path | None = None
         self.workdir = workdir
         self.partitions = partitions
         self.heap_mb = heap_mb
@@ -168,10 +235,13 @@ class KafkaBroker:
     @property
     def client_config(self) -> dict[str, str]:
         """What a client needs to reach the broker (the admin login on SASL)."""
-        config = {"bootstrap.servers": self.bootstrap}
+        config = {"bootstrap.servers": self.bootstrap,
+                  "security.protocol": _listener(bool(self.sasl_users), self.tls)}
         if self.sasl_users:
-            config |= {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+            config |= {"sasl.mechanism": "PLAIN",
                        "sasl.username": _ADMIN[0], "sasl.password": _ADMIN[1]}
+        if self.tls and self.ca_file is not None:
+            config["ssl.ca.location"] = str(self.ca_file)
         return config
 
     @property
@@ -186,13 +256,17 @@ class KafkaBroker:
     def _java(self, main: str, *args: str) -> list[str]:
         return [java_binary(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
                 "-XX:+UseSerialGC", "-Djava.awt.headless=true",
+                # warnings and errors only into broker.log (why it would not start)
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", str(self.libs / "*"), main, *args]
 
     def _format(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         props = self.workdir / "server.properties"
+        if self.tls:
+            self._keystore, self.ca_file = make_tls_keys(self.workdir / "tls")
         props.write_text(_properties(self.workdir, self.port, self.controller_port,
-                                     self.partitions, self.sasl_users))
+                                     self.partitions, self.sasl_users, self._keystore))
         cluster_id = subprocess.run(self._java("kafka.tools.StorageTool", "random-uuid"),
                                     capture_output=True, text=True, check=True,
                                     timeout=120).stdout.strip().splitlines()[-1]
@@ -292,10 +366,18 @@ def main(argv: list[str] | None = None) -> None:
         "loopback, in a temporary directory removed on exit, and print its\n"
         "bootstrap.servers (SANDCRAWLER_KAFKA_BROKERS). The jars are fetched once with\n"
         "mvn into ~/.cache/sandcrawler-testkit/kafka; java 17+ runs the broker. Serves\n"
-        "until SIGTERM or Ctrl-C.")
+        "until SIGTERM or Ctrl-C. With --tls or --sasl-user, a secured cluster: stderr\n"
+        "says the SANDCRAWLER_KAFKA_OPTIONS a client needs.\n\n"
+        "  python -m sandcrawler_testkit.kafka_broker --tls --sasl-user sandcrawler:s3cret")
     _cli.add_port(parser, 0)
     parser.add_argument("--partitions", type=_positive, default=4,
                         help="partitions of an auto-created topic (default: 4)")
+    parser.add_argument("--tls", action="store_true",
+                        help="the client listener speaks only TLS (a throwaway certificate "
+                             "for 127.0.0.1)")
+    parser.add_argument("--sasl-user", action="append", type=_login, default=[],
+                        metavar="USER:PASSWORD",
+                        help="the client listener takes only SASL PLAIN logins; repeatable")
     args = parser.parse_args(argv)
     try:
         _cli.check_port(args.port)
@@ -304,15 +386,32 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="sandcrawler-kafka-") as tmp:
         try:
             broker = KafkaBroker(find_kafka_libs(), Path(tmp), partitions=args.partitions,
-                                 port=args.port)
+                                 port=args.port, tls=args.tls,
+                                 sasl_users=dict(args.sasl_user) or None)
             broker.start()
         except (KafkaUnavailable, OSError, subprocess.SubprocessError) as e:
             _cli.fail(parser, str(e))
         try:
             print(broker.bootstrap, flush=True)
+            if args.tls or args.sasl_user:
+                user = args.sasl_user[0] if args.sasl_user else None
+                options = {k: v for k, v in broker.client_config.items()
+                           if k != "bootstrap.servers" and not k.startswith("sasl.")}
+                if user is not None:
+                    options |= {"sasl.mechanism": "PLAIN", "sasl.username": user[0],
+                                "sasl.password": user[1]}
+                print(f"SANDCRAWLER_KAFKA_OPTIONS='{json.dumps(options)}'", file=sys.stderr,
+                      flush=True)
             _cli.wait_until_stopped()
         finally:
             broker.stop(timeout=20)
+
+
+def _login(text: str) -> tuple[str, str]:
+    user, sep, password = text.partition(":")
+    if not (sep and user and password):
+        raise argparse.ArgumentTypeError(f"not USER:PASSWORD: {text!r}")
+    return user, password
 
 
 def _positive(text: str) -> int:
