@@ -121,6 +121,18 @@ def raise_for_kafka_error(err: Any, context: str) -> NoReturn:
     raise KafkaUnavailable(f"Kafka error while {context}: {err}")
 
 
+def kafka_error(e: BaseException) -> Any | None:
+    """The ``KafkaError`` a ``KafkaException`` carries (None when it carries none)."""
+    err = e.args[0] if e.args else None
+    return err if hasattr(err, "code") and hasattr(err, "str") else None
+
+
+def kafka_reason(e: BaseException) -> str:
+    """librdkafka's own words for a ``KafkaException``, without its repr around them."""
+    err = kafka_error(e)
+    return str(err.str()) if err is not None else str(e)
+
+
 def new_client(kind: Callable[[dict[str, Any]], C], config: dict[str, Any]) -> C:
     """A librdkafka client (Consumer, Producer, AdminClient) of ``config``; a setting
     it refuses (a misspelt property in kafka.options, a bad value) is a ConfigError
@@ -130,7 +142,5 @@ def new_client(kind: Callable[[dict[str, Any]], C], config: dict[str, Any]) -> C
     try:
         return kind(config)
     except KafkaException as e:
-        err = e.args[0] if e.args else e
-        reason = err.str() if hasattr(err, "str") else str(err)
         raise ConfigError(f"invalid Kafka client settings (kafka.options, kafka.brokers): "
-                          f"{reason}") from None
+                          f"{kafka_reason(e)}") from None

@@ -26,7 +26,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, Resourc
 
 from sandcrawler.config import KafkaSettings
 from sandcrawler.errors import ConfigError, KafkaUnavailable
-from sandcrawler.kafka import BrokerLog, new_client, require_brokers
+from sandcrawler.kafka import BrokerLog, kafka_error, kafka_reason, new_client, require_brokers
 from sandcrawler.kafka_topics import TOPICS, TopicSpec
 
 #: replicas of a created topic when not given: one per broker, at most this many
@@ -125,7 +125,7 @@ class TopicAdmin:
             yield
         except (KafkaException, TimeoutError) as e:
             self._client.poll(0)  # serve the queued log lines: the first says why
-            reason = _reason(e) if isinstance(e, KafkaException) else "no answer"
+            reason = kafka_reason(e) if isinstance(e, KafkaException) else "no answer"
             seen = f" ({self._log.first})" if self._log.first else ""
             raise KafkaUnavailable(f"Kafka at {self.brokers}: {what}: {reason}{seen} "
                                    f"(timeout {self.timeout:g} s)") from e
@@ -155,7 +155,7 @@ class TopicAdmin:
                 except KafkaException as e:
                     # listed a moment ago, unknown now: deleted, or not yet known to
                     # this broker (just created): as good as missing
-                    if _code(e) == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    if (err := kafka_error(e)) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
                         continue
                     raise
                 found[res.name] = {name: entry.value for name, entry in entries.items()}
@@ -176,8 +176,8 @@ class TopicAdmin:
                     self._result(future)
                     refused[name] = None
                 except KafkaException as e:
-                    err = e.args[0]
-                    if not isinstance(err, KafkaError) or _is_transport(err):
+                    err = kafka_error(e)
+                    if err is None or _is_transport(err):
                         raise  # no answer, not a refusal
                     refused[name] = err
         return refused
@@ -191,16 +191,6 @@ class TopicAdmin:
         deadline = time.monotonic() + self.timeout
         while names - set(self.cluster().partitions) and time.monotonic() < deadline:
             time.sleep(0.1)
-
-
-def _code(e: KafkaException) -> int | None:
-    err = e.args[0] if e.args else None
-    return err.code() if isinstance(err, KafkaError) else None
-
-
-def _reason(e: KafkaException) -> str:
-    err = e.args[0] if e.args else None
-    return err.str() if isinstance(err, KafkaError) else str(e)
 
 
 def _is_transport(err: KafkaError) -> bool:

@@ -7,9 +7,11 @@ options that are its own.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from typing import Any
 
 import click
@@ -53,14 +55,36 @@ def _topics_help(name: str, field: str) -> str:
     return " and ".join(t.full("<env>") for t in topics)
 
 
+@dataclass(frozen=True, slots=True)
+class Consuming:
+    """What every consumer command takes (``consumer_options``): where it reads, in
+    which group, in what batches, how long, and whether it shows progress and
+    serves metrics."""
+
+    topics: tuple[str, ...]
+    group_id: str | None
+    batch_size: int | None
+    limit: int | None
+    progress: bool | None
+    metrics_port: int | None
+
+
+_CONSUMING = tuple(f.name for f in fields(Consuming))
+
+
 def consumer_options(name: str, what: str = "Records per batch (one offset commit)"
                      ) -> Callable[[F], F]:
     """``--topic``, ``--group``, ``--limit``, ``--progress``, ``--batch-size``,
     ``--metrics-port``: what every consumer takes, with defaults from the worker's
-    registry entry."""
+    registry entry. The command gets them as one ``consuming`` argument."""
     multiple = len(WORKERS[name].topics_in) > 1
 
     def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def command(**kwargs: Any) -> Any:
+            consuming = Consuming(**{k: kwargs.pop(k) for k in _CONSUMING})
+            return f(consuming, **kwargs)
+
         for dec in reversed([
             click.option("--topic", "topics", multiple=True,
                          help=f"Topic to consume{' (repeatable)' if multiple else ''} "
@@ -79,31 +103,30 @@ def consumer_options(name: str, what: str = "Records per batch (one offset commi
                               "takes any free port [default: setting worker.metrics_port; "
                               "none]."),
         ]):
-            f = dec(f)
-        return f
+            command = dec(command)
+        return command
 
     return decorate
 
 
-def consume(name: str, services: Services, topics: tuple[str, ...], group_id: str | None,
-            options: dict[str, Any], sink: Sink, *, batch_size: int | None,
-            limit: int | None, progress: bool | None, metrics_port: int | None,
-            note: str = "") -> None:
-    """Run worker ``name`` on ``topics`` (default: its registry's) until SIGTERM,
+def consume(name: str, services: Services, consuming: Consuming, options: dict[str, Any],
+            sink: Sink, *, note: str = "") -> None:
+    """Run worker ``name`` on its topics (default: its registry's) until SIGTERM,
     with its metrics served on ``metrics_port`` (default: setting worker.metrics_port)."""
     env = services.settings.env
-    names = list(topics) or [t.full(env) for t in WORKERS[name].topics_in]
+    names = list(consuming.topics) or [t.full(env) for t in WORKERS[name].topics_in]
     stop = threading.Event()
-    group_id = group_id or f"sandcrawler-{env}-{name}"
+    group_id = consuming.group_id or f"sandcrawler-{env}-{name}"
     config = services.consumer_config(group_id)
-    with worker_metrics(name, group_id, services, metrics_port) as (metrics, url):
+    with worker_metrics(name, group_id, services, consuming.metrics_port) as (metrics, url):
         if metrics is not None:
             config = metrics.consumer_config(config)
             note += f"; metrics on {url}"
-        source = KafkaSource(config, names, stop=stop, limit=limit)
+        source = KafkaSource(config, names, stop=stop, limit=consuming.limit)
         click.echo(f"{name}: consuming {', '.join(names)} as {group_id}{note}", err=True)
-        run_pipeline(name, source, name, options, sink, services, batch_size=batch_size,
-                     progress=progress, endless=True, stop=stop, observer=metrics)
+        run_pipeline(name, source, name, options, sink, services,
+                     batch_size=consuming.batch_size, progress=consuming.progress,
+                     endless=True, stop=stop, observer=metrics)
 
 
 @contextmanager
@@ -136,17 +159,13 @@ def results_sink(name: str, services: Services, results_topic: str | None,
 @click.option("--parse-refs", is_flag=True, help="Also parse references into grobid_refs.")
 @parser_option
 @consumer_options("persist-crossref", "Records per batch (one transaction, one offset commit)")
-def persist_crossref(parse_refs: bool, parser: str | None, topics: tuple[str, ...],
-                     group_id: str | None, batch_size: int | None, limit: int | None,
-                     progress: bool | None, metrics_port: int | None) -> None:
+def persist_crossref(consuming: Consuming, parse_refs: bool, parser: str | None) -> None:
     """Consume Crossref works from Kafka into the crossref (and grobid_refs) tables."""
     services = open_services()
     # The sink checks the database at its first write: a database that is down at
     # start is waited out like any outage, by the runner's back-off.
-    consume("persist-crossref", services, topics, group_id,
-            {"parse_refs": parse_refs, "parser": parser}, services.database_sink(),
-            batch_size=batch_size, limit=limit, progress=progress,
-            metrics_port=metrics_port)
+    consume("persist-crossref", services, consuming,
+            {"parse_refs": parse_refs, "parser": parser}, services.database_sink())
 
 
 @worker.command("process-pdf")
@@ -154,32 +173,27 @@ def persist_crossref(parse_refs: bool, parser: str | None, topics: tuple[str, ..
               help=f"Topic for results [default: {_topics_help('process-pdf', 'topics_out')}].")
 @consumer_options("process-pdf")
 @processing_options
-def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
-                source: str | None, force: bool, timeout: float | None,
-                memory_limit: int | None, batch_size: int | None,
-                limit: int | None, progress: bool | None,
-                metrics_port: int | None) -> None:
+def process_pdf(consuming: Consuming, results_topic: str | None, source: str | None,
+                force: bool, timeout: float | None, memory_limit: int | None) -> None:
     """Consume file records and process them like `sandcrawler process`.
 
     A record is a path, or a JSON object with "path", "url" (fetched over
     HTTP), "sha1" (a file already in the store) or "warc_path", "warc_offset"
     and "warc_csize" (a capture in the WARC source, --source); "name" is what
     results report, and "sha1" next to another field is the digest the bytes
-    must have (sha1-mismatch otherwise). Results (one JSON
-    object per record, keyed by sha1: a record whose file cannot be read gets its
-    status and error, without a key when it names no sha1) are published to the
-    results topic; offsets
-    are committed only once the broker has the results, and every write to the
-    store, the PDF table and the catalogue is keyed by the sha1, so a re-read
-    record does no harm.
+    must have (sha1-mismatch otherwise). Results (one JSON object per record,
+    keyed by sha1: a record whose file cannot be read gets its status and error,
+    without a key when it names no sha1) are published to the results topic;
+    offsets are committed only once the broker has the results, and every write
+    to the store, the PDF table and the catalogue is keyed by the sha1, so a
+    re-read record does no harm.
     """
     services = open_services(warc_source=source)
     check_warc_source(services.settings.warc.source)
     sink = results_sink("process-pdf", services, results_topic)
-    consume("process-pdf", services, topics, group_id,
+    consume("process-pdf", services, consuming,
             {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit},
-            sink, batch_size=batch_size, limit=limit, progress=progress,
-            metrics_port=metrics_port, note=f", results to {sink.topic}")
+            sink, note=f", results to {sink.topic}")
 
 
 @worker.command("ingest-fileset")
@@ -191,10 +205,8 @@ def process_pdf(results_topic: str | None, topics: tuple[str, ...], group_id: st
                    f"[default: {WORKERS['ingest-fileset'].topics_out[1].full('<env>')}].")
 @consumer_options("ingest-fileset", "Requests per batch (one offset commit); a dataset can "
                   "take minutes")
-def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
-                   topics: tuple[str, ...], group_id: str | None, batch_size: int | None,
-                   limit: int | None, progress: bool | None,
-                   metrics_port: int | None) -> None:
+def ingest_fileset(consuming: Consuming, results_topic: str | None,
+                   file_results_topic: str | None) -> None:
     """Consume ingest requests and ingest the dataset ones like `ingest requests`.
 
     Every fileset result goes to the results topic (keyed by base_url); a
@@ -209,34 +221,26 @@ def ingest_fileset(results_topic: str | None, file_results_topic: str | None,
     results_topic = results_topic or out[0].full(env)
     file_results_topic = file_results_topic or out[1].full(env)
     route = result_messages(results_topic, file_results_topic)
-    consume("ingest-fileset", services, topics, group_id, {},
+    consume("ingest-fileset", services, consuming, {},
             results_sink("ingest-fileset", services, results_topic, route),
-            batch_size=batch_size, limit=limit, progress=progress,
-            metrics_port=metrics_port,
             note=f", results to {results_topic} and {file_results_topic}")
 
 
 @worker.command("persist-ingest-fileset")
 @consumer_options("persist-ingest-fileset",
                   "Records per batch (one transaction, one offset commit)")
-def persist_ingest_fileset(topics: tuple[str, ...], group_id: str | None,
-                           batch_size: int | None, limit: int | None,
-                           progress: bool | None, metrics_port: int | None) -> None:
+def persist_ingest_fileset(consuming: Consuming) -> None:
     """Consume ingest results into ingest_file_result and ingest_fileset_platform
     (only results whose platform was identified), like `persist ingest-fileset`."""
     services = open_services()
-    consume("persist-ingest-fileset", services, topics, group_id, {},
-            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress,
-            metrics_port=metrics_port)
+    consume("persist-ingest-fileset", services, consuming, {}, services.database_sink())
 
 
 @worker.command("ingest-file")
 @click.option("--results-topic",
               help=f"Topic for results [default: {_topics_help('ingest-file', 'topics_out')}].")
 @consumer_options("ingest-file", "Requests per batch (one WARC file, one offset commit)")
-def ingest_file(results_topic: str | None, topics: tuple[str, ...], group_id: str | None,
-                batch_size: int | None, limit: int | None, progress: bool | None,
-                metrics_port: int | None) -> None:
+def ingest_file(consuming: Consuming, results_topic: str | None) -> None:
     """Consume ingest requests and ingest the pdf, xml and html ones like
     `ingest requests`: crawl to the full text, archive every hop, process it.
 
@@ -248,19 +252,13 @@ def ingest_file(results_topic: str | None, topics: tuple[str, ...], group_id: st
     """
     services = open_services()
     sink = results_sink("ingest-file", services, results_topic)
-    consume("ingest-file", services, topics, group_id, {}, sink, batch_size=batch_size,
-            limit=limit, progress=progress, metrics_port=metrics_port,
-            note=f", results to {sink.topic}")
+    consume("ingest-file", services, consuming, {}, sink, note=f", results to {sink.topic}")
 
 
 @worker.command("persist-ingest-file")
 @consumer_options("persist-ingest-file", "Records per batch (one transaction, one offset commit)")
-def persist_ingest_file(topics: tuple[str, ...], group_id: str | None,
-                        batch_size: int | None, limit: int | None,
-                        progress: bool | None, metrics_port: int | None) -> None:
+def persist_ingest_file(consuming: Consuming) -> None:
     """Consume file ingest results into ingest_file_result and ingest_request,
     like `persist ingest-file`."""
     services = open_services()
-    consume("persist-ingest-file", services, topics, group_id, {},
-            services.database_sink(), batch_size=batch_size, limit=limit, progress=progress,
-            metrics_port=metrics_port)
+    consume("persist-ingest-file", services, consuming, {}, services.database_sink())

@@ -55,21 +55,24 @@ class WorkerMetrics:
         r = self.registry
         Info("sandcrawler_worker", "The worker this process runs.",
              registry=r).info({"worker": worker, "group": group, "version": version})
-        self._in = Counter("sandcrawler_worker_records_in", "Records read from the topics.",
-                           ["worker"], registry=r).labels(worker)
+
+        def own(kind: Any, name: str, doc: str, **kwargs: Any) -> Any:
+            """A metric of this worker alone: labelled with its name once, here."""
+            return kind(name, doc, ["worker"], registry=r, **kwargs).labels(worker)
+
+        self._in = own(Counter, "sandcrawler_worker_records_in",
+                       "Records read from the topics.")
+        self._batch = own(Histogram, "sandcrawler_worker_batch_seconds",
+                          "Seconds from reading a batch to acking it (processing, writing, "
+                          "and any back-off between).", buckets=BATCH_BUCKETS)
+        self._backoff = own(Gauge, "sandcrawler_worker_backoff",
+                            "1 while a service is being waited out (back-off), else 0.")
+        self._backoff_seconds = own(Gauge, "sandcrawler_worker_backoff_seconds",
+                                    "The current back-off wait, seconds (0 when none).")
+        # labelled per observation as well: by status, service, partition
         self._out = Counter("sandcrawler_worker_records_out",
                             "Records done (durable and acked), by final status.",
                             ["worker", "status"], registry=r)
-        self._batch = Histogram("sandcrawler_worker_batch_seconds",
-                                "Seconds from reading a batch to acking it (processing, "
-                                "writing, and any back-off between).",
-                                ["worker"], buckets=BATCH_BUCKETS, registry=r).labels(worker)
-        self._backoff = Gauge("sandcrawler_worker_backoff",
-                              "1 while a service is being waited out (back-off), else 0.",
-                              ["worker"], registry=r).labels(worker)
-        self._backoff_seconds = Gauge("sandcrawler_worker_backoff_seconds",
-                                      "The current back-off wait, seconds (0 when none).",
-                                      ["worker"], registry=r).labels(worker)
         self._retries = Counter("sandcrawler_worker_retries",
                                 "Attempts retried because a service failed, by service.",
                                 ["worker", "service"], registry=r)

@@ -362,6 +362,7 @@ class Runner:
             while True:
                 try:
                     result = fn()
+                    break
                 except InfrastructureError as e:
                     delay = backoff.next_delay()
                     assert delay is not None  # no limit on attempts, no deadline
@@ -378,13 +379,12 @@ class Runner:
                         self.observer.retrying(service, delay)
                     if not backoff.wait(delay):
                         raise Stopped() from e
-                    continue
-                if began is not None:
-                    retries = backoff.failures
-                    self.report(f"{self.name}: {service} reachable again after "
-                                f"{time.monotonic() - began:.0f}s ({retries} "
-                                f"{'retry' if retries == 1 else 'retries'})")
-                return result
+            if began is not None:
+                retries = backoff.failures
+                self.report(f"{self.name}: {service} reachable again after "
+                            f"{time.monotonic() - began:.0f}s ({retries} "
+                            f"{'retry' if retries == 1 else 'retries'})")
+            return result
         finally:
             if began is not None:
                 self._wait_ends()

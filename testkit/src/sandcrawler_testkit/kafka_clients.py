@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from sandcrawler.kafka import kafka_error
 from sandcrawler.retry import Backoff, RetryPolicy
 
 Bootstrap = str | dict[str, str]
@@ -96,8 +97,7 @@ def consume(bootstrap: Bootstrap, topic: str, count: int, *, timeout: float = 30
             # producer may still be waiting for its idempotence id). Ask again until
             # its partitions are known, and keep the ones already read where they are.
             if not assigned:
-                meta = consumer.list_topics(topic, timeout=min(5.0, timeout)).topics.get(topic)
-                found = set(meta.partitions) if meta is not None and meta.error is None else set()
+                found = set(_partitions(consumer, topic, min(5.0, timeout)))
                 if found:
                     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in found])
                     assigned = found
@@ -131,9 +131,15 @@ def create_topics(bootstrap: Bootstrap, topics: dict[str, int], *, timeout: floa
         try:
             fut.result(timeout=timeout)
         except Exception as e:
-            err = e.args[0] if e.args else None
-            if getattr(err, "code", lambda: None)() != KafkaError.TOPIC_ALREADY_EXISTS:
+            err = kafka_error(e)
+            if err is None or err.code() != KafkaError.TOPIC_ALREADY_EXISTS:
                 raise RuntimeError(f"creating topic {name}: {e}") from e
+
+
+def _partitions(client: Any, topic: str, timeout: float = 10.0) -> list[int]:
+    """The partitions of ``topic`` (none while it does not exist)."""
+    meta = client.list_topics(topic, timeout=timeout).topics.get(topic)
+    return sorted(meta.partitions) if meta is not None and meta.error is None else []
 
 
 def _settled(ask: Callable[[], T], timeout: float) -> T:
@@ -161,7 +167,7 @@ def committed(bootstrap: Bootstrap, group: str, topic: str, *, timeout: float = 
                   "session.timeout.ms": 6000, "enable.auto.commit": False})
 
     def ask() -> dict[int, int]:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        parts = _partitions(c, topic)
         got = c.committed([TopicPartition(topic, p) for p in parts], timeout=10)
         return {tp.partition: tp.offset for tp in got if tp.offset >= 0}
 
@@ -178,9 +184,8 @@ def end_offsets(bootstrap: Bootstrap, topic: str, *, timeout: float = 30.0) -> d
     c = Consumer({**_client(bootstrap), "group.id": "sandcrawler-testkit-watermarks"})
 
     def ask() -> dict[int, int]:
-        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
-                for p in parts}
+                for p in _partitions(c, topic)}
 
     try:
         return _settled(ask, timeout)
