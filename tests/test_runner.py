@@ -142,6 +142,23 @@ def test_stdout_sink_writes_json_lines() -> None:
     assert buf.getvalue() == '{"a":"é"}\n'.encode()
 
 
+def test_stdout_sink_escapes_file_name_bytes_and_rejects_what_json_cannot_hold() -> None:
+    """A file name of bytes that are not UTF-8 (os.fsdecode keeps them as lone
+    surrogates) is written escaped; an output JSON cannot hold at all fails its
+    record alone (a worker once died on such a result, on every restart)."""
+    import os
+
+    buf = io.BytesIO()
+    rejected = StdoutSink(buf).write([
+        Outcome("line 1", "unreadable", kind="error", output={"path": os.fsdecode(b"a\xff.pdf")}),
+        Outcome("line 2", "success", output={"when": object()}),
+        Outcome("line 3", "success", output={"path": "b.pdf"}),
+    ])
+    assert buf.getvalue().decode().splitlines() == ['{"path":"a\\\\xff.pdf"}', '{"path":"b.pdf"}']
+    [(index, status, message)] = rejected
+    assert (index, status) == (1, "internal-error") and "cannot be written as JSON" in message
+
+
 def test_summary_format(tmp_path: Path) -> None:
     summary, _ = run(source(tmp_path, ["a", "bad"]), Upper, ListSink())
     assert summary.format("job").startswith("job: 2 records in ")

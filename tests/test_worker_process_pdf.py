@@ -116,10 +116,13 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
             {"sha1": hashlib.sha1(stored).hexdigest(), "name": "stored"},
             {"url": f"{server.url}/missing.pdf"},
             b"{not json",
+            # a path of bytes that are not UTF-8: its result once stopped every worker
+            # that read it (the name could not be written as JSON)
+            b"/no/such/dir/\xff.pdf",
         ]
         produce(kafka.bootstrap, FILES, [r if isinstance(r, bytes) else orjson.dumps(r)
                                          for r in records])
-        results, stderr = run_worker(kafka, db_url, tmp_path, rows=3, results=5,
+        results, stderr = run_worker(kafka, db_url, tmp_path, rows=3, results=6,
                                      args=("--source", server.url, "--force"))
     got = {r["path"]: r for r in map(orjson.loads, results)}
     [poison] = [p for p in got if p.startswith(f"{FILES}[")]  # named by where it is
@@ -127,7 +130,8 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
     assert {p: r["status"] for p, r in got.items()} == {
         f"{base}/paper.pdf": "success", "archived": "success", "stored": "success",
         # a file that cannot be fetched, and a record that is not JSON, have results too
-        f"{base}/missing.pdf": "http-error", poison: "bad-json"}
+        f"{base}/missing.pdf": "http-error", poison: "bad-json",
+        "/no/such/dir/\\xff.pdf": "unreadable"}
     assert got["archived"]["sha1hex"] == hashlib.sha1(in_warc).hexdigest()
     assert "404" in got[f"{base}/missing.pdf"]["error"]
     assert "http-error" in stderr and "missing.pdf" in stderr

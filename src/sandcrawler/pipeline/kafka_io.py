@@ -12,8 +12,9 @@ from typing import Any
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
+from sandcrawler.jsontext import dumps_output
 from sandcrawler.kafka import BrokerLog, log, new_client, raise_for_kafka_error
-from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection
+from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
 
@@ -190,18 +191,21 @@ class KafkaSink:
         self._producer = new_client(Producer, producer_config)
         #: the batch a failed write left behind: its outcomes (the runner retries
         #: with the same list) and its messages' delivery
-        self._unfinished: tuple[list[Outcome], _Delivery] | None = None
+        self._unfinished: tuple[list[Outcome], _Delivery, list[Rejection]] | None = None
+
+    def _messages(self, output: Any) -> list[tuple[str, bytes, str | bytes | None]]:
+        return [(topic, dumps_output(message), _key_bytes(self.key(message)))
+                for topic, message in self.route(output)]
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
         if self._unfinished is not None and self._unfinished[0] is outcomes:
-            delivery = self._unfinished[1]
+            _, delivery, rejected = self._unfinished
         else:
-            delivery = _Delivery([
-                (topic, orjson.dumps(message), _key_bytes(self.key(message)))
-                for o in outcomes if o.output is not None
-                for topic, message in self.route(o.output)
-            ])
-        self._unfinished = (outcomes, delivery)
+            rejected = []
+            delivery = _Delivery([message for messages in encoded(outcomes, self._messages,
+                                                                  rejected)
+                                  for message in messages])
+        self._unfinished = (outcomes, delivery, rejected)
         # A full local queue is waited out serving delivery reports (poll), but not
         # forever: a broker that is down must become an error the runner backs off from.
         queue_full = Backoff(_QUEUE_FULL, deadline=time.monotonic() + self.flush_timeout,
@@ -227,7 +231,7 @@ class KafkaSink:
                 f"producing to {self.topic}",
             )
         self._unfinished = None
-        return []
+        return rejected
 
     def close(self) -> None:
         self._producer.flush(self.flush_timeout)

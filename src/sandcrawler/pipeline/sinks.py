@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import IO, Protocol
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Protocol, TypeVar
 
-import orjson
-
+from sandcrawler.jsontext import dumps_output
+from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.retry import RetryPolicy
 from sandcrawler.work import Outcome
 
+T = TypeVar("T")
 #: (index into the outcomes list, status, message) for outputs the sink refused
 Rejection = tuple[int, str, str]
 #: a full producer queue: produce again every half second until flush_timeout
@@ -26,6 +28,22 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
+def encoded(outcomes: list[Outcome], encode: Callable[[Any], T],
+            rejected: list[Rejection]) -> Iterator[T]:
+    """``encode(output)`` of each outcome with an output, in order. An output JSON
+    cannot hold (``encode`` raised TypeError: a bug, not the record's fault) is
+    added to ``rejected`` instead, so that its record fails alone, not the whole
+    run, nor a worker on every restart."""
+    for i, o in enumerate(outcomes):
+        if o.output is None:
+            continue
+        try:
+            yield encode(o.output)
+        except TypeError as e:
+            rejected.append((i, PipelineStatus.INTERNAL_ERROR,
+                             f"the result cannot be written as JSON: {e}"))
+
+
 class StdoutSink:
     """JSON lines, one per output, flushed per batch so pipes stream."""
 
@@ -33,13 +51,12 @@ class StdoutSink:
         self.stream = stream or sys.stdout.buffer
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
-        chunk = b"".join(
-            orjson.dumps(o.output) + b"\n" for o in outcomes if o.output is not None
-        )
+        rejected: list[Rejection] = []
+        chunk = b"".join(line + b"\n" for line in encoded(outcomes, dumps_output, rejected))
         if chunk:
             self.stream.write(chunk)
             self.stream.flush()
-        return []
+        return rejected
 
     def close(self) -> None:
         with contextlib.suppress(BrokenPipeError):
