@@ -101,6 +101,28 @@ def test_consumer_lag_of_assigned_partitions_only() -> None:
         {"worker": "w", "topic": "t", "partition": "1"}]
 
 
+def test_lag_of_a_partition_never_committed_is_its_log() -> None:
+    """librdkafka says -1 until the group commits on a partition; a new group reads
+    from the log's start (auto.offset.reset=earliest), so the lag is the log's
+    length, and an empty partition is 0, not unknown for ever (real statistics
+    of a new group read off Kafka 4.1.1 with librdkafka, reduced)."""
+    never = -1001  # librdkafka's RD_KAFKA_OFFSET_INVALID
+
+    def part(n: int, lo: int, hi: int, ls: int, committed: int, lag: int) -> dict[str, object]:
+        return {"partition": n, "desired": True, "lo_offset": lo, "hi_offset": hi,
+                "ls_offset": ls, "committed_offset": committed, "consumer_lag": lag}
+
+    topic = {"topic": "t", "partitions": {
+        "0": part(0, 0, 10, 10, never, -1),        # records, nothing committed yet
+        "1": part(1, 40, 45, 43, never, -1),       # retention moved the start; an open txn
+        "2": part(2, 0, 0, 0, never, -1),          # empty
+        "3": part(3, 0, 9, 9, 4, 5),               # committed: librdkafka's own figure
+        "4": part(4, never, never, never, never, -1),  # watermarks not fetched yet
+        "-1": {"partition": -1, "desired": False, "consumer_lag": -1}}}
+    got = assigned_lags({"topics": {"t": topic}})
+    assert got == {("t", "0"): 10, ("t", "1"): 3, ("t", "2"): 0, ("t", "3"): 5, ("t", "4"): None}
+
+
 def test_unreadable_statistics_change_nothing() -> None:
     m = WorkerMetrics("w")
     m.kafka_stats(stats({"0": (True, 4)}))
@@ -319,10 +341,15 @@ def test_a_worker_serves_its_metrics(kafka: KafkaBroker, workers: Workers, engin
     worker = {"worker": "persist-crossref"}
     assert value(s, "sandcrawler_worker_records_in_total", **worker) == 0
 
-    works = [orjson.dumps({"DOI": f"10.1234/M.{i}", "indexed": INDEXED, "reference": []})
-             for i in range(200)]
+    dois = [f"10.1234/M.{i}" for i in range(200)]
+    works = [orjson.dumps({"DOI": doi, "indexed": INDEXED, "reference": []}) for doi in dois]
     bad = [b"not json {"] * 3 + [orjson.dumps({"indexed": INDEXED, "reference": []})] * 2
-    produce(kafka.bootstrap, TOPIC, works + bad)
+    # keyed as the real producers key them (by DOI), so the records are spread over
+    # the partitions the same way every run; unkeyed, librdkafka's sticky partitioner
+    # put all of them in one partition when the machine was quick, in several when not
+    keys = [doi.encode() for doi in dois] + [f"bad-{i}".encode() for i in range(len(bad))]
+    placed = produce(kafka.bootstrap, TOPIC, works + bad, keys=keys)
+    assert {partition for partition, _ in placed} == set(range(partitions))
     expected = {"success": 200, "bad-json": 3, "missing-doi": 2}
 
     def settled() -> Samples | None:

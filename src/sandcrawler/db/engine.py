@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,15 +26,38 @@ def normalise_url(url: str) -> str:
     return url
 
 
+#: how long a connection waits for another process's lock on the database file
+SQLITE_BUSY_TIMEOUT_S = 30.0
+
+
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     # The wait first: switching to WAL takes a lock that another process opening
     # the same new file may hold, and without a busy timeout that is an error.
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
     # WAL lets readers (e.g. `db status`) run while a persist job writes.
-    cur.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(cur)
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
+
+
+def _switch_to_wal(cur: Any) -> None:
+    """WAL is a property of the file, set once. SQLite does not call its busy
+    handler for the switch: several processes opening the same new file at once
+    got 'database is locked' at once (seen: 1 in 40 starts of six commands), so
+    the switch is retried here, for as long as the busy timeout."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    delay = 0.005
+    while True:
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
 
 
 def make_engine(url: str) -> Engine:

@@ -78,7 +78,8 @@ class WorkerMetrics:
                                 ["worker", "service"], registry=r)
         self._lag = Gauge("sandcrawler_worker_consumer_lag",
                           "Messages behind the end of each assigned partition (from the "
-                          "group's committed offset; known after its first commit there).",
+                          "group's committed offset; from the log's start where the "
+                          "group has committed nothing yet).",
                           ["worker", "topic", "partition"], registry=r)
         self._lag_lock = threading.Lock()
         self._lag_shown: set[tuple[str, str]] = set()
@@ -138,17 +139,38 @@ class WorkerMetrics:
 
 def assigned_lags(stats: dict[str, Any]) -> dict[tuple[str, str], int | None]:
     """(topic, partition) -> lag of each partition librdkafka's statistics say is
-    assigned ("desired") to this consumer; None where the lag is not known (-1:
-    nothing committed yet, or no high watermark). Partition -1 is librdkafka's
-    internal partition of unassigned messages, never a real one."""
+    assigned ("desired") to this consumer; None where the lag is not known yet
+    (no watermarks fetched). Partition -1 is librdkafka's internal partition of
+    unassigned messages, never a real one."""
     out: dict[tuple[str, str], int | None] = {}
     for topic, t in (stats.get("topics") or {}).items():
         for partition, p in (t.get("partitions") or {}).items():
             if str(partition) == "-1" or not p.get("desired"):
                 continue
-            lag = p.get("consumer_lag", -1)
-            out[(topic, str(partition))] = int(lag) if isinstance(lag, int) and lag >= 0 else None
+            out[(topic, str(partition))] = _lag(p)
     return out
+
+
+def _offset(p: dict[str, Any], name: str) -> int | None:
+    value = p.get(name)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def _lag(p: dict[str, Any]) -> int | None:
+    """librdkafka's consumer_lag counts from the group's committed offset, and is
+    -1 until the group has committed there. A partition never committed (a new
+    group, or one that has had no records yet) is read from the start of its log
+    (auto.offset.reset=earliest), so its lag is the log's length: an idle empty
+    partition is 0 rather than unknown for ever, and a new group's backlog shows
+    before its first commit."""
+    lag = _offset(p, "consumer_lag")
+    if lag is not None or _offset(p, "committed_offset") is not None:
+        return lag
+    # the end librdkafka measures to: the last stable offset (isolation.level
+    # read_committed, its default), else the high watermark
+    end, start = _offset(p, "ls_offset"), _offset(p, "lo_offset")
+    end = end if end is not None else _offset(p, "hi_offset")
+    return end - start if end is not None and start is not None and end >= start else None
 
 
 @dataclass
