@@ -144,14 +144,18 @@ def test_broker_restart_mid_stream_loses_nothing(
                         "every record committed after the restart")
     assert rows(engine) == (total, total)
     assert dois_in(engine) == {doi(i) for i in range(total)}
-    stderr = ""
     for w in procs:
         assert w.stop(signal.SIGTERM) == 0, w.stderr
-        stderr += w.stderr
-    assert "Traceback" not in stderr
-    # the outage was said, not shouted: one line per worker at most, and its end
-    said = [line for line in stderr.splitlines() if "retrying in the background" in line]
-    assert 1 <= len(said) <= 2, stderr
+        assert "Traceback" not in w.stderr
+        # The outage is said at most once per worker, and then its end. Not
+        # necessarily at all: a worker that waited in one commit through the whole
+        # restart never stopped, and librdkafka's reports of it, served after the
+        # broker was back, are answered by the next commit (they once made two
+        # outage lines of one restart).
+        lines = [line for line in w.stderr.splitlines() if "Kafka at" in line]
+        if lines:
+            assert len(lines) == 2 and "retrying in the background" in lines[0], w.stderr
+            assert lines[1].endswith(f"Kafka at {kafka.bootstrap} answers again")
 
 
 def test_revoked_partition_batch_in_hand_is_not_committed(kafka: KafkaBroker) -> None:

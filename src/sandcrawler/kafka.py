@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -23,20 +25,39 @@ def require_brokers(kafka: KafkaSettings) -> str:
 
 
 class BrokerLog(logging.Logger):
-    """librdkafka's log lines and error callbacks of one client.
+    """librdkafka's log lines and error callbacks of one client, and what our own
+    requests to the broker tell of it: an outage is said once, and its end once.
 
     A broker that does not answer makes librdkafka report every reconnection
-    attempt (hundreds of lines a minute) while it retries by itself. The first
-    problem is said once, with what is being done; the rest go to debug level
-    until a message gets through (``recovered``), after which a new outage is
-    said once again. With ``say=False`` (a command that reports failures in its
-    own error line) nothing is said; ``first`` keeps why, for that line."""
+    attempt (hundreds of lines a minute) while it retries by itself. Its reports
+    are also late: they are served by the client's poll, so a worker that waited
+    in a commit through a broker restart is handed the restart's reports after
+    the broker is back. So a report only makes an outage *suspected* (kept, at
+    debug level). The outage is said, with librdkafka's first reason, when one of
+    our own requests fails (``failed``: a commit, a metadata probe); the answer to
+    a request sent after the suspicion (``recovered``: a commit, a delivery, a
+    metadata probe) clears it, and says its end if it had been said. Records from
+    the client's prefetch queue prove nothing (it hands them out while the broker
+    is away), nor does the answer to a request sent before the outage. An outage
+    the client rides out within one request (a restart during a commit's wait)
+    is therefore never said: the worker did not stop.
+
+    With ``say=False`` (a command that reports failures in its own error line)
+    nothing is said; ``first`` keeps why, for that line. A worker's consumer and
+    producer share one (``Services.broker_log``), so an outage is said once per
+    process, not once per client. librdkafka calls it from its own threads, hence
+    the lock."""
 
     def __init__(self, brokers: str, *, say: bool = True) -> None:
         super().__init__("sandcrawler.kafka.librdkafka")
         self.brokers = brokers
         self.say = say
+        #: librdkafka's first report of the outage suspected or said
+        self._reason: str | None = None
         self._said = False
+        #: when the outage was first suspected or said (time.monotonic())
+        self._since = 0.0
+        self._lock = threading.Lock()
         self._first_error: str | None = None
         self._first_warning: str | None = None
 
@@ -60,29 +81,51 @@ class BrokerLog(logging.Logger):
         self.problem(str(err))
 
     def problem(self, text: str) -> None:
-        if self._said or not self.say:
+        """librdkafka reports a problem (perhaps long past): suspect an outage."""
+        with self._lock:
+            if not self.down:
+                self._reason, self._since = text, time.monotonic()
+        log.debug("%s", text)
+
+    def failed(self, text: str) -> None:
+        """A request of ours failed: the outage is real; said if it was not yet."""
+        with self._lock:
+            first, self._said = not self._said, True
+            if self._reason is None:
+                self._reason, self._since = text, time.monotonic()
+            reason = self._reason
+        if not first or not self.say:
             log.debug("%s", text)
             return
-        self._said = True
         log.warning("Kafka at %s: %s; retrying in the background (further errors at debug "
-                    "level, -vv)", self.brokers, text)
+                    "level, -vv)", self.brokers, reason)
 
-    def recovered(self) -> None:
-        if self._said:
+    @property
+    def down(self) -> bool:
+        """An outage is suspected or said, and no answer has ended it."""
+        return self._said or self._reason is not None
+
+    def recovered(self, asked_at: float) -> None:
+        """The broker answered a request sent at ``asked_at`` (time.monotonic())."""
+        with self._lock:
+            if asked_at < self._since:
+                return  # sent before the outage: its answer says nothing of now
+            ended, self._said, self._reason = self._said, False, None
+        if ended and self.say:
             log.warning("Kafka at %s answers again", self.brokers)
-        self._said = False
 
 
-def _quiet(brokers: str) -> dict[str, Any]:
-    broker_log = BrokerLog(brokers)
+def _quiet(brokers: str, broker_log: BrokerLog | None) -> dict[str, Any]:
+    broker_log = broker_log or BrokerLog(brokers)
     return {"logger": broker_log, "error_cb": broker_log.error_cb}
 
 
-def consumer_config(kafka: KafkaSettings, group_id: str, **extra: Any) -> dict[str, Any]:
+def consumer_config(kafka: KafkaSettings, group_id: str, *,
+                    broker_log: BrokerLog | None = None, **extra: Any) -> dict[str, Any]:
     brokers = require_brokers(kafka)
     return {
         "bootstrap.servers": brokers,
-        **_quiet(brokers),
+        **_quiet(brokers, broker_log),
         "group.id": group_id,
         "auto.offset.reset": "earliest",
         # A member joining or leaving moves only the partitions that must move; the
@@ -98,11 +141,12 @@ def consumer_config(kafka: KafkaSettings, group_id: str, **extra: Any) -> dict[s
     }
 
 
-def producer_config(kafka: KafkaSettings, **extra: Any) -> dict[str, Any]:
+def producer_config(kafka: KafkaSettings, *, broker_log: BrokerLog | None = None,
+                    **extra: Any) -> dict[str, Any]:
     brokers = require_brokers(kafka)
     return {
         "bootstrap.servers": brokers,
-        **_quiet(brokers),
+        **_quiet(brokers, broker_log),
         "acks": "all",
         "enable.idempotence": True,
         "compression.type": "zstd",

@@ -44,7 +44,13 @@ from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.ingest.crawl import Crawler
 from sandcrawler.ingest.file_ingest import FileIngester
 from sandcrawler.ingest.history import IngestHistory
-from sandcrawler.kafka import consumer_config, producer_config, topic_name
+from sandcrawler.kafka import (
+    BrokerLog,
+    consumer_config,
+    producer_config,
+    require_brokers,
+    topic_name,
+)
 from sandcrawler.models.fileset import IngestStrategy
 from sandcrawler.models.ingest import IngestType
 from sandcrawler.pdf.fulltext import fulltext_options
@@ -295,11 +301,16 @@ class Services:
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
         return topic_name(self.settings.env, name, prefix)
 
+    @cached_property
+    def broker_log(self) -> BrokerLog:
+        """One for the process's clients: an outage is said once, not per client."""
+        return BrokerLog(require_brokers(self.settings.kafka))
+
     def consumer_config(self, group_id: str) -> dict[str, Any]:
-        return consumer_config(self.settings.kafka, group_id)
+        return consumer_config(self.settings.kafka, group_id, broker_log=self.broker_log)
 
     def producer_config(self) -> dict[str, Any]:
-        return producer_config(self.settings.kafka)
+        return producer_config(self.settings.kafka, broker_log=self.broker_log)
 
 
 #: ingest type -> ``module:function`` building its processor from the services;

@@ -13,10 +13,15 @@ import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from sandcrawler.jsontext import dumps_output
-from sandcrawler.kafka import BrokerLog, log, new_client, raise_for_kafka_error
+from sandcrawler.kafka import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
 from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
+
+#: while the broker is away and the topic idle: how often (and how long) to ask it
+#: whether it answers again
+PROBE_INTERVAL = 5.0
+PROBE_TIMEOUT = 2.0
 
 
 class KafkaSource:
@@ -58,6 +63,8 @@ class KafkaSource:
         #: (topic, partition) -> the last offset written durably and not yet committed
         #: (a commit failed: broker away); tried again with the next ack
         self._pending: dict[tuple[str, int], int] = {}
+        self._next_probe = 0.0
+        self._said_missing = False
         self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic),
                                  on_assign=self._on_assign, on_revoke=self._on_revoke,
                                  on_lost=self._on_revoke)
@@ -98,7 +105,9 @@ class KafkaSource:
                         raise_for_kafka_error(err, f"consuming {self.topic}")
                     # Anything else (topic not created yet, broker down, ...) is
                     # informational: librdkafka recovers by itself, so keep polling.
-                    if err.code() != KafkaError._PARTITION_EOF:
+                    if err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                        self._topic_missing(err.str())
+                    elif err.code() != KafkaError._PARTITION_EOF:
                         self._log.problem(f"consuming {self.topic}: {err.str()}")
                     continue
                 where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
@@ -106,10 +115,9 @@ class KafkaSource:
                 batch.append(Item(where, msg.value() or b"",
                                   (*tp, msg.offset(), self._owned.get(tp, 0))))
             self._count += len(batch)
-            if batch:
-                self._log.recovered()
-            else:
+            if not batch:
                 self._commit_pending()
+                self._probe_if_down()
             # An empty batch tells the runner the topic is idle: time to book (and
             # commit) what has been written, rather than wait for more records.
             yield batch
@@ -135,6 +143,7 @@ class KafkaSource:
         if not self._pending:
             return
         offsets = [TopicPartition(t, p, o + 1) for (t, p), o in self._pending.items()]
+        asked_at = time.monotonic()
         try:
             self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as e:
@@ -142,9 +151,35 @@ class KafkaSource:
             # with the next ack or when the topic is idle. Until then a restart
             # re-reads these records, which the idempotent sinks absorb. Said once
             # per outage, like the client's own errors.
-            self._log.problem(f"committing offsets (kept, to retry): {e}")
+            self._log.failed(f"committing offsets (kept, to retry): {kafka_reason(e)}")
             return
         self._pending = {}
+        self._log.recovered(asked_at)
+
+    def _topic_missing(self, reason: str) -> None:
+        """Said once: the broker answers, the topic is not there (yet)."""
+        if not self._said_missing:
+            self._said_missing = True
+            log.warning("%s; waiting for it to be created (sandcrawler kafka topics --create)",
+                        reason)
+
+    def _probe_if_down(self) -> None:
+        """While an outage is suspected or said and nothing is to commit (the topic
+        idle), ask the broker for the topic's metadata now and then: its answer
+        ends the outage, its failure confirms it. Records alone do neither: the
+        client hands out what it fetched before the outage while the broker is
+        still away."""
+        now = time.monotonic()
+        if not self._log.down or now < self._next_probe:
+            return
+        self._next_probe = now + PROBE_INTERVAL
+        topic = self.topic if isinstance(self.topic, str) else self.topic[0]
+        try:
+            self._consumer.list_topics(topic, timeout=PROBE_TIMEOUT)
+        except KafkaException as e:
+            self._log.failed(f"asking for the metadata of {topic}: {kafka_reason(e)}")
+            return
+        self._log.recovered(now)
 
     def close(self) -> None:
         self._consumer.close()
@@ -189,6 +224,8 @@ class KafkaSink:
         self.route = route or (lambda out: [(topic, out)])
         self.flush_timeout = flush_timeout
         self._producer = new_client(Producer, producer_config)
+        logger = producer_config.get("logger")
+        self._log = logger if isinstance(logger, BrokerLog) else None
         #: the batch a failed write left behind: its outcomes (the runner retries
         #: with the same list) and its messages' delivery
         self._unfinished: tuple[list[Outcome], _Delivery, list[Rejection]] | None = None
@@ -206,6 +243,7 @@ class KafkaSink:
                                                                   rejected)
                                   for message in messages])
         self._unfinished = (outcomes, delivery, rejected)
+        asked_at = time.monotonic()
         # A full local queue is waited out serving delivery reports (poll), but not
         # forever: a broker that is down must become an error the runner backs off from.
         queue_full = Backoff(_QUEUE_FULL, deadline=time.monotonic() + self.flush_timeout,
@@ -231,6 +269,8 @@ class KafkaSink:
                 f"producing to {self.topic}",
             )
         self._unfinished = None
+        if self._log is not None and delivery.messages:
+            self._log.recovered(asked_at)  # the broker acknowledged them: it answers
         return rejected
 
     def close(self) -> None:

@@ -1,0 +1,108 @@
+"""BrokerLog: an outage of the broker is said once, and its end once, per process;
+librdkafka's late reports alone say nothing."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from sandcrawler.kafka import BrokerLog
+
+BROKERS = "kafka1:9092"
+REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
+
+
+def said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "sandcrawler.kafka" and r.levelno >= logging.WARNING]
+
+
+def test_an_outage_is_said_once_when_a_request_fails_and_its_end_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    b = BrokerLog(BROKERS)
+    assert not b.down
+    b.log(logging.ERROR, "FAIL %s: Connection refused", "127.0.0.1:9092/1")
+    for _ in range(50):  # librdkafka's reconnection attempts
+        b.error_cb("_TRANSPORT: all brokers down")
+    assert b.down and said(caplog) == []  # suspected: reports may be late
+    for _ in range(5):
+        b.failed("committing offsets (kept, to retry): Broker: Not coordinator")
+    # said once, with librdkafka's first reason
+    assert said(caplog) == [f"Kafka at {BROKERS}: {REFUSED}; "
+                            "retrying in the background (further errors at debug level, -vv)"]
+    b.recovered(time.monotonic())
+    assert not b.down
+    assert said(caplog)[1:] == [f"Kafka at {BROKERS} answers again"]
+    # a second outage is said again, with our own reason when librdkafka gave none
+    b.failed("asking for the metadata of t: Local: Broker transport failure")
+    assert b.down and said(caplog)[2].startswith(
+        f"Kafka at {BROKERS}: asking for the metadata of t: Local: Broker transport failure;")
+    assert b.first == "_TRANSPORT: all brokers down"  # an error callback's reason first
+
+
+def test_late_reports_answered_by_the_next_request_say_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Seen with a real broker restarted while a worker waited in a commit: the
+    commit succeeded once the broker was back, then the restart's reports were
+    served, then the next commit succeeded."""
+    b = BrokerLog(BROKERS)
+    b.problem(REFUSED)
+    b.problem('KafkaError{code=_ALL_BROKERS_DOWN,val=-187,str="1/1 brokers are down"}')
+    b.recovered(time.monotonic())
+    assert not b.down and said(caplog) == []
+
+
+def test_an_answer_to_a_request_sent_before_the_outage_does_not_end_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A commit in flight when the broker went away may still be acknowledged; it
+    says nothing of whether the broker answers now."""
+    b = BrokerLog(BROKERS)
+    asked_at = time.monotonic()
+    b.failed("committing offsets (kept, to retry): Local: Timed out")
+    b.recovered(asked_at)
+    assert b.down
+    b.problem(REFUSED)  # still the same outage: not said again
+    b.failed("committing offsets (kept, to retry): Local: Timed out")
+    assert len(said(caplog)) == 1
+    b.recovered(time.monotonic())
+    assert not b.down and said(caplog)[-1].endswith("answers again")
+
+
+def test_an_end_without_an_outage_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    b = BrokerLog(BROKERS)
+    b.recovered(time.monotonic())
+    assert said(caplog) == [] and not b.down
+
+
+def test_quiet_mode_keeps_the_first_reason_for_the_caller(
+        caplog: pytest.LogCaptureFixture) -> None:
+    b = BrokerLog(BROKERS, say=False)
+    b.log(logging.WARNING, "Connect to %s failed", "ipv4#127.0.0.1:9092")
+    b.failed("asking for the metadata of t: Local: Broker transport failure")
+    b.recovered(time.monotonic())
+    assert said(caplog) == []
+    assert b.first == "Connect to ipv4#127.0.0.1:9092 failed"
+
+
+def test_clients_on_several_threads_say_an_outage_once(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A worker's consumer and producer share one BrokerLog; librdkafka calls it
+    from each client's own threads."""
+    b = BrokerLog(BROKERS)
+    start = threading.Barrier(8)
+
+    def client() -> None:
+        start.wait()
+        for i in range(200):
+            b.problem(REFUSED) if i % 2 else b.failed("committing offsets: Local: Timed out")
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(said(caplog)) == 1
