@@ -4,6 +4,7 @@ broker (the ``kafka`` fixture of ``tests/conftest.py``)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -67,6 +68,9 @@ class WorkerProcess:
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # where it is stuck: a worker prints its threads' stacks on SIGUSR1
+            self.proc.send_signal(signal.SIGUSR1)
+            time.sleep(1)
             raise AssertionError(
                 f"worker still running {timeout}s after {sig}:\n{self.stderr}") from None
 

@@ -477,10 +477,7 @@ def test_database_down_at_start_is_waited_for(kafka: KafkaBroker, workers: Worke
 def test_no_broker_is_said_once_then_quiet(tmp_path: Path) -> None:
     """Issue 14 C3: with no broker, librdkafka printed hundreds of lines in 15 s and
     nothing of ours. Now: one line saying what is unreachable and that it retries."""
-    free = socket.socket()
-    free.bind(("127.0.0.1", 0))
-    port = free.getsockname()[1]
-    free.close()
+    port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "sandcrawler", "worker", "persist-crossref"],
         env={**os.environ, "SANDCRAWLER_KAFKA_BROKERS": f"127.0.0.1:{port}"},
@@ -493,6 +490,28 @@ def test_no_broker_is_said_once_then_quiet(tmp_path: Path) -> None:
     said = [line for line in lines if "retrying in the background" in line]
     assert len(said) == 1 and f"127.0.0.1:{port}" in said[0]
     assert len(lines) <= 5, lines
+
+
+def test_sigusr1_prints_where_a_worker_waits(tmp_path: Path) -> None:
+    """For a worker that does not move (and does not stop): its threads' stacks,
+    then it goes on and stops normally."""
+    ws = Workers(tmp_path, {"SANDCRAWLER_KAFKA_BROKERS": f"127.0.0.1:{_free_port()}"},
+                 "persist-crossref")
+    try:
+        w = ws.start()
+        w.wait_until(lambda: "retrying in the background" in w.stderr, 30, "the outage said")
+        w.proc.send_signal(signal.SIGUSR1)
+        w.wait_until(lambda: "most recent call first" in w.stderr, 10, "the stacks")
+        assert "sandcrawler/pipeline/runner.py" in w.stderr, w.stderr
+        assert w.stop(signal.SIGTERM) == 0, w.stderr
+    finally:
+        ws.kill_all()
+
+
+def _free_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return int(free.getsockname()[1])
 
 
 @pytest.mark.parametrize("worker", ["persist-crossref", "process-pdf"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -132,6 +133,19 @@ def install_stop_handlers(
     return restore
 
 
+def stacks_on_sigusr1() -> Callable[[], None]:
+    """`kill -USR1 PID` prints every thread's stack on stderr, even while the main
+    thread waits inside librdkafka or a database driver, where a stop signal's
+    handler cannot run: where a worker that does not move is waiting. Returns
+    what undoes it; nothing is done where stderr is not a file (in-process runs
+    under a test runner)."""
+    try:
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+    except (AttributeError, ValueError, OSError, RuntimeError):
+        return lambda: None
+    return lambda: faulthandler.unregister(signal.SIGUSR1)
+
+
 def run_pipeline(
     name: str,
     source: Source,
@@ -157,6 +171,7 @@ def run_pipeline(
     waited out rather than fatal. The services are closed at the end."""
     stop = stop or threading.Event()
     restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
+    restore_dumps = stacks_on_sigusr1() if endless else (lambda: None)
     settings = services.settings
     if fail_fast and batch_size is None:
         batch_size = 1  # stop at the failed record, not at the end of its batch
@@ -178,6 +193,7 @@ def run_pipeline(
         summary = runner.run()
     finally:
         restore_signals()
+        restore_dumps()
         sink.close()
         source.close()
         services.close()

@@ -46,7 +46,8 @@ def worker() -> None:
     begins and one when it ends; a stop requested then exits 130 without
     committing that batch, which the next worker re-reads. --metrics-port serves
     Prometheus metrics: records in and out by status, batch latency, consumer
-    lag per partition, back-off.
+    lag per partition, back-off. SIGUSR1 prints every thread's stack on stderr
+    (where a worker that does not move is waiting) and changes nothing else.
     """
 
 
