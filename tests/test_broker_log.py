@@ -10,6 +10,7 @@ import time
 import pytest
 
 from sandcrawler.kafka import BrokerLog
+from sandcrawler.pipeline.kafka_io import waited
 
 BROKERS = "kafka1:9092"
 REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
@@ -106,3 +107,21 @@ def test_clients_on_several_threads_say_an_outage_once(
     for t in threads:
         t.join()
     assert len(said(caplog)) == 1
+
+
+def test_waited_returns_the_answer_and_says_a_slow_one_once() -> None:
+    slow: list[float] = []
+    assert waited(lambda: 42, 5.0, lambda: slow.append(time.monotonic())) == 42
+    assert slow == []
+    started = time.monotonic()
+    assert waited(lambda: time.sleep(0.8) or "late", 0.2, lambda: slow.append(time.monotonic())) \
+        == "late"
+    assert len(slow) == 1 and 0.2 <= slow[0] - started < 0.8
+
+
+def test_waited_raises_the_calls_exception_here() -> None:
+    def refused() -> None:
+        raise ValueError("Broker: Not coordinator")
+
+    with pytest.raises(ValueError, match="Not coordinator"):
+        waited(refused, 5.0, lambda: None)

@@ -1,8 +1,9 @@
 """Workers on a real Kafka broker when things go wrong at scale: several processes
 in one group share a 6-partition topic and one is SIGKILLed; the broker restarts
-under running workers; a rebalance takes a partition away while its batch is in
-hand; poison records sit among good ones. In every case each record ends up in
-the database once and the group's offsets reach the end of the topic."""
+under running workers, or hangs under a busy one; a rebalance takes a partition
+away while its batch is in hand; poison records sit among good ones. In every
+case each record ends up in the database once and the group's offsets reach the
+end of the topic."""
 
 from __future__ import annotations
 
@@ -156,6 +157,49 @@ def test_broker_restart_mid_stream_loses_nothing(
         if lines:
             assert len(lines) == 2 and "retrying in the background" in lines[0], w.stderr
             assert lines[1].endswith(f"Kafka at {kafka.bootstrap} answers again")
+
+
+@POSTGRESQL
+def test_a_broker_that_hangs_is_said_and_a_stop_is_heard(
+        kafka: KafkaBroker, workers: Workers, engine: Engine) -> None:
+    """A frozen broker (SIGSTOP: connections open, nothing answered) under a busy
+    worker. Its offset commit waits (librdkafka's has no timeout): the outage is
+    said after COMMIT_SLOW, and its end once the broker answers again. Frozen a
+    second time, a SIGTERM is heard at once, and the worker stops when the broker
+    is back. Nothing is lost, nothing is stored twice. (Before: nothing at all
+    was said of a 45 s freeze, and a stop waited for the broker.)"""
+    first, total = 30_000, 40_000
+    create_topic(kafka.bootstrap, TOPIC, partitions=6)
+    w = workers.start("--batch-size", "100")
+    produce_works(kafka.bootstrap, range(first))
+    w.wait_until(lambda: rows(engine)[0] >= 500, 60, "the worker under way")
+    kafka.freeze()
+    try:
+        w.wait_until(lambda: "retrying in the background" in w.stderr, 30, "the outage said")
+        assert rows(engine)[0] < first, "the worker should have been busy"
+    finally:
+        kafka.thaw()
+    w.wait_until(lambda: "answers again" in w.stderr, 60, "the outage's end said")
+    w.wait_until(lambda: total_committed(kafka.bootstrap) == first, 120, "every record committed")
+
+    produce_works(kafka.bootstrap, range(first, total))
+    w.wait_until(lambda: rows(engine)[0] >= first + 500, 60, "the worker under way again")
+    kafka.freeze()
+    try:
+        time.sleep(2)
+        w.proc.send_signal(signal.SIGTERM)
+        w.wait_until(lambda: "finishing the batch in hand" in w.stderr, 5,
+                     "the stop heard while the broker does not answer")
+        assert w.proc.poll() is None
+    finally:
+        kafka.thaw()
+    assert w.wait(60) == 0, w.stderr
+    assert "Traceback" not in w.stderr
+    count, distinct = rows(engine)
+    assert count == distinct >= total_committed(kafka.bootstrap) > first
+    said = [line for line in w.stderr.splitlines() if "Kafka at" in line]
+    # said once (the second freeze was shorter than COMMIT_SLOW), and its end
+    assert len(said) == 2 and said[1].endswith("answers again"), w.stderr
 
 
 def test_revoked_partition_batch_in_hand_is_not_committed(kafka: KafkaBroker) -> None:

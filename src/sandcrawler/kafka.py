@@ -34,7 +34,8 @@ class BrokerLog(logging.Logger):
     in a commit through a broker restart is handed the restart's reports after
     the broker is back. So a report only makes an outage *suspected* (kept, at
     debug level). The outage is said, with librdkafka's first reason, when one of
-    our own requests fails (``failed``: a commit, a metadata probe); the answer to
+    our own requests fails (``failed``: a commit that fails or goes unanswered
+    for ``COMMIT_SLOW``, a metadata probe); the answer to
     a request sent after the suspicion (``recovered``: a commit, a delivery, a
     metadata probe) clears it, and says its end if it had been said. Records from
     the client's prefetch queue prove nothing (it hands them out while the broker

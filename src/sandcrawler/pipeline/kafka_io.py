@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -18,10 +18,15 @@ from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
 
+T = TypeVar("T")
+
 #: while the broker is away and the topic idle: how often (and how long) to ask it
 #: whether it answers again
 PROBE_INTERVAL = 5.0
 PROBE_TIMEOUT = 2.0
+#: an offset commit not answered within this long is said as an outage (and
+#: waited for still: librdkafka's synchronous commit has no timeout of its own)
+COMMIT_SLOW = 10.0
 
 
 class KafkaSource:
@@ -145,7 +150,9 @@ class KafkaSource:
         offsets = [TopicPartition(t, p, o + 1) for (t, p), o in self._pending.items()]
         asked_at = time.monotonic()
         try:
-            self._consumer.commit(offsets=offsets, asynchronous=False)
+            waited(lambda: self._consumer.commit(offsets=offsets, asynchronous=False),
+                   COMMIT_SLOW, lambda: self._log.failed(
+                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"))
         except KafkaException as e:
             # The broker is away, or a rebalance is under way: kept, and tried again
             # with the next ack or when the topic is idle. Until then a restart
@@ -183,6 +190,36 @@ class KafkaSource:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]) -> T:
+    """``call()``, made in a thread of its own while this one waits for it in short
+    slices: a blocking call into librdkafka holds the thread that made it, so
+    signal handlers (a stop) could not run until it returned, and nobody could
+    tell that it is taking long. ``on_slow`` is called once, after ``slow_after``
+    seconds without an answer; the wait goes on. An exception of ``call`` is
+    raised here. A second stop signal (KeyboardInterrupt) ends the wait; the
+    call's thread (a daemon) is left to finish or die with the process."""
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except BaseException as e:  # handed over to the waiting thread
+            error.append(e)
+
+    thread = threading.Thread(target=run, name="kafka-call", daemon=True)
+    thread.start()
+    slow_at = time.monotonic() + slow_after
+    while thread.is_alive():
+        thread.join(0.2)
+        if slow_at and time.monotonic() >= slow_at and thread.is_alive():
+            slow_at = 0.0
+            on_slow()
+    if error:
+        raise error[0]
+    return result[0]
 
 
 def _key_bytes(key: object) -> str | bytes | None:

@@ -319,8 +319,19 @@ class KafkaBroker:
                                f"{self.startup_timeout:g}s: "
                                f"{self.log.read_text(errors='replace')[-3000:]}")
 
+    def freeze(self) -> None:
+        """A broker that hangs (SIGSTOP): its connections stay open and nothing is
+        answered, as with a broker stalled in a long GC pause or on a dead disk."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+
     def stop(self, timeout: float = 60.0) -> None:
         """A clean shutdown (SIGTERM); SIGKILL if it takes longer than ``timeout``."""
+        self.thaw()  # a frozen broker would not take the SIGTERM
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
