@@ -202,6 +202,39 @@ def test_a_broker_that_hangs_is_said_and_a_stop_is_heard(
     assert len(said) == 2 and said[1].endswith("answers again"), w.stderr
 
 
+@POSTGRESQL
+def test_a_second_stop_under_a_hung_broker_aborts_and_loses_nothing(
+        kafka: KafkaBroker, workers: Workers, engine: Engine) -> None:
+    """Frozen broker, busy worker, SIGTERM twice: the worker stops (130) within
+    CLOSE_TIMEOUT, without waiting for the broker to leave its group. (Before, it
+    hung in the consumer's close, which waits for the unanswered commit.) A worker
+    started after the broker is back stores what the first one had not
+    committed: every record once."""
+    total = 30_000
+    create_topic(kafka.bootstrap, TOPIC, partitions=6)
+    w = workers.start("--batch-size", "100")
+    produce_works(kafka.bootstrap, range(total))
+    w.wait_until(lambda: rows(engine)[0] >= 500, 60, "the worker under way")
+    kafka.freeze()
+    try:
+        time.sleep(1)
+        w.proc.send_signal(signal.SIGTERM)
+        w.wait_until(lambda: "finishing the batch in hand" in w.stderr, 5, "the first stop")
+        w.proc.send_signal(signal.SIGTERM)
+        assert w.wait(30) == 130, w.stderr
+    finally:
+        kafka.thaw()
+    assert "leaving the consumer group did not finish" in w.stderr, w.stderr
+    assert "Traceback" not in w.stderr
+    assert rows(engine)[0] < total
+
+    again = workers.start("--batch-size", "1000")
+    again.wait_until(lambda: total_committed(kafka.bootstrap) == total, 120,
+                     "every record committed by the next worker")
+    assert rows(engine) == (total, total)
+    assert again.stop(signal.SIGTERM) == 0, again.stderr
+
+
 def test_revoked_partition_batch_in_hand_is_not_committed(kafka: KafkaBroker) -> None:
     """A rebalance takes a partition away while its records are in hand: the old
     owner's ack commits only the partitions it still holds, and the new owner reads

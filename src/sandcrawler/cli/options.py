@@ -193,10 +193,12 @@ def run_pipeline(
         summary = runner.run()
     finally:
         restore_signals()
-        restore_dumps()
-        sink.close()
-        source.close()
-        services.close()
+        try:
+            sink.close()
+            source.close()
+            services.close()
+        finally:
+            restore_dumps()  # after the closes: where one of them waits
     if not silent:
         click.echo(summary.format(name), err=True)
     if summary.failure:

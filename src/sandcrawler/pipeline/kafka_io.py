@@ -27,6 +27,8 @@ PROBE_TIMEOUT = 2.0
 #: an offset commit not answered within this long is said as an outage (and
 #: waited for still: librdkafka's synchronous commit has no timeout of its own)
 COMMIT_SLOW = 10.0
+#: how long a stopping worker waits to leave its consumer group
+CLOSE_TIMEOUT = 10.0
 
 
 class KafkaSource:
@@ -189,7 +191,27 @@ class KafkaSource:
         self._log.recovered(now)
 
     def close(self) -> None:
-        self._consumer.close()
+        """Leave the group (its partitions move at once) and commit nothing more,
+        for at most CLOSE_TIMEOUT: a broker that does not answer (or a commit
+        still waiting for it, which librdkafka finishes first) would hold a
+        stopping worker for ever. Given up, the partitions move after the
+        session timeout instead, and nothing is lost: what was not committed is
+        read again."""
+        closing = threading.Thread(target=self._close, name="kafka-close", daemon=True)
+        closing.start()
+        closing.join(CLOSE_TIMEOUT)
+        if closing.is_alive():
+            log.warning("Kafka at %s: leaving the consumer group did not finish within %gs "
+                        "(the broker does not answer); stopping without it: the group "
+                        "moves this worker's partitions after its session timeout",
+                        self._log.brokers, CLOSE_TIMEOUT)
+
+    def _close(self) -> None:
+        try:
+            self._consumer.close()
+        except KafkaException as e:  # said, not raised: the worker is stopping anyway
+            log.warning("Kafka at %s: leaving the consumer group: %s", self._log.brokers,
+                        kafka_reason(e))
 
 
 def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]) -> T:
