@@ -23,7 +23,7 @@ from sandcrawler.kafka import consumer_config
 from sandcrawler.pipeline.kafka_io import KafkaSource
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, produce
-from tests._kafka import Workers, committed, create_topic, wait_until
+from tests._kafka import WorkerProcess, Workers, committed, create_topic, wait_until
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.kafka
@@ -159,6 +159,17 @@ def test_broker_restart_mid_stream_loses_nothing(
             assert lines[1].endswith(f"Kafka at {kafka.bootstrap} answers again")
 
 
+def busy_worker(kafka: KafkaBroker, workers: Workers, engine: Engine, records: int
+                ) -> WorkerProcess:
+    """One worker, batches of 100, under way through ``records`` works (at ~3,000
+    a second: busy for a while yet)."""
+    create_topic(kafka.bootstrap, TOPIC, partitions=6)
+    w = workers.start("--batch-size", "100")
+    produce_works(kafka.bootstrap, range(records))
+    w.wait_until(lambda: rows(engine)[0] >= 500, 60, "the worker under way")
+    return w
+
+
 @POSTGRESQL
 def test_a_broker_that_hangs_is_said_and_a_stop_is_heard(
         kafka: KafkaBroker, workers: Workers, engine: Engine) -> None:
@@ -169,10 +180,7 @@ def test_a_broker_that_hangs_is_said_and_a_stop_is_heard(
     is back. Nothing is lost, nothing is stored twice. (Before: nothing at all
     was said of a 45 s freeze, and a stop waited for the broker.)"""
     first, total = 30_000, 40_000
-    create_topic(kafka.bootstrap, TOPIC, partitions=6)
-    w = workers.start("--batch-size", "100")
-    produce_works(kafka.bootstrap, range(first))
-    w.wait_until(lambda: rows(engine)[0] >= 500, 60, "the worker under way")
+    w = busy_worker(kafka, workers, engine, first)
     kafka.freeze()
     try:
         w.wait_until(lambda: "retrying in the background" in w.stderr, 30, "the outage said")
@@ -211,10 +219,7 @@ def test_a_second_stop_under_a_hung_broker_aborts_and_loses_nothing(
     started after the broker is back stores what the first one had not
     committed: every record once."""
     total = 30_000
-    create_topic(kafka.bootstrap, TOPIC, partitions=6)
-    w = workers.start("--batch-size", "100")
-    produce_works(kafka.bootstrap, range(total))
-    w.wait_until(lambda: rows(engine)[0] >= 500, 60, "the worker under way")
+    w = busy_worker(kafka, workers, engine, total)
     kafka.freeze()
     try:
         time.sleep(1)
