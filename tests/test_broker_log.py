@@ -125,3 +125,13 @@ def test_waited_raises_the_calls_exception_here() -> None:
 
     with pytest.raises(ValueError, match="Not coordinator"):
         waited(refused, 5.0, lambda: None)
+
+
+def test_waited_gives_up_when_told_to() -> None:
+    def give_up() -> None:
+        raise TimeoutError
+
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        waited(lambda: time.sleep(5), 0.2, give_up)
+    assert time.monotonic() - started < 2

@@ -197,10 +197,12 @@ class KafkaSource:
         stopping worker for ever. Given up, the partitions move after the
         session timeout instead, and nothing is lost: what was not committed is
         read again."""
-        closing = threading.Thread(target=self._close, name="kafka-close", daemon=True)
-        closing.start()
-        closing.join(CLOSE_TIMEOUT)
-        if closing.is_alive():
+        def give_up() -> None:
+            raise TimeoutError
+
+        try:
+            waited(self._close, CLOSE_TIMEOUT, give_up)
+        except TimeoutError:
             log.warning("Kafka at %s: leaving the consumer group did not finish within %gs "
                         "(the broker does not answer); stopping without it: the group "
                         "moves this worker's partitions after its session timeout",
@@ -219,9 +221,10 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     slices: a blocking call into librdkafka holds the thread that made it, so
     signal handlers (a stop) could not run until it returned, and nobody could
     tell that it is taking long. ``on_slow`` is called once, after ``slow_after``
-    seconds without an answer; the wait goes on. An exception of ``call`` is
-    raised here. A second stop signal (KeyboardInterrupt) ends the wait; the
-    call's thread (a daemon) is left to finish or die with the process."""
+    seconds without an answer; the wait goes on, unless it raises (to give up).
+    An exception of ``call`` is raised here. A second stop signal
+    (KeyboardInterrupt) ends the wait too; the call's thread (a daemon) is left
+    to finish or die with the process."""
     result: list[T] = []
     error: list[BaseException] = []
 
