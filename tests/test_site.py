@@ -16,14 +16,16 @@ from starlette.testclient import TestClient
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.cli.serve import is_loopback
 from sandcrawler.identifiers import sha1_base32
 from sandcrawler.site.app import CSP, create_app
+from sandcrawler.site.exposure import is_loopback
 from sandcrawler.site.search import classify
 from sandcrawler_testkit.http_files import FileServer
 from tests.conftest import invoke, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
+BASE = "http://127.0.0.1"  # a Host the server answers (test_site_exposure.py)
+TOKEN = "0123456789abcdefghijKLMN"
 HOSTILE_TITLE = "<script>alert('x')</script> " + "مرحبا بالعالم " + "very long title " * 300
 HTML_DOC = b"<!doctype html><html><head><title>t</title></head><body><p>Text.</p></body></html>"
 
@@ -56,7 +58,7 @@ def site(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
             session.commit()
     capture = services.web_archive.latest("https://example.org/paper.html")
     assert capture is not None
-    with TestClient(create_app(services)) as client:
+    with TestClient(create_app(services), base_url=BASE) as client:
         yield {"client": client, "doc": doc, "capture": capture, "services": services}
     services.close()
 
@@ -211,7 +213,8 @@ def test_writes_are_refused(site: dict) -> None:
 def test_empty_database(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", db_url)
     invoke(["db", "init"])
-    with Services(load_settings()) as services, TestClient(create_app(services)) as client:
+    with Services(load_settings()) as services, \
+            TestClient(create_app(services), base_url=BASE) as client:
         for url in ("/", "/search?q=10.1/x", "/search?q=some+words", "/search?q=PMC1"):
             answer = client.get(url)
             assert answer.status_code == 200, url
@@ -220,12 +223,12 @@ def test_empty_database(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_token(monkeypatch: pytest.MonkeyPatch) -> None:
-    with Services(load_settings()) as services, \
-            TestClient(create_app(services, token="s3cret")) as client:
+    with Services(load_settings({"serve.token": TOKEN})) as services, \
+            TestClient(create_app(services), base_url=BASE) as client:
         assert client.get("/").status_code == 401
         assert client.get("/?token=wrong").status_code == 401
-        assert client.get("/", headers={"authorization": "Bearer s3cret"}).status_code == 200
-        answer = client.get("/?token=s3cret")  # sets the cookie the next pages send
+        assert client.get("/", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
+        answer = client.get(f"/?token={TOKEN}")  # sets the cookie the next pages send
         assert answer.status_code == 200
         assert "HttpOnly" in answer.headers["set-cookie"]
         assert client.get("/search?q=x").status_code == 200

@@ -365,9 +365,30 @@ class ServeSettings(Section):
     port: int = Field(8080, ge=0, le=65535, description="port `sandcrawler serve` listens on")
     token: str = Field("", description="secret every request must carry (Authorization: "
                        "Bearer TOKEN, or ?token=TOKEN once, then a cookie); required to "
-                       "bind elsewhere than loopback")
+                       "bind elsewhere than loopback; at least 16 characters of letters, "
+                       "digits and -._~+/")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="host names `sandcrawler serve` answers besides its own address (and "
+        "localhost on loopback), e.g. the name a proxy forwards; \"*\": any (only behind a "
+        "proxy that sets Host itself); others are refused (DNS rebinding)")
     workers: int = Field(40, ge=1, le=512,
                          description="threads answering requests at once (database reads)")
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, hosts: list[str]) -> list[str]:
+        names = []
+        for host in hosts:
+            name = host.strip().lower()
+            if name.startswith("[") and name.endswith("]"):
+                name = name[1:-1]
+            # one colon is a port (an IPv6 address has at least two)
+            if not name or name.count(":") == 1 or re.search(r"[\s/@\[\]]", name):
+                raise ValueError(f"{host!r} is not a host name: give a name or address "
+                                 "without scheme or port, or \"*\"")
+            names.append(name)
+        return names
 
 
 class WorkerSettings(Section):

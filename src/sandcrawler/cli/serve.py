@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 
 import click
 import uvicorn
 
 from sandcrawler.cli.options import open_services
-from sandcrawler.errors import ConfigError
 from sandcrawler.site.app import create_app
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 @click.command()
@@ -34,15 +23,13 @@ def serve(host: str | None, port: int | None) -> None:
 
     Reads the configured database and store; writes nothing. With serve.token
     set, every request needs it (Authorization: Bearer TOKEN, or ?token=TOKEN
-    once, which sets a cookie). Stop with Ctrl-C."""
+    once, which sets a cookie). Answers only requests addressed to its own
+    address, localhost on loopback, or a name in serve.allowed_hosts (against
+    DNS rebinding). Stop with Ctrl-C."""
     services = open_services(**{"serve.host": host, "serve.port": port})
     settings = services.settings.serve
-    if not is_loopback(settings.host) and not settings.token:
-        raise ConfigError(f"refusing to listen on {settings.host} without a token: set "
-                          "SANDCRAWLER_SERVE_TOKEN (or token in the [serve] table), or "
-                          "listen on 127.0.0.1")
+    app = create_app(services)  # refuses an unprotected exposure before any other work
     services.check_schema()
-    app = create_app(services, token=settings.token, threads=settings.workers)
     click.echo(f"sandcrawler serve: http://{settings.host}:{settings.port}/ "
                f"({services.settings.database.url.split('://', 1)[0]}; Ctrl-C stops)", err=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level=logging.WARNING,

@@ -5,7 +5,10 @@ same data as JSON (``?format=json`` or ``Accept: application/json``). No page
 runs a script: the Content-Security-Policy forbids them, and charts are SVG
 drawn on the server. Errors are pages too, with their 4xx status.
 
-    request ─▶ Guard (token, security headers) ─▶ route ─▶ reads.* (Services) ─▶ page | JSON
+    request ─▶ Guard (Host, token, security headers) ─▶ route ─▶ reads.* (Services) ─▶ page | JSON
+
+Who may ask (the Host names answered, the token) is ``exposure``'s. No page
+names the Host it was asked under or repeats a token: links are relative.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from http import HTTPStatus
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 import anyio.to_thread
 import orjson
@@ -41,7 +44,7 @@ from sandcrawler.errors import (
     RecordError,
     SandcrawlerError,
 )
-from sandcrawler.site import charts, reads, search
+from sandcrawler.site import charts, exposure, reads, search
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.version import __version__
 from sandcrawler.web.warc import BadWarc
@@ -57,6 +60,7 @@ SECURITY_HEADERS = [
     (b"x-frame-options", b"DENY"),
 ]
 TOKEN_COOKIE = "sandcrawler_token"
+TOKEN_PARAM = "token"
 #: what a resource is served as: images shown, everything else downloaded
 _INLINE = {"thumb-small": "image/png", "thumb-medium": "image/png", "thumb-large": "image/png",
            "thumb-listing": "image/jpeg"}
@@ -65,17 +69,30 @@ _STATIC = Path(__file__).parent / "static"
 
 
 class Guard:
-    """Security headers on every answer; with a token, a request without it is 401
+    """Security headers on every answer; a Host the server does not answer to is
+    421 (400 when malformed); with a token, a request without it is 401
     (``Authorization: Bearer TOKEN``, ``?token=TOKEN``, which sets a cookie, or the
-    cookie)."""
+    cookie). Connections other than HTTP never reach the application."""
 
-    def __init__(self, app: ASGIApp, token: str = "") -> None:
+    def __init__(self, app: ASGIApp, token: str = "",
+                 hosts: exposure.Hosts = exposure.LOOPBACK) -> None:
         self.app = app
         self.token = token.encode()
+        self.hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":  # the server starting and stopping: not a client
             await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            # websockets (the site has none) and whatever else a server may pass are
+            # refused here, so no route added later escapes the checks below
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})  # policy violation
+            return
+        refusal = self.hosts.refusal([v for k, v in scope["headers"] if k == b"host"])
+        if refusal is not None:
+            await _send(send, *refusal, [])
             return
         set_cookie = False
         if self.token:
@@ -104,8 +121,8 @@ class Guard:
         if auth[:7].lower() == b"bearer ":
             return auth[7:].strip(), False
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        if "token" in query:
-            return query["token"][0].encode(), True
+        if TOKEN_PARAM in query:
+            return query[TOKEN_PARAM][0].encode(), True
         cookie = SimpleCookie(headers.get(b"cookie", b"").decode("latin-1"))
         if TOKEN_COOKIE in cookie:
             return cookie[TOKEN_COOKIE].value.encode(), False
@@ -137,6 +154,15 @@ def _clip(value: Any, limit: int = reads.CELL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
+def json_link(request: Request) -> str:
+    """This page as JSON, relative to the page (a query alone): it names neither the
+    Host asked under nor a path that could read as another site's (``//name/``), and
+    it drops the token a ``?token=`` brought."""
+    query = [(k, v) for k, v in request.query_params.multi_items()
+             if k not in (TOKEN_PARAM, "format")]
+    return "?" + urlencode([*query, ("format", "json")])
+
+
 def wants_json(request: Request) -> bool:
     fmt = request.query_params.get("format")
     if fmt is not None:
@@ -156,7 +182,8 @@ class Pages:
             return Response(orjson.dumps(data, default=str,
                                          option=orjson.OPT_NON_STR_KEYS), status,
                             media_type="application/json")
-        html = self.env.get_template(template).render(data=data, request=request)
+        html = self.env.get_template(template).render(data=data, request=request,
+                                                      json_link=json_link(request))
         return HTMLResponse(html, status)
 
     def error(self, request: Request, status: int, message: str) -> Response:
@@ -247,8 +274,11 @@ def _int(text: str, name: str) -> int:
     return int(text)
 
 
-def create_app(services: Services, *, token: str = "", threads: int = 40) -> ASGIApp:
-    """The application on ``services`` (which the caller closes)."""
+def create_app(services: Services) -> ASGIApp:
+    """The application on ``services`` (which the caller closes), exposed as their
+    ``serve`` settings say; ConfigError when those would expose it unprotected."""
+    settings = services.settings.serve
+    exposure.check(settings)
     pages = Pages(services)
 
     def handle(endpoint: Callable[[Request], Response]) -> Callable[[Request], Response]:
@@ -284,7 +314,7 @@ def create_app(services: Services, *, token: str = "", threads: int = 40) -> ASG
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.workers
         services.check_schema()  # once, before the first request
         yield
 
@@ -301,4 +331,4 @@ def create_app(services: Services, *, token: str = "", threads: int = 40) -> ASG
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={HTTPException: http_error, Exception: server_error})
-    return Guard(app, token)
+    return Guard(app, settings.token, exposure.Hosts.of(settings))

@@ -1,0 +1,124 @@
+"""Who may talk to ``sandcrawler serve``: the Host names it answers and its token.
+
+DNS rebinding: a page on a name whose DNS its author controls first answers with
+the author's server, then with 127.0.0.1; the visitor's browser then sends the
+page's requests to our server on loopback as the same origin, and lets the page
+read the answers. Such a request carries the author's name in ``Host``, so the
+server answers only Host values that cannot be such a name:
+
+    bound to            Host answered (any port, or none)
+    loopback            the address bound, localhost, a loopback address
+    0.0.0.0 or ::       any IP address, localhost
+    another address     that address
+    and always          the names in serve.allowed_hosts ("*": any Host)
+
+An IP address in Host is never rebound: a page whose origin is an address was
+served from that address. Anything else is refused with one line that does not
+repeat it: 421 for a name not ours, 400 for no Host, several, or a malformed one.
+
+A token (required beyond loopback) must be a Bearer token (RFC 6750: letters,
+digits, ``-._~+/``, ``=`` at the end) of at least 16 characters: such a token
+goes through a header, a query and a cookie unchanged, and is not guessed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+
+from sandcrawler.config import ServeSettings
+from sandcrawler.errors import ConfigError
+
+ANY = "*"
+TOKEN_MIN = 16
+_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_PORT = re.compile(r"(:[0-9]{0,5})?")
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _address(name: str) -> IPAddress | None:
+    try:
+        return ipaddress.ip_address(name.removeprefix("[").removesuffix("]"))
+    except ValueError:
+        return None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether listening on ``host`` (an address or ``localhost``) serves this machine only."""
+    address = _address(host)
+    return host == "localhost" or (address is not None and address.is_loopback)
+
+
+def check(settings: ServeSettings) -> None:
+    """ConfigError, one line, when ``settings`` would expose the pages unprotected:
+    a host beyond loopback without a token, or a token that is weak."""
+    if not settings.token:
+        if not is_loopback(settings.host):
+            raise ConfigError(f"refusing to listen on {settings.host} without a token: set "
+                              "SANDCRAWLER_SERVE_TOKEN (or token in the [serve] table), or "
+                              "listen on 127.0.0.1")
+        return
+    if len(settings.token) < TOKEN_MIN or not _TOKEN.fullmatch(settings.token):
+        # the token itself stays out of the message: it lands in logs
+        raise ConfigError(
+            f"serve.token must be at least {TOKEN_MIN} characters of letters, digits and "
+            "-._~+/ (a Bearer token); make one with: python3 -c "
+            "'import secrets; print(secrets.token_urlsafe(24))'")
+
+
+def host_name(value: str) -> str | None:
+    """The name in a Host header's value, lower-case (an IPv6 address without its
+    brackets), its port dropped; None when the value is not ``name[:port]``."""
+    if value.startswith("["):  # an IPv6 address, the only form with colons of its own
+        name, bracket, rest = value[1:].partition("]")
+        address = _address(name)
+        if not bracket or address is None or address.version != 6:
+            return None
+    else:
+        name, colon, port = value.partition(":")
+        rest = colon + port
+    if not name or not _PORT.fullmatch(rest):
+        return None
+    return name.lower()
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The Host values a server bound to ``bound`` answers (table above)."""
+
+    bound: str
+    allowed: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, settings: ServeSettings) -> Hosts:
+        return cls(settings.host, frozenset(settings.allowed_hosts))
+
+    def allows(self, name: str) -> bool:
+        if ANY in self.allowed or name in self.allowed:
+            return True
+        bound = _address(self.bound)
+        if name == self.bound.lower().removeprefix("[").removesuffix("]"):
+            return True
+        every = bound is not None and bound.is_unspecified
+        local = every or is_loopback(self.bound)
+        address = _address(name)
+        if address is None:
+            return local and name == "localhost"
+        return every or (local and address.is_loopback)
+
+    def refusal(self, values: list[bytes]) -> tuple[int, bytes] | None:
+        """None when one Host header with a name this server answers came; else the
+        status and one line saying why, without repeating the value."""
+        name = host_name(values[0].decode("latin-1")) if len(values) == 1 else None
+        if name is None:
+            return 400, (b"400 Bad Request: a request needs one Host header, a host name "
+                         b"or address with an optional port\n")
+        if not self.allows(name):
+            return 421, (b"421 Misdirected Request: this server does not answer to that "
+                         b"host name (its operator can allow it: setting serve.allowed_hosts)\n")
+        return None
+
+
+LOOPBACK = Hosts("127.0.0.1")
