@@ -307,8 +307,9 @@ def test_put_metadata_with_conflicting_id(engine: Engine, pdfs: list[Path]) -> N
     assert not cat.resources.exists(other, "metadata")
     # the document's own id is fine, and other keys are merged in
     cat.put_metadata(entry.uuid, {"id": entry.uuid, "volume": "3"})
-    assert cat.metadata(entry.uuid) == {"id": entry.uuid, "title": ["Original"],
-                                        "sha1": entry.sha1, "volume": "3"}
+    assert cat.metadata(entry.uuid) == {
+        "id": entry.uuid, "title": ["Original"], "sha1": entry.sha1, "volume": "3",
+        "metadata_source": "user", "field_sources": {"title": "user", "volume": "user"}}
 
 
 def test_metadata_identifiers() -> None:

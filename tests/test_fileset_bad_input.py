@@ -59,7 +59,7 @@ def nothing_outside_the_store(tmp_path: Path) -> Iterator[Path]:
     if data.exists():
         assert {p.name for p in data.iterdir()} <= {
             "store", "sandcrawler.sqlite3", "sandcrawler.sqlite3-wal", "sandcrawler.sqlite3-shm",
-            "sandcrawler.sqlite3.lock"}  # the migration lock (db/migrate.py)
+            "sandcrawler.sqlite3.locks"}  # the lock files (db/locks.py)
         tmp = data / "store" / ".tmp"
         assert not tmp.exists() or not list(tmp.iterdir())
 

@@ -101,7 +101,7 @@ def test_a_doi_is_crawled_to_the_plos_pdf_and_everything_is_kept(
     assert services.catalogue.lookup("sha1", sha1) == [processing["uuid"]]
     # the landing page's metadata, not the PDF's own title field, describes it
     metadata = services.catalogue.metadata(processing["uuid"])
-    assert metadata["title"] == result["html_biblio"]["title"]
+    assert metadata["title"] == [result["html_biblio"]["title"]]
     assert metadata["metadata_source"] == "landing_page"
     # every hop is in the web archive: the DOI redirect, the landing page, the PDF
     with begin(services.engine) as conn:

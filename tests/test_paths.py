@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from sandcrawler.db.engine import make_engine
+from sandcrawler.db.locks import exclusive
 from sandcrawler.errors import InvalidName, RecordError
 from sandcrawler.file_records import FileLocator, FileRecord, WarcRef
 from sandcrawler.paths import (
@@ -174,7 +177,8 @@ def test_blob_keys_are_stored_in_nfc(tmp_path: Path) -> None:
 
 
 def test_item_paths_that_are_one_after_nfc_clash(tmp_path: Path) -> None:
-    items = ItemStore(LocalBlobStore(tmp_path / "store", fsync=False))
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    items = ItemStore(LocalBlobStore(tmp_path / "store", fsync=False), partial(exclusive, engine))
     with pytest.raises(UnsafePath) as caught:
         items.check_paths("item", [f"{NFC_E}.csv", f"{NFD_E}.csv"])
     assert caught.value.status == "unsafe-path"

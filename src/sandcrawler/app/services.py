@@ -32,6 +32,7 @@ from sandcrawler.citations.base import CitationParser
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
 from sandcrawler.db.engine import make_engine
+from sandcrawler.db.locks import exclusive
 from sandcrawler.db.migrate import ensure_schema
 from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.errors import ConfigError
@@ -220,7 +221,9 @@ class Services:
 
     @cached_property
     def items(self) -> ItemStore:
-        return ItemStore(self.blobs)
+        """The item store; its writers of one item take turns under the database's
+        lock, among every process that shares the database."""
+        return ItemStore(self.blobs, partial(exclusive, self.engine))
 
     @cached_property
     def web_archive(self) -> WebArchive:

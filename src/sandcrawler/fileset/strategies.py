@@ -10,8 +10,10 @@ and as the platform describes it?) and ``process(item)`` (archive it now).
   visible.
 * **archiveorg**: every file goes into the item store under the item's name,
   streamed straight from the network into the store's writer, which commits it
-  only once its size and checksums are verified. The item's metadata file,
-  written last, marks it complete; files a failed attempt created are removed.
+  only once its size and checksums are verified. The item is written under its
+  lock (one writer at a time, among all processes); its metadata file, written
+  last, marks it complete; files a failed attempt created are removed
+  (``ItemStore.writing``). ``check_existing`` reads an item under the same lock.
 * **-bundled**: the platform's one "download all" zip is archived instead, and
   the manifest lists the files inside it (``fileset.bundle``), checked against
   what the platform says it holds.
@@ -46,7 +48,7 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.storage.items import ItemStore
+from sandcrawler.storage.items import ItemStore, ItemWrite
 from sandcrawler.timestamps import now14
 from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
 from sandcrawler.web.fetch import HttpFetcher, TooLarge
@@ -370,7 +372,8 @@ class ArchiveorgStrategy(FilesetStrategy):
 
     def check_existing(self, item: FilesetPlatformItem) -> ArchiveStrategyResult | None:
         name = item.archiveorg_item_name or ""
-        meta = self.ctx.items.read_meta(name)
+        with self.ctx.items.locked(name):  # an item being written is not read half done
+            meta = self.ctx.items.read_meta(name)
         if meta is None or meta.get("ingest_strategy") != self.strategy.value:
             return self._in_dataset_item(item)
         if meta.get("platform_manifest") != _platform_manifest(item):
@@ -389,12 +392,13 @@ class ArchiveorgStrategy(FilesetStrategy):
         parent, manifest = item.archiveorg_dataset_item, item.manifest or []
         if not parent or len(manifest) != 1 or self.strategy.bundled:
             return None
-        meta = self.ctx.items.read_meta(parent)
         wanted = manifest[0]
-        if (meta is None or str(meta.get("ingest_strategy", "")).endswith("-bundled")
-                or wanted.to_json() not in (meta.get("platform_manifest") or [])
-                or not self.ctx.items.exists(parent, wanted.path)):
-            return None
+        with self.ctx.items.locked(parent):  # after the item's own lock, not inside it
+            meta = self.ctx.items.read_meta(parent)
+            if (meta is None or str(meta.get("ingest_strategy", "")).endswith("-bundled")
+                    or wanted.to_json() not in (meta.get("platform_manifest") or [])
+                    or not self.ctx.items.exists(parent, wanted.path)):
+                return None
         try:
             result = ArchiveStrategyResult.model_validate(meta["result"])
         except (KeyError, ValueError):
@@ -412,45 +416,37 @@ class ArchiveorgStrategy(FilesetStrategy):
 
     def process(self, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         name = item.archiveorg_item_name or ""
-        items = self.ctx.items
-        # Files are about to be written over: until they are all verified again the
-        # item is not known complete, so a failure cannot leave a marker that
-        # describes bytes no longer there.
-        items.delete_meta(name)
-        result = self._bundle(item, name) if self.strategy.bundled else self._files(item, name)
-        if result.status in (OK, FilesetStatus.SUCCESS_FILE):
-            items.write_meta(name, {
-                "item_name": name, "ingest_strategy": self.strategy.value,
-                "platform": {"name": item.platform_name, "domain": item.platform_domain,
-                             "id": item.platform_id, "base_url": item.web_base_url},
-                "metadata": item.archiveorg_item_meta or {},
-                "archived": now14(),
-                "platform_manifest": _platform_manifest(item),
-                "result": result.to_json()})
+        # One writer of the item at a time; its marker withdrawn until every file is
+        # verified again, and the files a failure created removed on the way out.
+        with self.ctx.items.writing(name) as write:
+            archive = self._bundle if self.strategy.bundled else self._files
+            result = archive(item, write)
+            if result.status in (OK, FilesetStatus.SUCCESS_FILE):
+                write.commit({
+                    "item_name": name, "ingest_strategy": self.strategy.value,
+                    "platform": {"name": item.platform_name, "domain": item.platform_domain,
+                                 "id": item.platform_id, "base_url": item.web_base_url},
+                    "metadata": item.archiveorg_item_meta or {},
+                    "archived": now14(),
+                    "platform_manifest": _platform_manifest(item),
+                    "result": result.to_json()})
         return result
 
-    def _files(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
-        items = self.ctx.items
+    def _files(self, item: FilesetPlatformItem, write: ItemWrite) -> ArchiveStrategyResult:
         done: list[FilesetManifestFile] = []
-        created: list[str] = []
         left = self.ctx.fileset.max_total_size
         first: _Fetched | None = None
         for expected in item.manifest or []:
-            existed = items.exists(name, expected.path)
             try:
                 # committed on a clean exit only: verified bytes, or nothing
-                with items.open_file(name, expected.path) as writer:
+                with write.open_file(expected.path) as writer:
                     got = download(self.ctx.fetcher, expected.platform_url, writer.write,
                                    _budget(expected, left), expected)
                     if status := mismatch(expected, got.meta):
                         raise ArchiveFailure(_mismatch_message(expected, got.meta, status),
                                              status)
             except ArchiveFailure as e:
-                for path in created:  # nothing of a failed attempt stays behind
-                    items.delete(name, path)
                 return self._failed(item, done, e, expected)
-            if not existed:
-                created.append(expected.path)
             left -= got.meta.size_bytes
             first = first or got
             done.append(archived(expected, got.meta, got.terminal))
@@ -459,7 +455,7 @@ class ArchiveorgStrategy(FilesetStrategy):
             fields = {"file_file_meta": first.meta, "file_terminal": first.terminal}
         return self._result(self.success, done, **fields)
 
-    def _bundle(self, item: FilesetPlatformItem, name: str) -> ArchiveStrategyResult:
+    def _bundle(self, item: FilesetPlatformItem, write: ItemWrite) -> ArchiveStrategyResult:
         with _Spool(self.ctx.fileset.tmp_dir) as spool:
             try:
                 with spool.path.open("wb") as f:
@@ -467,9 +463,9 @@ class ArchiveorgStrategy(FilesetStrategy):
                                    self.ctx.fileset.max_total_size, None)
                 entries = list_bundle(spool.path, **self._bundle_limits())
                 manifest = check_bundle(item.manifest or [], entries, got.terminal)
-                path = bundle_name(name, got.terminal.terminal_url)
+                path = bundle_name(write.item, got.terminal.terminal_url)
                 with spool.path.open("rb") as f:
-                    self.ctx.items.store.put(self.ctx.items.file_key(name, path), f, hashes=())
+                    write.put_file(path, f)
             except RecordError as e:
                 return self._failed(item, [], e)
         return self._result(OK, manifest, bundle_file_meta=got.meta,

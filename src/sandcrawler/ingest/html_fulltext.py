@@ -6,7 +6,8 @@ page or a stub, not an article: ``no-main-text``, nothing stored. Otherwise
 the page is stored as fetched as the document's ``html`` primary resource and
 its main text as the ``text`` resource, with catalogue metadata from
 trafilatura (title, authors, date, site name), the landing page's
-``html_biblio`` and the work's identifiers; the sub-resources a replay of the
+``html_biblio`` and the work's identifiers (both ranked above trafilatura's
+reading, ``storage.precedence``); the sub-resources a replay of the
 page needs (images, scripts, stylesheets, media, frames) are listed in the
 result as ``html_resources`` (absolute URLs; nothing is fetched here), and the
 page's ``citation_reference`` tags become the document's ``grobid_refs`` row.
@@ -29,11 +30,12 @@ from selectolax.lexbor import LexborHTMLParser
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.errors import RecordError
 from sandcrawler.ingest.found import FoundFile, over_limit
-from sandcrawler.ingest.jats import ParserHolder, capture_time, merge_fallback
+from sandcrawler.ingest.jats import ParserHolder, capture_time
 from sandcrawler.ingest.references import RefsWriter, refs_from_meta
 from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.precedence import Layer, Source
 
 KIND = "html"
 #: pages larger than this are not parsed (trafilatura's own limit is 20 MB)
@@ -83,16 +85,12 @@ class HtmlProcessor:
             return Processing(kind=KIND, status=ProcessingStatus.NO_MAIN_TEXT, word_count=words,
                               error=f"{words} words of main text, fewer than {self.min_words}: "
                                     "a landing page, not an article")
-        metadata = merge_fallback(html_metadata(extracted or {}, words), found)
-        # the site's name is the container only when the landing page names none
-        site = metadata["html"].get("sitename")
-        if site and "container-title" not in metadata and site != metadata["html"].get(
-                "hostname"):
-            metadata["container-title"] = [site]
+        metadata = html_metadata(extracted or {}, words)
         refs = refs_from_meta(found.references, self.parser.get()) if found.references else []
         try:
             entry = self.catalogue.add_file(
-                found.path, kind="html", sha1=found.file_meta.sha1hex, metadata=metadata,
+                found.path, kind="html", sha1=found.file_meta.sha1hex,
+                layers=[Layer(Source.HTML, metadata), *found.layers()],
                 resources={"text": text.encode("utf-8")})
         except RecordError as e:
             return Processing(kind=KIND, status=e.status, error=str(e))
@@ -123,7 +121,7 @@ def extract_main_text(page: bytes, url: str | None = None) -> dict[str, Any] | N
 def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:
     """Catalogue metadata (Crossref's field names) from trafilatura's; its own
     fields are kept under ``html``."""
-    md: dict[str, Any] = {"metadata_source": "html"}
+    md: dict[str, Any] = {}
     if title := _str(extracted.get("title")):
         md["title"] = [title]
     if author := _str(extracted.get("author")):
@@ -138,6 +136,10 @@ def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:
                                  "license", "language", "description", "pagetype")
                   if (v := _str(extracted.get(k)))}
     md["html"]["word_count"] = words
+    # the site's name as the container (below a landing page's journal title)
+    site = md["html"].get("sitename")
+    if site and site != md["html"].get("hostname"):
+        md["container-title"] = [site]
     return md
 
 

@@ -3,8 +3,9 @@
 The file the crawl found must be a JATS article: root ``article``, or a wrapper
 (``pmc-articleset``, an OAI-PMH response) holding one. It is stored as fetched,
 byte for byte, as the document's ``nxml`` primary resource, with catalogue
-metadata (Crossref-style names) read from its front matter, the landing page's
-identifiers and ``html_biblio`` filling what it lacks; the references of its
+metadata (Crossref-style names) read from its front matter, the work's
+identifiers and the landing page's ``html_biblio`` filling what it lacks (JATS
+ranks above both, ``storage.precedence``); the references of its
 ``ref-list`` (or, when it has none, the landing page's ``citation_reference``
 tags) become the document's ``grobid_refs`` row.
 """
@@ -31,6 +32,7 @@ from sandcrawler.ingest.safexml import MAX_XML_BYTES, XLINK_HREF, XML_LANG, pars
 from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.precedence import Layer, Source
 from sandcrawler.timestamps import parse_timestamp
 
 KIND = "xml"
@@ -92,7 +94,7 @@ class JatsProcessor:
             return Processing(kind=KIND, status=ProcessingStatus.NOT_JATS,
                               error=f"the root element is <{root.tag}>, not a JATS <article> "
                                     "nor a wrapper holding one")
-        metadata = merge_fallback(jats_metadata(article), found)
+        metadata = jats_metadata(article)
         if article is not root:
             metadata["jats"]["wrapper"] = root.tag
         refs = refs_from_jats(article)
@@ -100,8 +102,9 @@ class JatsProcessor:
         if not refs and found.references:
             refs, refs_from = refs_from_meta(found.references, self.parser.get()), "meta"
         try:
-            entry = self.catalogue.add_file(found.path, kind="nxml",
-                                            sha1=found.file_meta.sha1hex, metadata=metadata)
+            entry = self.catalogue.add_file(
+                found.path, kind="nxml", sha1=found.file_meta.sha1hex,
+                layers=[Layer(Source.JATS, metadata), *found.layers()])
         except RecordError as e:
             return Processing(kind=KIND, status=e.status, error=str(e))
         written = self.refs.write(entry.uuid, refs, capture_time(found))
@@ -201,7 +204,7 @@ def jats_metadata(article: ET.Element) -> dict[str, Any]:
     front = _child(article, "front")
     meta = _child(front, "article-meta")
     journal = _child(front, "journal-meta")
-    md: dict[str, Any] = {"metadata_source": "jats"}
+    md: dict[str, Any] = {}
     if meta is None:
         meta = ET.Element("article-meta")
     group = _child(meta, "title-group")
@@ -264,34 +267,4 @@ def jats_metadata(article: ET.Element) -> dict[str, Any]:
         md["language"] = lang.lower()
     md["jats"] = {k: v for k, v in (("article-type", article.get("article-type")),
                                     ("dtd-version", article.get("dtd-version"))) if v}
-    return md
-
-
-#: found.identifiers key -> metadata key (the catalogue reads these)
-_IDENTIFIER_KEYS = {"doi": "DOI", "pmid": "pmid", "pmcid": "pmcid", "arxiv": "arxiv_id"}
-
-
-def merge_fallback(md: dict[str, Any], found: FoundFile) -> dict[str, Any]:
-    """What the document itself does not say, from the crawl: the work's
-    identifiers, then the landing page's ``html_biblio``."""
-    for key, name in _IDENTIFIER_KEYS.items():
-        if found.identifiers.get(key) and name not in md:
-            md[name] = found.identifiers[key]
-    biblio = found.biblio or {}
-    if biblio.get("doi") and "DOI" not in md:
-        md["DOI"] = biblio["doi"]
-    if biblio.get("title") and "title" not in md:
-        md["title"] = [biblio["title"]]
-    if biblio.get("contrib_raw_names") and "author" not in md:
-        md["author"] = [{"name": n} for n in biblio["contrib_raw_names"] if n]
-    if biblio.get("container_name") and "container-title" not in md:
-        md["container-title"] = [biblio["container_name"]]
-    if biblio.get("publisher") and "publisher" not in md:
-        md["publisher"] = biblio["publisher"]
-    if biblio.get("lang") and "language" not in md:
-        md["language"] = str(biblio["lang"]).lower()
-    if biblio.get("release_date") and "issued" not in md:
-        m = re.match(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?", str(biblio["release_date"]))
-        if m:
-            md["issued"] = {"date-parts": [[int(p) for p in m.groups() if p]]}
     return md

@@ -10,6 +10,7 @@ from sandcrawler.ingest.references import RefsWriter, refs_from_meta, refs_from_
 from sandcrawler.models.ingest import IngestType, Processing
 from sandcrawler.pdf.processor import PdfProcessor
 from sandcrawler.storage.pdftable import CaptureHistory
+from sandcrawler.storage.precedence import Layer, Source
 
 
 class PdfIngestProcessor:
@@ -24,12 +25,10 @@ class PdfIngestProcessor:
         self.history.record(meta.sha1hex, url=cdx.url, date=cdx.datetime,
                             warc=cdx.warc_path, offset=cdx.warc_offset)
         extracted = self.processor.extract(path, meta)
-        metadata = {**found.biblio, **found.identifiers, "ingest": {
-            "base_url": found.request.base_url, "landing_url": found.landing_url,
-            "terminal_url": cdx.url, "terminal_dt": cdx.datetime}}
-        if found.biblio:
-            metadata["metadata_source"] = "landing_page"  # unless GROBID's header wins
-        stored = self.processor.store(path, meta, extracted, cdx=cdx, metadata=metadata)
+        crawl = {"ingest": {"base_url": found.request.base_url, "landing_url": found.landing_url,
+                            "terminal_url": cdx.url, "terminal_dt": cdx.datetime}}
+        stored = self.processor.store(path, meta, extracted, cdx=cdx,
+                                      layers=[*found.layers(), Layer(Source.REQUEST, crawl)])
         processing = Processing(kind=IngestType.PDF, status=extracted.status, uuid=stored.uuid,
                                 resources=stored.resources or None,
                                 grobid_status=stored.grobid_status, error=extracted.error)

@@ -8,7 +8,7 @@ same way whichever way it arrived.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
+from sandcrawler.storage.precedence import Layer, Source
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 STORED = frozenset({PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE})
@@ -79,11 +80,12 @@ class PdfProcessor:
             return PdfExtract(SandboxStatus(e.status), error=str(e))
 
     def store(self, path: str, meta: FileMeta, out: PdfExtract, *,
-              cdx: CdxRecord | None = None,
-              metadata: Mapping[str, Any] | None = None) -> StoredPdf:
+              cdx: CdxRecord | None = None, layers: Sequence[Layer] = ()) -> StoredPdf:
         """Write the file's cells (and, for a usable document, its resources and
-        catalogue row, with ``metadata`` under what the PDF says: identifiers
-        the caller knows, a landing page's bibliographic data)."""
+        catalogue row). The catalogue metadata is ``layers`` (what the caller
+        knows: the request's identifiers, a landing page's meta tags) and what
+        GROBID and the PDF itself say, merged by precedence: extraction fills
+        what is missing and never replaces what an authoritative source gave."""
         stored = StoredPdf()
         cells: dict[str, dict[str, Any]] = {
             "file": {"size": meta.size_bytes, "mime": meta.mimetype},
@@ -99,15 +101,9 @@ class PdfProcessor:
             secondary = dict(out.thumbnails)
             if tei is not None:
                 secondary["grobid-tei"] = tei.encode("utf-8")
-            own = _metadata(out, grobid0)
-            if own["metadata_source"] == "grobid":
-                merged = {**(metadata or {}), **own}
-            else:
-                # a PDF's own title and author fields are often junk ("Microsoft Word -
-                # x.doc"): what the caller knows (a landing page's metadata) wins
-                merged = {**own, **(metadata or {})}
             entry = self.catalogue.add_file(
-                path, kind="pdf", sha1=meta.sha1hex, metadata=merged, resources=secondary,
+                path, kind="pdf", sha1=meta.sha1hex, resources=secondary,
+                layers=[*layers, *_extracted(out, grobid0)],
             )
             stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
                                grobid_status=grobid0["status"]["status"],
@@ -132,11 +128,14 @@ class PdfProcessor:
         # whoever built them.
         self.sandbox.close()
 
-def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:
-    """Header metadata: GROBID's when it found a header, else the PDF's own."""
-    meta: dict[str, Any] = {}
+def _extracted(out: PdfExtract, grobid0: dict[str, Any]) -> list[Layer]:
+    """What extraction says: GROBID's header when it found a usable one, and the
+    PDF's own XMP and document info (below GROBID: its title and author fields
+    are often junk, "Microsoft Word - x.doc"), with the extraction's record."""
+    layers = []
     header = grobid0.get("metadata") if grobid0.get("quality") in ("good", "marginal") else None
     if header:
+        meta: dict[str, Any] = {}
         if header.get("title"):
             meta["title"] = [header["title"]]
         if header.get("authors"):
@@ -148,16 +147,13 @@ def _metadata(out: PdfExtract, grobid0: dict[str, Any]) -> dict[str, Any]:
             meta["DOI"] = header["doi"]
         if header.get("abstract"):
             meta["abstract"] = header["abstract"]
-        meta["metadata_source"] = "grobid"
-    else:
-        title = out.xmp.get("title") or out.info.get("title")
-        if title:
-            meta["title"] = [title]
-        author = out.xmp.get("creator") or out.info.get("author")
-        if author:
-            meta["pdf_author"] = author
-        if out.xmp.get("doi"):
-            meta["DOI"] = out.xmp["doi"]
-        meta["metadata_source"] = "pdf"
-    meta["pdf"] = out.to_json()
-    return meta
+        layers.append(Layer(Source.GROBID, meta))
+    own: dict[str, Any] = {"pdf": out.to_json()}
+    if title := out.xmp.get("title") or out.info.get("title"):
+        own["title"] = [title]
+    if author := out.xmp.get("creator") or out.info.get("author"):
+        own["pdf_author"] = author
+    if out.xmp.get("doi"):
+        own["DOI"] = out.xmp["doi"]
+    layers.append(Layer(Source.PDF, own))
+    return layers

@@ -6,12 +6,14 @@ index over them that ``rebuild`` re-derives from the store alone.
 
 A metadata file is the document's metadata (Crossref-style, possibly enriched)
 with ``id`` = the UUID at its root and, when the document has a primary file,
-``sha1`` = that file's sha1, so that the identifiers survive a rebuild.
+``sha1`` = that file's sha1, so that the identifiers survive a rebuild. What
+each source wrote is folded in by ``storage.precedence``: authoritative
+metadata is never replaced by extraction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +32,7 @@ from sandcrawler.identifiers import sha1_hex
 from sandcrawler.mime import SNIFF_BYTES, sniff_mime
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
+from sandcrawler.storage.precedence import IDENTIFIER_FIELDS, Layer, Source, merge
 from sandcrawler.storage.resources import (
     KINDS,
     ResourceKind,
@@ -40,14 +43,8 @@ from sandcrawler.storage.resources import (
 from sandcrawler.timestamps import iso_utc
 
 IDENTIFIERS = tuple(SCHEMES)  # sha1, doi, pmid, pmcid, arxiv
-#: where each identifier may sit in a metadata record (Crossref and biblio-glutton names)
-_METADATA_FIELDS = {
-    "doi": ("DOI", "doi"),
-    "pmid": ("pmid", "PMID"),
-    "pmcid": ("pmcid", "PMCID", "pmc"),
-    "arxiv": ("arxiv_id", "arxiv", "arXiv"),
-    "sha1": ("sha1",),
-}
+#: where each identifier may sit in a metadata record
+_METADATA_FIELDS = {**IDENTIFIER_FIELDS, "sha1": ("sha1",)}
 _SPEC = UpsertSpec(catalogue, ("uuid",))
 
 
@@ -194,11 +191,15 @@ class Catalogue:
         *,
         kind: str | ResourceKind = "pdf",
         metadata: Mapping[str, Any] | None = None,
+        source: Source = Source.USER,
+        layers: Sequence[Layer] = (),
         sha1: str | None = None,
         resources: Mapping[str, bytes] | None = None,
     ) -> CatalogueEntry:
         """Store a primary file under its document's UUID, with metadata and any
         secondary ``resources`` (kind -> content), then index it once; idempotent.
+        ``metadata`` is ``source``'s (by default the user's), ``layers`` what
+        other sources say (merged by precedence, ``storage.precedence``).
         ``sha1``: the file's, when the caller has hashed it already."""
         k = resource_kind(kind)
         if not k.primary:
@@ -214,31 +215,40 @@ class Catalogue:
             else:
                 f.seek(0)
                 sha1 = hash_stream(f, ["sha1"])["sha1"]
-        ids = identifiers_from_metadata(metadata or {})
+        given = [Layer(source, metadata), *layers] if metadata else list(layers)
+        # the identifiers the layers agree on by precedence, as they will be stored
+        ids = identifiers_from_metadata(merge({}, given))
         ids["sha1"] = sha1
         doc = self.assign_uuid(**ids)
         with open(path, "rb") as f:
             self.resources.put(doc, k, f)
         for name, content in (resources or {}).items():
             self.resources.put(doc, name, content)
-        return self.put_metadata(doc, {**(metadata or {}), "sha1": sha1})
+        return self._merge_metadata(doc, given, sha1=sha1)
 
-    def put_metadata(self, doc_uuid: str, metadata: Mapping[str, Any]) -> CatalogueEntry:
-        """Write ``<uuid>.metadata.json`` (``id`` set to the UUID) and index it.
-        Keys of an earlier metadata file that ``metadata`` does not mention are kept."""
+    def put_metadata(self, doc_uuid: str, metadata: Mapping[str, Any], *,
+                     source: Source = Source.USER) -> CatalogueEntry:
+        """Write ``<uuid>.metadata.json`` (``id`` set to the UUID) and index it:
+        ``metadata`` is ``source``'s, merged into the earlier file by precedence
+        (``storage.precedence``); keys it does not mention are kept."""
+        return self._merge_metadata(doc_uuid, [Layer(source, metadata)])
+
+    def _merge_metadata(self, doc_uuid: str, layers: Sequence[Layer],
+                        sha1: str | None = None) -> CatalogueEntry:
         doc = parse_uuid(doc_uuid)
-        if "id" in metadata and str(metadata["id"]).lower() != doc:
-            raise RecordError(
-                f"metadata id {metadata['id']!r} is not the document's UUID {doc}",
-                status=StoreStatus.BAD_METADATA,
-            )
+        for layer in layers:
+            if "id" in layer.fields and str(layer.fields["id"]).lower() != doc:
+                raise RecordError(
+                    f"metadata id {layer.fields['id']!r} is not the document's UUID {doc}",
+                    status=StoreStatus.BAD_METADATA,
+                )
         # Read, merge, write and index as one step among every writer of this
         # document: two writers at once must not each drop the other's keys.
         with exclusive(self.engine, f"sandcrawler-document:{doc}"):
-            merged: dict[str, Any] = {}
-            if self.resources.exists(doc, "metadata"):
-                merged.update(self.metadata(doc))
-            merged.update(metadata)
+            existing = self.metadata(doc) if self.resources.exists(doc, "metadata") else {}
+            merged = merge(existing, layers)
+            if sha1 is not None:  # the primary file's, whoever wrote the metadata
+                merged["sha1"] = sha1
             merged = {"id": doc, **{k: v for k, v in merged.items() if k != "id"}}
             self.resources.put(doc, "metadata", orjson.dumps(merged))
             return self.refresh(doc)

@@ -7,23 +7,46 @@ and the files under it, at their dataset paths::
     items/<item>/<item>_meta.json     what the item is, its manifest; written last
 
 The metadata file is the commit marker: an item whose metadata is there is
-complete and verified, so ``check_existing`` trusts it and nothing else. Paths
-come from platforms, so every path is checked (``unsafe-path``) before anything
-is written: the rule of ``sandcrawler.paths`` (no ``..``, no absolute paths, no
-control characters, ...; stored in NFC), the whole key within the blob store's
-limits, and not the metadata file's own name; ``check_paths`` also refuses
-paths that clash (``paths.find_clash``).
+complete and verified, so ``check_existing`` trusts it and nothing else. A
+marker is only ever present beside every file it lists:
+
+* An item is written only in ``writing(item)``, under the item's lock among
+  every process that uses the database (``sandcrawler.db.locks``): writers of
+  one item take turns, however many commands or workers on however many
+  machines run at once.
+* The marker is withdrawn before any file is written, and written (``commit``)
+  after the last one, once the lock is checked to be still ours.
+* A write that is not committed removes the files it created itself (paths that
+  were not there when it took the lock), and nothing else.
+* Whoever reads an item whole (its marker, then its files) does it in
+  ``locked(item)``, so it waits for a writer of the item to finish.
+
+A process killed mid-write leaves no marker (it was withdrawn first) and no
+lock (the database connection or the lock file's descriptor dies with it);
+what files it wrote stay, unlisted, until the next write of the item.
+
+Paths come from platforms, so every path is checked (``unsafe-path``) before
+anything is written: the rule of ``sandcrawler.paths`` (no ``..``, no absolute
+paths, no control characters, ...; stored in NFC), the whole key within the
+blob store's limits, and not the metadata file's own name; ``check_paths`` also
+refuses paths that clash (``paths.find_clash``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
 
 import orjson
 
-from sandcrawler.errors import InvalidName, NotFound
+from sandcrawler.db.locks import Held, NamedLocks
+from sandcrawler.errors import DatabaseUnavailable, InvalidName, NotFound
 from sandcrawler.paths import UnsafePath, find_clash, safe_relative_path, shown
 from sandcrawler.storage.blobs import BlobStore, BlobWriter, check_key
+
+log = logging.getLogger("sandcrawler.items")
 
 ITEMS_PREFIX = "items"
 META_SUFFIX = "_meta.json"
@@ -38,8 +61,31 @@ def check_item_name(name: str) -> str:
 
 
 class ItemStore:
-    def __init__(self, store: BlobStore) -> None:
+    """Items on ``store``; ``locks`` are the database's (``partial(exclusive,
+    engine)``), shared by every process that writes to this store."""
+
+    def __init__(self, store: BlobStore, locks: NamedLocks) -> None:
         self.store = store
+        self.locks = locks
+
+    @contextmanager
+    def locked(self, item: str) -> Iterator[None]:
+        """The item's lock, to read the item whole: waits while it is written."""
+        with self.locks(_lock_name(item)):
+            yield
+
+    @contextmanager
+    def writing(self, item: str) -> Iterator[ItemWrite]:
+        """One write of ``item``, under its lock: the marker is withdrawn first;
+        leaving the block without ``commit`` removes the files this write created."""
+        with self.locks(_lock_name(item)) as held:
+            write = ItemWrite(self, item, held)
+            self.store.delete(self.meta_key(item))
+            try:
+                yield write
+            finally:
+                if not write.committed:
+                    write.discard()
 
     def meta_key(self, item: str) -> str:
         item = check_item_name(item)
@@ -71,14 +117,8 @@ class ItemStore:
         if clash is not None:
             raise UnsafePath(f"{item}: {clash.describe('file')}")
 
-    def open_file(self, item: str, path: str) -> BlobWriter:
-        return self.store.open_write(self.file_key(item, path), hashes=())
-
     def exists(self, item: str, path: str) -> bool:
         return self.store.exists(self.file_key(item, path))
-
-    def delete(self, item: str, path: str) -> None:
-        self.store.delete(self.file_key(item, path))
 
     def read_meta(self, item: str) -> dict[str, Any] | None:
         try:
@@ -91,16 +131,59 @@ class ItemStore:
             return None  # a damaged marker is no marker: the item is archived again
         return meta if isinstance(meta, dict) else None
 
-    def write_meta(self, item: str, meta: dict[str, Any]) -> None:
-        self.store.put(self.meta_key(item), orjson.dumps(meta, option=orjson.OPT_INDENT_2),
-                       hashes=())
-
-    def delete_meta(self, item: str) -> None:
-        """Withdraw the commit marker: the item is not known complete any more."""
-        self.store.delete(self.meta_key(item))
-
     def files(self, item: str) -> list[str]:
         """Paths of the files in ``item`` (the metadata file left out)."""
         prefix = f"{ITEMS_PREFIX}/{check_item_name(item)}/"
         meta = self.meta_key(item)
         return [b.key[len(prefix):] for b in self.store.list(prefix) if b.key != meta]
+
+
+class ItemWrite:
+    """A write of one item, made by ``ItemStore.writing`` under the item's lock."""
+
+    def __init__(self, items: ItemStore, item: str, held: Held) -> None:
+        self.items = items
+        self.item = item
+        self.committed = False
+        self._held = held
+        self._created: list[str] = []  # keys that were not there before this write
+
+    def _key(self, path: str) -> str:
+        key = self.items.file_key(self.item, path)
+        if key not in self._created and not self.items.store.exists(key):
+            self._created.append(key)
+        return key
+
+    def open_file(self, path: str) -> BlobWriter:
+        """A writer of the file ``path`` (committed or aborted by the caller)."""
+        return self.items.store.open_write(self._key(path), hashes=())
+
+    def put_file(self, path: str, data: bytes | IO[bytes]) -> None:
+        self.items.store.put(self._key(path), data, hashes=())
+
+    def commit(self, meta: dict[str, Any]) -> None:
+        """Write the marker, once every file it lists is written. DatabaseUnavailable,
+        and no marker, if the lock may be another process's by now."""
+        try:
+            self._held.check()
+        except DatabaseUnavailable as e:
+            raise DatabaseUnavailable(f"item {self.item} not marked complete: {e}") from e
+        self.items.store.put(self.items.meta_key(self.item),
+                             orjson.dumps(meta, option=orjson.OPT_INDENT_2), hashes=())
+        self.committed = True
+
+    def discard(self) -> None:
+        """Remove the files this write created, while the lock is still ours: with
+        the lock lost they may be another writer's now, and are left in place."""
+        try:
+            self._held.check()
+        except DatabaseUnavailable as e:
+            log.warning("%s: %d file(s) of a failed write left in place: %s",
+                        self.item, len(self._created), e)
+            return
+        for key in reversed(self._created):
+            self.items.store.delete(key)
+
+
+def _lock_name(item: str) -> str:
+    return f"sandcrawler-item:{check_item_name(item)}"

@@ -1,0 +1,213 @@
+"""Whose word a document's metadata keeps: the one rule of precedence between sources.
+
+Sources, highest first (the order of ``Source``)::
+
+    user > crossref > jats > request > landing_page > grobid > html > pdf
+
+The first five are authoritative: given by someone who knows the work (a
+person, Crossref, the publisher's JATS, the ingest request's identifiers, the
+landing page's meta tags). The last three are extraction, read off the file.
+Every writer of a document's metadata hands the catalogue ``Layer`` s (a source
+and what it says); ``merge`` folds them into the metadata already stored:
+
+* a field keeps the value of the highest-ranked source that gave it: a lower
+  source never replaces it; the same source writing again does (a file
+  processed again refreshes what its extraction said);
+* a lower source fills the fields no source above it gave (enrichment);
+* a lower source's value that disagrees with the field's is kept beside it,
+  in ``conflicts[source][field]``; a source's conflicts are those of its
+  latest write;
+* ``field_sources[field]`` names the source of each field's value, and
+  ``metadata_source`` the highest-ranked source that has written to the
+  document (the request's identifiers alone never name it): it never goes down.
+
+Two values agree when they are equal once white space is folded and a
+one-item list is read as its item; identifiers agree when they normalise to
+the same identifier. An empty value (None, "", [], {}) says nothing.
+
+Records (``RECORDS``: the file's sha1, the PDF's, JATS's and trafilatura's own
+fields, the crawl's account) are a writer's account, not bibliographic fields:
+the latest write replaces them. ``id`` and the merge's own keys (``OWN``) are
+the catalogue's: a layer's are ignored.
+
+Metadata written before this rule has no ``field_sources``: each of its fields
+is taken to be from its ``metadata_source``, or from the user without one (the
+only writer that set none was ``store add --metadata``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sandcrawler.errors import RecordError
+from sandcrawler.storage.docid import SCHEMES
+
+
+class Source(StrEnum):
+    """Where metadata came from, highest precedence first."""
+
+    USER = "user"
+    CROSSREF = "crossref"
+    JATS = "jats"
+    REQUEST = "request"
+    LANDING_PAGE = "landing_page"
+    GROBID = "grobid"
+    HTML = "html"
+    PDF = "pdf"
+
+    @property
+    def rank(self) -> int:
+        """0 for the highest."""
+        return _RANK[self]
+
+
+_RANK = {source: i for i, source in enumerate(Source)}
+_BY_NAME = {str(source): source for source in Source}
+AUTHORITATIVE = frozenset({Source.USER, Source.CROSSREF, Source.JATS, Source.REQUEST,
+                           Source.LANDING_PAGE})
+
+#: where each identifier may sit in a metadata record (Crossref and biblio-glutton
+#: names); the first name is the one sandcrawler's writers use
+IDENTIFIER_FIELDS: dict[str, tuple[str, ...]] = {
+    "doi": ("DOI", "doi"),
+    "pmid": ("pmid", "PMID"),
+    "pmcid": ("pmcid", "PMCID", "pmc"),
+    "arxiv": ("arxiv_id", "arxiv", "arXiv"),
+}
+#: a writer's own account, replaced by its latest write
+RECORDS = frozenset({"sha1", "pdf", "jats", "html", "ingest"})
+#: the merge's own keys (and the catalogue's ``id``): never taken from a layer
+OWN = frozenset({"id", "metadata_source", "field_sources", "conflicts"})
+
+#: any name of an identifier -> its scheme
+_ALIASES = {name: scheme for scheme, names in IDENTIFIER_FIELDS.items() for name in names}
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """What one source says about a document, in Crossref's field names."""
+
+    source: Source
+    fields: Mapping[str, Any]
+
+
+def merge(existing: Mapping[str, Any], layers: Iterable[Layer]) -> dict[str, Any]:
+    """``existing`` metadata with ``layers`` folded in by precedence (a new dict)."""
+    state = _State(existing)
+    written = [layer for layer in layers if any(
+        k not in OWN and not _empty(v) for k, v in layer.fields.items())]
+    for source in {layer.source for layer in written}:
+        state.conflicts.pop(source, None)
+    # highest first: within one write a field is set before lower sources are
+    # compared with it (the outcome is the same either way; the order reads better)
+    for layer in sorted(written, key=lambda la: la.source.rank):
+        state.named.add(layer.source)
+        for key, value in layer.fields.items():
+            if key in OWN or _empty(value):
+                continue
+            if key in RECORDS:
+                state.values[key] = value
+            else:
+                state.offer(layer.source, key, value)
+    return state.result()
+
+
+def source_of(metadata: Mapping[str, Any], key: str) -> Source:
+    """The source of one field of stored metadata (older metadata: see the module)."""
+    recorded = metadata.get("field_sources")
+    if isinstance(recorded, Mapping) and (found := _source(recorded.get(key))):
+        return found
+    return _source(metadata.get("metadata_source")) or Source.USER
+
+
+class _State:
+    """Stored metadata taken apart: values, each field's source, conflicts."""
+
+    def __init__(self, existing: Mapping[str, Any]) -> None:
+        self.values = {k: v for k, v in existing.items() if k not in OWN}
+        self.sources = {k: source_of(existing, k) for k in self.values if k not in RECORDS}
+        self.named = {s for s in (_source(existing.get("metadata_source")),) if s}
+        self.named.update(self.sources.values())
+        self.conflicts: dict[Source, dict[str, Any]] = {}
+        stored = existing.get("conflicts")
+        for name, fields in (stored.items() if isinstance(stored, Mapping) else ()):
+            if (source := _source(name)) and isinstance(fields, Mapping):
+                self.conflicts[source] = dict(fields)
+
+    def offer(self, source: Source, key: str, value: Any) -> None:
+        held = self._holder(key)
+        if held is None:
+            self.values[key], self.sources[key] = value, source
+            return
+        holder = self.sources[held]
+        if source.rank <= holder.rank:  # higher, or the same source again: its word
+            if source != holder and not _same(key, value, self.values[held]):
+                self.conflicts.setdefault(holder, {})[held] = self.values[held]
+            if held != key:  # the identifier under another name: one name only
+                del self.values[held], self.sources[held]
+            self.values[key], self.sources[key] = value, source
+        elif not _same(key, value, self.values[held]):
+            self.conflicts.setdefault(source, {})[key] = value
+
+    def _holder(self, key: str) -> str | None:
+        """The key that holds this field now: itself, or another name of an identifier."""
+        if key in self.sources:
+            return key
+        if key in _ALIASES:
+            return next((k for k in self.sources if _ALIASES.get(k) == _ALIASES[key]), None)
+        return None
+
+    def result(self) -> dict[str, Any]:
+        out = dict(self.values)
+        conflicts: dict[str, dict[str, Any]] = {}
+        for source in sorted(self.conflicts, key=lambda s: s.rank):
+            kept = {k: v for k, v in self.conflicts[source].items()
+                    if (held := self._holder(k)) is not None and self.sources[held] != source
+                    and not _same(k, v, self.values[held])}
+            if kept:
+                conflicts[str(source)] = kept
+        named = self.named - {Source.REQUEST} or self.named
+        if named:
+            out["metadata_source"] = str(min(named, key=lambda s: s.rank))
+        if self.sources:
+            out["field_sources"] = {k: str(s) for k, s in self.sources.items()}
+        if conflicts:
+            out["conflicts"] = conflicts
+        return out
+
+
+def _source(value: Any) -> Source | None:
+    return _BY_NAME.get(value) if isinstance(value, str) else None
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, str):
+        return not value.strip()
+    return value is None or (isinstance(value, list | dict) and not value)
+
+
+def _same(key: str, a: Any, b: Any) -> bool:
+    if key in _ALIASES:
+        return _identifier(key, a) == _identifier(key, b)
+    return _plain(a) == _plain(b)
+
+
+def _identifier(key: str, value: Any) -> Any:
+    try:
+        return SCHEMES[_ALIASES[key]](value)
+    except (RecordError, TypeError, ValueError):
+        return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    """The value as compared: white space folded, a one-item list as its item."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, list):
+        return _plain(value[0]) if len(value) == 1 else [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
