@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,10 @@ def jats(catalogue: Catalogue) -> JatsProcessor:
 
 
 @pytest.fixture
-def html(catalogue: Catalogue) -> HtmlProcessor:
-    return HtmlProcessor(catalogue, RefsWriter(catalogue.engine))
+def html(catalogue: Catalogue) -> Iterator[HtmlProcessor]:
+    processor = HtmlProcessor(catalogue, RefsWriter(catalogue.engine))
+    yield processor
+    processor.close()  # its child process
 
 
 def found(path: Path, url: str, ingest_type: str, **kw: Any) -> FoundFile:
@@ -347,7 +350,10 @@ def test_sub_resources_are_absolute_unique_and_capped(catalogue: Catalogue,
             f"</html>").encode()
     path = write(tmp_path, "p.html", page)
     processor = HtmlProcessor(catalogue, RefsWriter(catalogue.engine), max_resources=6)
-    out = processor.process(found(path, "https://www.example.org/x/p.html", "html"))
+    try:
+        out = processor.process(found(path, "https://www.example.org/x/p.html", "html"))
+    finally:
+        processor.close()
     assert out.status == "success"
     assert out.model_dump()["html_resources"] == [
         {"url": "https://cdn.example.org/a/f1.png", "type": "image"},

@@ -12,9 +12,16 @@ page needs (images, scripts, stylesheets, media, frames) are listed in the
 result as ``html_resources`` (absolute URLs; nothing is fetched here), and the
 page's ``citation_reference`` tags become the document's ``grobid_refs`` row.
 
+The reading of the page (trafilatura, and Lexbor for the sub-resources) runs in
+a child process of the processor's own (``web/bounded.py``) under ``timeout``
+seconds and ``memory_limit`` bytes: a page it cannot finish within them is
+``html-too-complex``, nothing stored. The crawl parsed the page before
+(``web.landing.parse_html``, with limits of its own), but only its first 8 MB.
+
 trafilatura (and lxml under it) is imported by this module only, ~0.15 s; the
 crawler imports this module when it first meets an HTML full text. Its first
-extraction in a process also loads its date parser (about a second, once).
+extraction in a process also loads its date parser (about a second, once per
+child process).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import trafilatura
@@ -36,6 +44,7 @@ from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.precedence import Layer, Source
+from sandcrawler.web.bounded import HtmlWork
 
 KIND = "html"
 #: pages larger than this are not parsed (trafilatura's own limit is 20 MB)
@@ -44,6 +53,11 @@ MAX_HTML_BYTES = 16 * 2**20
 MIN_WORDS = 50
 #: at most this many sub-resources are listed
 MAX_RESOURCES = 500
+#: the most reading one page may take, in seconds and bytes of address space: a 16 MB
+#: page (PeerJ's article 43 times) takes 2 s and 300 MB, plus about a second for the
+#: date parser in a new child; a page built against the parser, minutes and GBs
+TIMEOUT = 30.0
+MEMORY_LIMIT = 2 * 2**30
 #: (CSS selector, attribute, type): the original system's html_resources types
 _RESOURCES = (
     ("img[src]", "src", "image"),
@@ -65,20 +79,27 @@ class HtmlProcessor:
     def __init__(self, catalogue: Catalogue, refs: RefsWriter,
                  parser_factory: Callable[[], CitationParser] | None = None, *,
                  min_words: int = MIN_WORDS, max_bytes: int = MAX_HTML_BYTES,
-                 max_resources: int = MAX_RESOURCES) -> None:
+                 max_resources: int = MAX_RESOURCES, timeout: float = TIMEOUT,
+                 memory_limit: int = MEMORY_LIMIT) -> None:
         self.catalogue = catalogue
         self.refs = refs
         self.parser = ParserHolder(parser_factory)
         self.min_words = min_words
         self.max_bytes = max_bytes
         self.max_resources = max_resources
+        self.timeout = timeout
+        self.work = HtmlWork(ProcessingStatus.HTML_TOO_COMPLEX, memory_limit=memory_limit)
 
     def process(self, found: FoundFile) -> Processing:
         if (over := over_limit(found, self.max_bytes, KIND, "HTML")) is not None:
             return over
-        page = found.path.read_bytes()
         url = found.cdx.url
-        extracted = extract_main_text(page, url)
+        try:
+            extracted, resources = self.work.run(
+                read_page, str(found.path), url, self.min_words, self.max_resources,
+                timeout=self.timeout, page=url)
+        except RecordError as e:
+            return Processing(kind=KIND, status=e.status, error=str(e))
         text = (extracted or {}).get("text") or ""
         words = len(text.split())
         if words < self.min_words:
@@ -97,17 +118,29 @@ class HtmlProcessor:
         written = self.refs.write(entry.uuid, refs, capture_time(found))
         return Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
                           resources=list(entry.resources), references=written,
-                          word_count=words,
-                          html_resources=html_resources(page, url, self.max_resources))
+                          word_count=words, html_resources=resources)
 
     def close(self) -> None:
         self.parser.close()
+        self.work.close()
 
 
-def extract_main_text(page: bytes, url: str | None = None) -> dict[str, Any] | None:
+def read_page(path: str, url: str, min_words: int,
+              max_resources: int) -> tuple[dict[str, str] | None, list[dict[str, str]]]:
+    """The processor's reading of the page at ``path``, in its child process: the main
+    text and metadata, and (for an article: ``min_words`` words or more) the page's
+    sub-resources."""
+    page = Path(path).read_bytes()
+    extracted = extract_main_text(page, url)
+    if len(((extracted or {}).get("text") or "").split()) < min_words:
+        return extracted, []
+    return extracted, html_resources(page, url, max_resources)
+
+
+def extract_main_text(page: bytes, url: str | None = None) -> dict[str, str] | None:
     """trafilatura's main text and metadata (``text``, ``title``, ``author``,
-    ``date``, ``sitename``, ``hostname``, ``license``, ``language``, …), None
-    when it finds nothing. Comments are left out, tables kept."""
+    ``date``, ``sitename``, ``hostname``, ``license``, ``language``, …: its string
+    fields), None when it finds nothing. Comments are left out, tables kept."""
     try:
         doc = trafilatura.bare_extraction(page, url=url, with_metadata=True,
                                           include_comments=False, include_tables=True)
@@ -115,7 +148,9 @@ def extract_main_text(page: bytes, url: str | None = None) -> dict[str, Any] | N
         return None
     if doc is None:
         return None
-    return doc.as_dict() if hasattr(doc, "as_dict") else dict(doc)
+    fields = doc.as_dict() if hasattr(doc, "as_dict") else dict(doc)
+    # the strings only: the tree (``body``) does not leave the child process
+    return {key: value for key, value in fields.items() if isinstance(value, str)}
 
 
 def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:

@@ -10,7 +10,11 @@
 - named character entities that a DTD would define (``&nbsp;``, ``&mdash;``: the
   ISO sets JATS uses share HTML's names) are resolved from HTML's table, where
   expat defers them to us (documents with an external DTD);
-- the input is bounded (``max_bytes``) before any parsing starts.
+- the input is bounded (``max_bytes``) before any parsing starts;
+- elements nest at most ``MAX_DEPTH`` deep (libxml2's default limit): deeper XML
+  is refused while it is read, so no recursive walk of the tree, ours or a
+  library's, meets Python's recursion limit, and XML nested 100,000 deep is
+  ``bad-xml``, not a crash. Real JATS and GROBID TEI nest a few dozen levels.
 
 Every failure is a ``RecordError`` with status ``bad-xml`` (or ``too-large``),
 never a parser exception. Element names are returned without namespaces
@@ -31,6 +35,8 @@ from sandcrawler.models.statuses import ProcessingStatus
 
 #: larger XML is not parsed: the biggest PMC articles are a few MB
 MAX_XML_BYTES = 64 * 2**20
+#: deeper nesting is refused (libxml2's default limit, far under Python's recursion limit)
+MAX_DEPTH = 256
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
 _ENTITIES = {name: chr(code) for name, code in html.entities.name2codepoint.items()}
@@ -42,7 +48,8 @@ def parse_xml(data: bytes | str, what: str = "XML",
     if len(data) > max_bytes:
         raise RecordError(f"{what} is {len(data)} bytes, over the {max_bytes}-byte limit",
                           status=ProcessingStatus.TOO_LARGE)
-    parser = DefusedXMLParser(forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    parser = DefusedXMLParser(target=_DepthLimited(what), forbid_dtd=False,
+                              forbid_entities=True, forbid_external=True)
     parser.entity.update(_ENTITIES)
     try:
         parser.feed(data)
@@ -58,6 +65,27 @@ def parse_xml(data: bytes | str, what: str = "XML",
         if isinstance(el.tag, str) and el.tag.startswith("{"):
             el.tag = el.tag.rpartition("}")[2]
     return root
+
+
+class _DepthLimited(ET.TreeBuilder):
+    """ElementTree's tree builder, refusing elements nested deeper than ``MAX_DEPTH``."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        self.what = what
+        self.depth = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> ET.Element:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            # raised through expat's callback and the parser as it is
+            raise RecordError(f"{self.what} is nested deeper than {MAX_DEPTH} elements",
+                              status=ProcessingStatus.BAD_XML)
+        return super().start(tag, attrs)
+
+    def end(self, tag: str) -> ET.Element:
+        self.depth -= 1
+        return super().end(tag)
 
 
 def text_of(el: ET.Element | None, sep: str = "") -> str | None:

@@ -196,14 +196,15 @@ def _year(value: str) -> int | None:
 
 def jsonld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
     """Article-typed JSON-LD objects of the page (top level, in lists, in ``@graph``);
-    scripts that are not JSON are skipped."""
+    scripts that are not JSON, or nested deeper than the json module reads (about a
+    thousand levels: Python's recursion limit), are skipped."""
     for node in tree.css('script[type="application/ld+json" i]'):
         text = node.text() or ""
         if len(text) > MAX_JSONLD_CHARS:
             continue
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         yield from _articles(data, depth=0)
 

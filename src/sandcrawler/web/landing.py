@@ -1,11 +1,15 @@
 """A landing page analysed: its metadata, where its full text is, and whether it is a
 wall (cookie consent, "enable JavaScript", a bot challenge) rather than the page.
 
-``parse_html(body, url, content_type)`` never raises on what a server sends: bytes in a
+``parse_html(body, url, content_type)`` reads whatever a server sends: bytes in a
 wrong or unknown charset are decoded with a fallback, broken markup is parsed as a
 browser would (Lexbor, through selectolax), and only the first ``MAX_PARSE_BYTES`` are
-read. The result, ``HtmlPage``, is plain data (picklable); ``fulltext_links(kind)``
-returns the links the rule table (``web/link_rules.py``) found, best first.
+read. The analysis runs in a child process (``web/bounded.py``) under ``PARSE_TIMEOUT``
+and ``PARSE_MEMORY``: a page it cannot finish within them (built so that the parser's
+work grows faster than the page) raises ``RecordError`` ``html-too-complex``, the one
+error it raises. The result, ``HtmlPage``, is plain data (picklable);
+``fulltext_links(kind)`` returns the links the rule table (``web/link_rules.py``)
+found, best first.
 """
 
 from __future__ import annotations
@@ -18,8 +22,10 @@ from urllib.parse import unquote
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.web.biblio import base_href, collect_meta, extract_biblio, jsonld_media
 from sandcrawler.web.biblio import jsonld_objects as _jsonld_objects
+from sandcrawler.web.bounded import HtmlWork
 from sandcrawler.web.link_rules import ANCHOR_RULES, KINDS, META_RULES, PLATFORM_RULES, Find, Rule
 from sandcrawler.web.urls import absolute_url, host_of, site, without_fragment
 
@@ -29,6 +35,15 @@ MAX_PARSE_BYTES = 8 * 2**20
 MAX_NODES = 20_000
 #: a wall has fewer visible words than this and no scholarly metadata
 WALL_MAX_WORDS = 250
+#: the most one page's analysis may take, in seconds and bytes of address space. Real
+#: pages take milliseconds and tens of MB (the largest read, 8 MB of PeerJ's article
+#: over and over, 0.5 s); a page built against the parser costs minutes and GBs
+#: (web/bounded.py), so the limits are what such a page costs a worker
+PARSE_TIMEOUT = 10.0
+PARSE_MEMORY = 2**30
+
+#: the process's child for landing pages (started on first use)
+_WORK = HtmlWork(IngestFileStatus.HTML_TOO_COMPLEX, memory_limit=PARSE_MEMORY)
 
 
 @dataclass(frozen=True)
@@ -56,7 +71,14 @@ class HtmlPage:
 
 
 def parse_html(body: bytes, url: str, content_type: str | None = None) -> HtmlPage:
-    """Analyse a landing page fetched from ``url`` (its final URL, after redirects)."""
+    """Analyse a landing page fetched from ``url`` (its final URL, after redirects);
+    ``RecordError`` ``html-too-complex`` when that is stopped at the limits."""
+    return _WORK.run(_analyse, body[:MAX_PARSE_BYTES], url, content_type,
+                     timeout=PARSE_TIMEOUT, page=url)
+
+
+def _analyse(body: bytes, url: str, content_type: str | None) -> HtmlPage:
+    """``parse_html``'s work, in the child process."""
     text, encoding = decode_html(body, content_type)
     tree = LexborHTMLParser(text)
     base = base_href(tree, url)
