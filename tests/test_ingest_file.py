@@ -211,7 +211,8 @@ def test_statuses_of_the_crawl(web: WebSite, ingest_web: Any, pdf_bytes: bytes) 
             "<p>Checking your browser before accessing a.example.</p></body></html>",
             status=200)),
         "robots-disallowed": web.add("https://private.example/article/10", _landing()),
-        "fetch-error": "http://127.0.0.1:9/nothing-listens-here",
+        "fetch-error": "https://down.example/nothing-listens-here",
+        "blocked-address": "http://127.0.0.1:9/an-internal-address",
         "bad-request": "ftp://a.example/article.pdf",
     }
     web.add("https://a.example/article/1.pdf", Answer(body=pdf_bytes, content_type="text/html"))
@@ -224,8 +225,11 @@ def test_statuses_of_the_crawl(web: WebSite, ingest_web: Any, pdf_bytes: bytes) 
     web.add("https://private.example/robots.txt",
             Answer(body=b"User-agent: *\nDisallow: /article/\n", content_type="text/plain"))
     web.add("https://a.example/robots.txt", Answer(body=b"", content_type="text/plain"))
-    ingest = ingest_web()
-    got = {status: ingest(url) for status, url in cases.items()}
+    ingest = Ingest({**web.routes(), "https://down.example": "http://127.0.0.1:9"})
+    try:
+        got = {status: ingest(url) for status, url in cases.items()}
+    finally:
+        ingest.close()
     assert {want: r["status"] for want, r in got.items()} == {s: s for s in cases}
     assert all(r["hit"] is (s == "success") for s, r in got.items())
     for status, r in got.items():

@@ -25,6 +25,7 @@ under ``$XDG_DATA_HOME`` with a SQLite database and the store inside it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import tomllib
@@ -151,7 +152,23 @@ class HttpSettings(Section):
     """Fetching over HTTP(S): files by URL, landing pages, platform APIs, downloads."""
 
     timeout: float = Field(
-        60.0, gt=0, description="seconds to connect and between bytes (was fetch_timeout)"
+        30.0, gt=0, description="seconds to connect (at most 10) and between two reads of an "
+        "answer; then fetch-timeout (was fetch_timeout)"
+    )
+    request_timeout: float = Field(
+        30.0, gt=0, description="seconds for a whole request, headers and body, unless its body "
+        "keeps coming at min_bytes_per_second; then fetch-timeout"
+    )
+    min_bytes_per_second: int = Field(
+        4096, ge=0, description="past request_timeout, a body still coming at least this fast "
+        "(measured over 10 s windows) goes on; 0: none does"
+    )
+    allow_networks: list[str] = Field(
+        default_factory=list,
+        description="networks (CIDR) the crawler may fetch from although they are not "
+        "globally routable, e.g. [\"10.20.0.0/16\"] for an intranet repository; loopback, "
+        "private and link-local addresses are blocked-address otherwise (http.routes' "
+        "targets are never checked)",
     )
     max_mb: int = Field(
         1024, ge=1,
@@ -163,6 +180,17 @@ class HttpSettings(Section):
         description="send requests for an origin to another, keeping the Host header, e.g. "
         '{"https://zenodo.org": "http://127.0.0.1:8080"} (a mirror, a proxy, or tests)',
     )
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _check_networks(cls, networks: list[str]) -> list[str]:
+        for network in networks:
+            try:
+                ipaddress.ip_network(network.strip(), strict=False)
+            except ValueError:
+                raise ValueError(f"{network!r} is not a network like 10.20.0.0/16 or "
+                                 "fd00:1::/64") from None
+        return [n.strip() for n in networks]
 
     @field_validator("routes")
     @classmethod
@@ -341,6 +369,16 @@ class CrawlSettings(Section):
     )
     max_html_mb: int = Field(
         16, ge=1, description="landing pages larger than this are too-large"
+    )
+    record_timeout: float = Field(
+        120.0, gt=0,
+        description="seconds one request's crawl may take, every hop and page included; then "
+        "fetch-timeout (a download still coming at http.min_bytes_per_second goes on)",
+    )
+    concurrency: int = Field(
+        4, ge=1, le=64,
+        description="requests of one batch crawled at once (so a slow host does not hold the "
+        "others); the per-host limits still apply",
     )
 
     @field_validator("blocklist_patterns")

@@ -25,9 +25,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import orjson
@@ -38,6 +38,7 @@ from sandcrawler.identifiers import sha1_hex
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus, StoreStatus
 from sandcrawler.paths import safe_relative_path
+from sandcrawler.spool import spool_file
 from sandcrawler.storage.resources import resource_kind
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.warc import copy_payload
@@ -134,8 +135,10 @@ class FileLocator:
         catalogue: Catalogue | None = None,
         warc_source: str | None = None,
         fetcher: HttpFetcher | None = None,
+        spool_dir: Path | None = None,
     ) -> None:
         self.catalogue = catalogue
+        self.spool_dir = spool_dir
         self.warc_source = check_warc_source(warc_source)
         self._is_url = is_url(self.warc_source)
         self.fetcher = fetcher or HttpFetcher()
@@ -156,11 +159,13 @@ class FileLocator:
         if found is not None:  # a file named by the sha1: no copy needed
             yield found
             return
-        with tempfile.NamedTemporaryFile(prefix="sandcrawler-fetch-") as tmp:
-            with _naming(record):
+        path = spool_file(self.spool_dir, ".fetch")
+        try:
+            with path.open("wb") as tmp, _naming(record):
                 self._fill(record, tmp)
-            tmp.flush()
-            yield tmp.name
+            yield str(path)
+        finally:
+            path.unlink(missing_ok=True)
 
     def _local_capture(self, record: FileRecord) -> str | None:
         assert record.warc is not None and self.warc_source

@@ -23,6 +23,7 @@ import os
 import threading
 from collections.abc import Callable
 from functools import cached_property, partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
@@ -57,12 +58,14 @@ from sandcrawler.models.ingest import IngestType
 from sandcrawler.pdf.fulltext import fulltext_options
 from sandcrawler.pdf.processor import PdfProcessor
 from sandcrawler.pipeline.db_sink import DatabaseSink
+from sandcrawler.spool import sweep
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.items import ItemStore
 from sandcrawler.storage.pdftable import PdfTable, table_name
 from sandcrawler.storage.resources import ResourceStore
 from sandcrawler.storage.schemes import open_blob_store
+from sandcrawler.web.addresses import AddressPolicy
 from sandcrawler.web.archive import WebArchive
 from sandcrawler.web.blocklist import UrlBlocklist
 from sandcrawler.web.fetch import HttpFetcher
@@ -153,10 +156,13 @@ class Services:
     @cached_property
     def fetcher(self) -> HttpFetcher:
         http, crawl = self.settings.http, self.settings.crawl
-        fetcher = HttpFetcher(timeout=http.timeout, max_bytes=http.max_mb * 2**20,
+        fetcher = HttpFetcher(timeout=http.timeout, request_timeout=http.request_timeout,
+                              min_rate=http.min_bytes_per_second,
+                              max_bytes=http.max_mb * 2**20,
                               routes=http.routes, user_agent=crawl.user_agent,
                               contact=crawl.contact, gate=self.host_gate,
-                              retry_after_max=crawl.retry_after_max)
+                              retry_after_max=crawl.retry_after_max,
+                              addresses=AddressPolicy(http.allow_networks))
         return self._owned(fetcher, fetcher.close)
 
     @cached_property
@@ -196,8 +202,9 @@ class Services:
             raise ConfigError("api.reader is postgrest but no PostgREST URL is configured: "
                               "set SANDCRAWLER_API_POSTGREST_URL (or postgrest_url in the "
                               "[api] table of the configuration file)")
-        fetcher = HttpFetcher(timeout=api.timeout, retries=3, pool_size=8,
-                              user_agent=self.settings.crawl.user_agent)
+        fetcher = HttpFetcher(timeout=api.timeout, request_timeout=api.timeout, retries=3,
+                              pool_size=8, user_agent=self.settings.crawl.user_agent,
+                              addresses=None)  # the operator's own server
         self._owned(fetcher, fetcher.close)
         return PostgrestReader(api.postgrest_url, fetcher)
 
@@ -229,7 +236,16 @@ class Services:
     def web_archive(self) -> WebArchive:
         return WebArchive(self.blobs, self.engine, self.fetcher,
                           gzip_level=self.settings.warc.gzip_level,
-                          spool_dir=self.settings.fileset.tmp_dir)
+                          spool_dir=self.spool_dir)
+
+    @cached_property
+    def spool_dir(self) -> Path:
+        """Where downloads wait on disk (``fileset.tmp_dir``, else ``<data_dir>/spool``);
+        what processes killed before they could clean up left there is removed now."""
+        directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
+        directory.mkdir(parents=True, exist_ok=True)
+        sweep(directory)
+        return directory
 
     def database_sink(self) -> DatabaseSink:
         """A sink that checks the schema at its first write, so a database that is
@@ -239,7 +255,7 @@ class Services:
     def file_locator(self) -> FileLocator:
         """Where file records' bytes come from (``warc.source`` for WARC captures)."""
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
-                           warc_source=self.settings.warc.source)
+                           warc_source=self.settings.warc.source, spool_dir=self.spool_dir)
 
     def pdf_processor(self, *, timeout: float | None = None,
                       memory_limit_mb: int | None = None) -> PdfProcessor:
@@ -277,7 +293,8 @@ class Services:
                                 self.settings.fileset)
 
     def fileset_ingester(self, strategy: IngestStrategy | None = None) -> FilesetIngester:
-        ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items)
+        fileset = self.settings.fileset.model_copy(update={"tmp_dir": self.spool_dir})
+        ctx = ArchiveContext(fileset, self.fetcher, self.web_archive, self.items)
         return FilesetIngester(ctx, self.platform_helpers(), strategy)
 
     @cached_property
@@ -290,9 +307,11 @@ class Services:
         crawl = self.settings.crawl
         crawler = Crawler(self.web_archive, policy=self.crawl_policy,
                           max_hops=crawl.max_hops, max_bytes=self.settings.http.max_mb * 2**20,
-                          max_html_bytes=crawl.max_html_mb * 2**20)
+                          max_html_bytes=crawl.max_html_mb * 2**20,
+                          record_timeout=crawl.record_timeout, spool_dir=self.spool_dir)
         processors = {kind: partial(self._build, path) for kind, path in PROCESSORS.items()}
-        return FileIngester(self.web_archive, crawler, processors, self.ingest_history)
+        return FileIngester(self.web_archive, crawler, processors, self.ingest_history,
+                            concurrency=crawl.concurrency)
 
     def _build(self, path: str) -> Any:
         """What the builder a registry names as ``module:function`` makes of these

@@ -25,9 +25,7 @@ and its manifest entry says which.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.spool import spool_file
 from sandcrawler.storage.items import ItemStore, ItemWrite
 from sandcrawler.timestamps import now14
 from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
@@ -319,9 +318,7 @@ class _Spool:
     """A temporary file for a download, removed on exit."""
 
     def __init__(self, tmp_dir: Path | None) -> None:
-        fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".spool", dir=tmp_dir)
-        os.close(fd)
-        self.path = Path(name)
+        self.path = spool_file(tmp_dir, ".spool")
 
     def __enter__(self) -> _Spool:
         return self

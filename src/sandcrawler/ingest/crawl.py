@@ -16,14 +16,14 @@ for ``force_recrawl``), then looks at what came back:
 * anything else: ``wrong-mimetype``; a non-200 answer: ``terminal-bad-status``.
 
 Every URL is checked against the crawl policy (blocklist, robots.txt) before
-it is fetched, redirect targets included; at most ``max_hops`` steps.
+it is fetched, redirect targets included; at most ``max_hops`` steps, within
+the record's deadline (``record_timeout``: every request of the crawl ends by
+then, unless a download is still coming at the fetcher's minimum rate).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +35,9 @@ from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.ingest import IngestType
 from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
+from sandcrawler.spool import spool_file
 from sandcrawler.web.archive import WarcSession, WebArchive
+from sandcrawler.web.deadlines import check_record_deadline, record_deadline
 from sandcrawler.web.fetch import Hop
 from sandcrawler.web.landing import HtmlPage, parse_html
 from sandcrawler.web.policy import CrawlPolicy
@@ -66,18 +68,17 @@ class Fetched:
     replayed: bool = False
     _spool: Path | None = None
     _load: Callable[[Path], None] | None = None
+    _spool_dir: Path | None = None
 
     @property
     def terminal(self) -> CdxRecord:
         return self.rows[-1]
 
-    def path(self, spool_dir: str | Path | None = None) -> Path:
+    def path(self) -> Path:
         """The body on disk (read from the archive now, for a replay)."""
         if self._spool is None:
             assert self._load is not None, "a capture without a body"
-            fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".body", dir=spool_dir)
-            os.close(fd)
-            self._spool = Path(name)
+            self._spool = spool_file(self._spool_dir, ".body")
             try:
                 self._load(self._spool)
             except BaseException:
@@ -127,15 +128,21 @@ class CrawlResult:
 class Crawler:
     def __init__(self, archive: WebArchive, *, policy: CrawlPolicy | None = None,
                  max_hops: int = 6, max_bytes: int = 1024 * 2**20,
-                 max_html_bytes: int = 16 * 2**20) -> None:
+                 max_html_bytes: int = 16 * 2**20, record_timeout: float | None = None,
+                 spool_dir: Path | None = None) -> None:
         """``policy``: what may be fetched (the blocklist also keeps URLs from being
-        replayed; robots.txt is asked only before a fetch)."""
+        replayed; robots.txt is asked only before a fetch); ``record_timeout``:
+        seconds one crawl may take (its requests end with it, but for a download
+        still coming at the fetcher's minimum rate); ``spool_dir``: where bodies
+        replayed from the archive are put on disk (``sandcrawler.spool``)."""
         self.archive = archive
         self.policy = policy
         self.check = policy.check if policy is not None else None
         self.max_hops = max_hops
         self.max_bytes = max_bytes
         self.max_html_bytes = max_html_bytes
+        self.record_timeout = record_timeout
+        self.spool_dir = spool_dir
 
     def crawl(self, session: WarcSession, url: str, ingest_type: str, *,
               force: bool = False) -> CrawlResult:
@@ -144,7 +151,8 @@ class Crawler:
         result = CrawlResult(status=IngestFileStatus.SUCCESS)
         visited: set[str] = set()
         try:
-            self._crawl(session, url, IngestType(ingest_type), force, result, visited)
+            with record_deadline(self.record_timeout):
+                self._crawl(session, url, IngestType(ingest_type), force, result, visited)
         except RecordError as e:
             result.status, result.error = e.status, str(e)
         return result
@@ -156,6 +164,7 @@ class Crawler:
             if len(result.hops) >= self.max_hops:
                 raise RecordError(f"no {ingest_type} full text within {self.max_hops} hops "
                                   f"of {result.hops[0]}", IngestFileStatus.MAX_HOPS_EXCEEDED)
+            check_record_deadline(f"crawling {result.hops[0] if result.hops else url}")
             result.hops.append(url)
             fetched = self._fetch(session, url, force)
             result._steps.append(fetched)
@@ -240,7 +249,7 @@ class Crawler:
                 self.archive.read_payload(terminal, f, max_bytes=self.max_bytes)
 
         fetched = Fetched(chain, meta, revisit_of=original if terminal.is_revisit else None,
-                          replayed=True, _load=load)
+                          replayed=True, _load=load, _spool_dir=self.spool_dir)
         try:
             # the index keeps the declared type; the crawl goes by what the bytes are
             sniffed = sniff_mime(fetched.head(SNIFF_BYTES))

@@ -6,9 +6,11 @@ For a batch of requests:
 1. a request that is not one (no http(s) ``base_url``) is ``bad-request``; one
    of another type ``skip-ingest-type``; a recorded hit is ``success-existing``
    without a fetch (unless ``force_recrawl``);
-2. each request is crawled (``ingest.crawl``) into one WARC file for the batch;
-3. the WARC file is committed (made visible, indexed) before anything refers to
-   it: a crash before then leaves no capture and no result;
+2. the requests are crawled (``ingest.crawl``), ``concurrency`` at a time (a
+   slow host holds one crawler, not the batch), each crawling thread into a
+   WARC file of its own;
+3. the WARC files are committed (made visible, indexed) before anything refers
+   to them: a crash before then leaves no capture and no result;
 4. each full text found is processed by its kind's processor (stored,
    catalogued, references parsed), unless it was processed before.
 
@@ -17,7 +19,9 @@ Every status is in the table of ``docs/ingest.md``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,7 +38,7 @@ from sandcrawler.models.ingest import (
 )
 from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus, ProcessingStatus
 from sandcrawler.storage.catalogue import identifiers_from_metadata
-from sandcrawler.web.archive import WebArchive
+from sandcrawler.web.archive import WarcSession, WebArchive
 from sandcrawler.web.urls import absolute_url
 
 #: processing statuses that mean an HTML page is not the article's full text
@@ -47,15 +51,17 @@ class FileIngester:
 
     def __init__(self, archive: WebArchive, crawler: Crawler,
                  processors: Mapping[str, Callable[[], Processor]],
-                 history: IngestHistory) -> None:
+                 history: IngestHistory, *, concurrency: int = 1) -> None:
         """``processors``: ingest type -> a function building its processor, called
         when the first file of that type is found (a run of recorded hits, or of
-        HTML only, never starts a PDF sandbox or loads trafilatura)."""
+        HTML only, never starts a PDF sandbox or loads trafilatura);
+        ``concurrency``: requests of a batch crawled at once."""
         self.archive = archive
         self.crawler = crawler
         self.factories = processors
         self.processors: dict[str, Processor] = {}
         self.history = history
+        self.concurrency = concurrency
 
     def processor(self, kind: str) -> Processor:
         if kind not in self.processors:
@@ -74,29 +80,73 @@ class FileIngester:
         (the batch is retried whole: nothing of it was made visible)."""
         results: list[dict[str, Any]] = [{"hit": False, "request": r.to_json()}
                                          for r in requests]
-        crawls: list[tuple[int, CrawlResult]] = []
         hits = self.history.hits((r.ingest_type, r.base_url) for r in requests
                                  if not r.force_recrawl)
+        todo: list[tuple[int, str]] = []
+        for i, request in enumerate(requests):
+            try:
+                url = self._before_crawl(request, results[i], hits)
+            except RecordError as e:
+                results[i].update(status=e.status, error_message=str(e))
+                continue
+            if url is not None:
+                todo.append((i, url))
+        crawls: list[tuple[int, CrawlResult]] = []
         try:
-            with self.archive.session() as session:
-                for i, request in enumerate(requests):
-                    try:
-                        url = self._before_crawl(request, results[i], hits)
-                    except RecordError as e:
-                        results[i].update(status=e.status, error_message=str(e))
-                        continue
-                    if url is None:
-                        continue
-                    crawl = self.crawler.crawl(session, url, request.ingest_type,
-                                               force=request.force_recrawl)
-                    crawls.append((i, crawl))
-                if session.captured:  # nothing fetched (hits, replays): no WARC file
-                    session.commit()
+            crawls = self._crawl_all(requests, todo)
             for i, crawl in crawls:
                 self._after_crawl(requests[i], crawl, results[i])
         finally:
             close_all([c for _, c in crawls])
         return [_final(r) for r in results]
+
+    def _crawl_all(self, requests: list[IngestRequest], todo: list[tuple[int, str]]
+                   ) -> list[tuple[int, CrawlResult]]:
+        """Crawl ``todo`` (index, URL), ``concurrency`` at a time, so that a slow
+        host holds one crawler and not the batch; each crawling thread writes a WARC
+        file of its own. Every file is committed (made visible, indexed) before
+        this returns; a store or database failure raises, and what any thread
+        wrote stays invisible."""
+        sessions: list[WarcSession] = []
+        lock = threading.Lock()
+        local = threading.local()
+
+        def crawl(i: int, url: str) -> tuple[int, CrawlResult]:
+            session = getattr(local, "session", None)
+            if session is None:
+                session = local.session = self.archive.session()
+                with lock:
+                    sessions.append(session)
+            request = requests[i]
+            return i, self.crawler.crawl(session, url, request.ingest_type,
+                                         force=request.force_recrawl)
+
+        done: list[tuple[int, CrawlResult]] = []
+        try:
+            if self.concurrency <= 1 or len(todo) <= 1:
+                done = [crawl(i, url) for i, url in todo]
+            else:
+                with ThreadPoolExecutor(min(self.concurrency, len(todo)),
+                                        thread_name_prefix="sandcrawler-crawl") as pool:
+                    futures = [pool.submit(crawl, i, url) for i, url in todo]
+                    try:
+                        done = [f.result() for f in futures]
+                    except BaseException:
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        done = [f.result() for f in futures if f.done() and not f.cancelled()
+                                and f.exception() is None]
+                        raise
+            for session in sessions:
+                if session.captured:  # nothing fetched (hits, replays): no WARC file
+                    session.commit()
+                else:
+                    session.abort()
+        except BaseException:
+            for session in sessions:
+                session.abort()
+            close_all([c for _, c in done])
+            raise
+        return done
 
     def _before_crawl(self, request: IngestRequest, result: dict[str, Any],
                       hits: Mapping[tuple[str, str], dict[str, Any]]) -> str | None:

@@ -73,6 +73,12 @@ class FetchStatus(StrEnum):
     BAD_URL = "bad-url"
     REDIRECT_LOOP = "redirect-loop"
     FETCH_ERROR = "fetch-error"
+    #: the request (or the record making it) ran past its deadline, or its body
+    #: came slower than the minimum rate (``http.request_timeout``, ...)
+    FETCH_TIMEOUT = "fetch-timeout"
+    #: the host is (or resolves to) an address that is not globally routable:
+    #: loopback, private, link-local, ... (``http.allow_networks``)
+    BLOCKED_ADDRESS = "blocked-address"
     HTTP_ERROR = "http-error"
     TOO_LARGE = "too-large"
 

@@ -33,9 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import struct
-import tempfile
 import uuid
 import zlib
 from base64 import b32encode
@@ -58,11 +56,12 @@ from sandcrawler.mime import normalize_mime
 from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.spool import spool_file
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
 from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
 from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import CHUNK, Hop, HttpFetcher, Opened, TooLarge, stream_body
+from sandcrawler.web.fetch import CHUNK, Hop, HttpFetcher, Opened, TooLarge
 from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_headers
 
 WARC_PREFIX = "warcs"
@@ -234,10 +233,8 @@ class WarcSession:
                     out.write(head)
                     out.write(http.headers_buff)
                     return MetaWriter(out.write, extra=extra)
-            fd, name = tempfile.mkstemp(prefix="sandcrawler-", suffix=".body",
-                                        dir=self.archive.spool_dir)
-            spool = Path(name)
-            f = os.fdopen(fd, "wb", buffering=0)
+            spool = spool_file(self.archive.spool_dir, ".body")
+            f = spool.open("wb", buffering=0)
             state["spool_file"] = f
             return MetaWriter(f.write, extra=extra)
 
@@ -250,7 +247,7 @@ class WarcSession:
         try:
             try:
                 try:
-                    stream_body(opened, write, max_bytes)
+                    self.archive.fetcher.stream_body(opened, write, max_bytes)
                 except TooLarge as e:
                     if hop.status_code == 200:
                         raise

@@ -17,6 +17,24 @@ web archive can record every hop and a loop is reported as one; a ``check``
 Every request says who we are: ``User-Agent: {user_agent}/{version} (+{contact})``
 (``user_agent_header``).
 
+The crawler is fed URLs from outside, so by default a request connects only to
+globally routable addresses: the host is resolved and checked on every
+connection of every hop (``web.connections``, ``web.addresses``), and a host
+that is, or resolves to, a loopback, private or link-local address is
+``blocked-address``. Every URL is made safe before it is requested or
+recorded (``web.urls.absolute_url``: ASCII, no control characters, no
+credentials), a redirect's raw UTF-8 ``Location`` included.
+
+No server holds a request for ever: ``timeout`` bounds the wait for a
+connection and between two reads; ``request_timeout`` the whole request,
+headers and body, except that a body still arriving at ``min_rate`` bytes a
+second or more goes on (``web.deadlines``); a record's own deadline, when one is
+set, ends its requests too. A body sent content-encoded although we asked for
+``identity`` is decoded as it streams, and refused (``too-large``) once it
+expands more than ``max_expansion`` times: a compression bomb never reaches
+the disk beyond that. A request is sent again only when no connection could be
+made; a server that breaks HTTP, or does not answer, is not asked twice.
+
 ``routes`` sends requests for an origin (``https://zenodo.org``) to another
 (``http://127.0.0.1:8080``) while the ``Host`` header and every URL reported
 keep the original: a mirror or a proxy in production, loopback servers in tests.
@@ -35,12 +53,15 @@ Two kinds of failure are kept apart, because callers treat them differently:
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.client import IncompleteRead
 from typing import IO, Any, Protocol
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import orjson
 import urllib3
@@ -48,11 +69,29 @@ from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import NotFound, RecordError, StoreUnavailable
 from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.paths import shown
 from sandcrawler.retry import retry_after_seconds
 from sandcrawler.version import __version__
+from sandcrawler.web.addresses import AddressPolicy
+from sandcrawler.web.connections import pool_manager
+from sandcrawler.web.deadlines import (
+    RequestClock,
+    check_record_deadline,
+    record_deadline_left,
+    timing,
+)
+from sandcrawler.web.fetch_errors import cause, describe, failure
 from sandcrawler.web.hosts import HostGate, Slot, host_of
+from sandcrawler.web.urls import absolute_url, header_text, redirect_target, without_fragment
+
+#: the default: globally routable addresses only
+PUBLIC_ONLY = AddressPolicy()
 
 CHUNK = 1024 * 1024
+#: a content-encoded body is let expand this much before its ratio is judged
+EXPANSION_FLOOR = 1024 * 1024
+#: control characters but tab, in header values
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: what is read of an answer not wanted, so that its connection can be reused
 DRAIN_BYTES = 64 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
@@ -119,6 +158,7 @@ class Opened:
     response: urllib3.BaseHTTPResponse
     hops: list[Hop] = field(default_factory=list)
     slot: Slot | None = None
+    clock: RequestClock | None = None
 
     def __post_init__(self) -> None:
         if self.slot is not None:  # a caller that forgets close() must not block the host
@@ -137,6 +177,8 @@ class Opened:
         return self.final.status_code
 
     def close(self) -> None:
+        if self.clock is not None:
+            self.clock.done()  # before the connection can go back to the pool
         try:
             _release(self.response)
         finally:
@@ -148,10 +190,13 @@ class HttpFetcher:
     def __init__(
         self,
         *,
-        timeout: float = 60.0,
+        timeout: float = 30.0,
+        request_timeout: float = 30.0,
+        min_rate: float = 4096.0,
         retries: int = 3,
         backoff: float = 0.5,
         max_bytes: int = 1024 * 2**20,
+        max_expansion: float = 100.0,
         pool_size: int = 4,
         max_redirects: int = 5,
         routes: Mapping[str, str] | None = None,
@@ -159,27 +204,42 @@ class HttpFetcher:
         contact: str | None = None,
         gate: HostGate | None = None,
         retry_after_max: float = 120.0,
+        addresses: AddressPolicy | None = PUBLIC_ONLY,
     ) -> None:
-        """``retries``: how many times one request is tried again after a connection
-        failure or a 429/502/503/504 answer; ``backoff``: urllib3's back-off factor
-        for connection failures (0, 1, 2 s), and half the first wait after an
-        answer without Retry-After (1, 2, 4 s); ``retry_after_max``: the most one
-        request waits in all before its 429/503 is returned; ``gate``: per-host
-        politeness (None: no limits, as in tests of other things)."""
+        """``timeout``: seconds to connect (at most 10) and between two reads;
+        ``request_timeout``: seconds for a whole request, unless its body keeps
+        coming at ``min_rate`` bytes/s or more (0: no minimum); ``retries``: how
+        many times one request is tried again after a connection could not be made
+        or a 429/502/503/504 answer; ``backoff``: urllib3's back-off factor for
+        connection failures (0, 1, 2 s), and half the first wait after an answer
+        without Retry-After (1, 2, 4 s); ``retry_after_max``: the most one request
+        waits in all before its 429/503 is returned; ``gate``: per-host politeness
+        (None: no limits, as in tests of other things); ``addresses``: which
+        addresses may be connected to (None: any, for a fetcher of the operator's
+        own services); the origins of ``routes`` are the operator's choice: their
+        requests are not checked against ``addresses``."""
         self.max_bytes = max_bytes
+        self.max_expansion = max_expansion
         self.max_redirects = max_redirects
         self.retries = retries
         self.backoff = backoff
         self.retry_after_max = retry_after_max
+        self.timeout = timeout
+        self.request_timeout = request_timeout
+        self.min_rate = min_rate
         self.gate = gate
         self.user_agent = user_agent_header(user_agent, contact)
         self.routes = {k.rstrip("/").lower(): v.rstrip("/") for k, v in (routes or {}).items()}
-        self._http = urllib3.PoolManager(
-            maxsize=pool_size,
-            block=False,
-            timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
-            retries=urllib3.Retry(
+        options: dict[str, Any] = {
+            "maxsize": pool_size,
+            "block": False,
+            "timeout": urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
+            "retries": urllib3.Retry(
                 total=retries,
+                # a request is sent again only when it could not be sent: a server
+                # that answers garbage, hangs up or stalls is not asked again
+                read=0,
+                other=0,
                 redirect=False,  # followed hop by hop in open()
                 status_forcelist=(),  # answers are retried in _request, through the gate
                 backoff_factor=backoff,
@@ -188,79 +248,117 @@ class HttpFetcher:
                 raise_on_status=False,  # the last answer is returned and judged by the caller
                 raise_on_redirect=False,
             ),
-        )
+        }
+        self._http = pool_manager(addresses, **options)
+        # the operator's own origins (routes, WARC sources): no address check
+        self._own = self._http if addresses is None else pool_manager(None, **options)
 
     def close(self) -> None:
         self._http.clear()
+        self._own.clear()
 
-    def _route(self, url: str) -> tuple[str, dict[str, str]]:
-        """The URL to connect to and the headers to send for ``url``."""
+    def _route(self, url: str) -> tuple[str, dict[str, str], bool]:
+        """The URL to connect to and the headers to send for ``url``, and whether
+        it is routed (to an origin of the operator's choice)."""
         parts = urlsplit(url)
         headers = {**REQUEST_HEADERS, "User-Agent": self.user_agent}
         origin = f"{parts.scheme}://{parts.netloc}".lower()
         target = self.routes.get(origin)
         if target is None:
-            return url, headers
+            return url, headers, False
         headers["Host"] = parts.netloc
-        return target + url[len(origin):], headers
+        return target + url[len(origin):], headers, True
 
     def open(self, url: str, *, method: str = "GET",
              headers: Mapping[str, str] | None = None,
-             check: Callable[[str], None] | None = None) -> Opened:
+             check: Callable[[str], None] | None = None,
+             own: bool = False) -> Opened:
         """Request ``url`` and follow redirects; the final response is returned
         unread, whatever its status. ``check`` is called with every URL before it
         is requested (``url`` and each redirect target) and may refuse it by
-        raising (``CrawlPolicy.check``). RecordError: ``bad-url``, ``fetch-error``
-        (no answer), ``redirect-loop`` (a URL seen twice, or too many hops)."""
+        raising (``CrawlPolicy.check``); ``own``: the URL is the operator's (a
+        WARC source), its address is not checked. RecordError: ``bad-url``,
+        ``fetch-error`` (no answer), ``fetch-timeout``, ``blocked-address``,
+        ``redirect-loop`` (a URL seen twice, or too many hops)."""
         hops: list[Hop] = []
         seen = set()
+        given = url
         while True:
-            if not url.startswith(("http://", "https://")):
-                raise RecordError(f"not an http(s) URL: {url!r}", status=FetchStatus.BAD_URL)
+            safe = absolute_url(url, "")
+            if safe is None:
+                where = f" (redirected from {hops[-1].url})" if hops else ""
+                raise RecordError(f"not an http(s) URL: {shown(url)}{where}",
+                                  status=FetchStatus.BAD_URL)
+            url = without_fragment(safe)  # never sent, so never recorded
             if url in seen or len(hops) > self.max_redirects:
                 what = "a loop" if url in seen else f"more than {self.max_redirects} redirects"
                 raise RecordError(f"redirects from {hops[0].url} form {what} (at {url})",
                                   status=FetchStatus.REDIRECT_LOOP)
             seen.add(url)
+            check_record_deadline(f"fetching {given}")
             if check is not None:
                 check(url)
-            resp, slot, sent = self._request(method, url, headers)
+            resp, slot, sent, clock = self._request(method, url, headers, own)
             request_headers = [("Host", urlsplit(url).netloc)]
             request_headers += [(k, v) for k, v in sent.items() if k != "Host"]
-            hop = Hop(url, resp.status, resp.reason or "", list(resp.headers.iteritems()),
-                      request_headers)
+            hop = Hop(url, resp.status, _reason(resp), _headers(resp), request_headers)
             hops.append(hop)
             location = resp.headers.get("Location")
             if resp.status in REDIRECT_STATUSES and location:
-                hop.location = urljoin(url, location.strip())
-                _discard(resp, slot)
+                # the next hop's URL as a browser makes it; one that is not an
+                # http(s) URL is refused as bad-url at the top of the loop
+                hop.location = redirect_target(location, url) or header_text(location)
+                _discard(resp, slot, clock)
                 url = hop.location
                 continue
-            return Opened(resp, hops, slot)
+            return Opened(resp, hops, slot, clock)
 
-    def _request(self, method: str, url: str, headers: Mapping[str, str] | None
-                 ) -> tuple[urllib3.BaseHTTPResponse, Slot, dict[str, str]]:
+    def _clock(self) -> RequestClock:
+        """A new request's clock: ``request_timeout``, or the record's deadline
+        when that comes first."""
+        clock = RequestClock(self.request_timeout, min_rate=self.min_rate)
+        record = record_deadline_left()
+        if record is not None and record[0] < clock.deadline:
+            clock = RequestClock(record[1], label="crawl.record_timeout",
+                                 min_rate=self.min_rate, deadline=record[0])
+        return clock
+
+    def _request(self, method: str, url: str, headers: Mapping[str, str] | None, own: bool
+                 ) -> tuple[urllib3.BaseHTTPResponse, Slot, dict[str, str], RequestClock]:
         """One hop: the answer (retried while the server is busy and the waits stay
-        within ``retry_after_max``), the slot it holds and the headers sent."""
-        target, sent = self._route(url)
+        within ``retry_after_max``), the slot it holds, the headers sent and its
+        clock (running until the answer is released)."""
+        target, sent, routed = self._route(url)
         sent.update(headers or {})
+        pool = self._own if routed or own else self._http
         host = host_of(url)
         waited = 0.0
         attempt = 0
         while True:
             slot = self.gate.acquire(host) if self.gate is not None else Slot(None, host)
+            clock = self._clock()
             try:
-                resp = self._http.request(method, target, headers=sent, redirect=False,
-                                          preload_content=False)
+                with timing(clock):
+                    resp = pool.request(method, target, headers=sent, redirect=False,
+                                        preload_content=False)
+                if clock.expired:  # cut in the headers, where the end can look like theirs
+                    _release(resp)
+                    raise RecordError(f"fetching {url}: {clock.describe()}",
+                                      status=FetchStatus.FETCH_TIMEOUT)
+                clock.body_started(resp.tell)
             except HTTPError as e:
+                clock.done()
                 slot.release()
-                raise RecordError(f"fetching {url}: {type(e).__name__}: {e}",
-                                  status=FetchStatus.FETCH_ERROR) from None
+                if clock.expired:
+                    raise RecordError(f"fetching {url}: {clock.describe()}",
+                                      status=FetchStatus.FETCH_TIMEOUT) from None
+                raise failure(url, e, read_timeout=self.timeout) from None
             except BaseException:
+                clock.done()
                 slot.release()
                 raise
             if resp.status not in RETRY_STATUSES:
-                return resp, slot, sent
+                return resp, slot, sent, clock
             wait = retry_after_seconds(resp.headers.get("Retry-After"))
             if wait is None:
                 wait = self.backoff * 2 ** (attempt + 1)
@@ -271,8 +369,8 @@ class HttpFetcher:
             else:
                 pause = wait  # this request only
             if attempt >= self.retries or waited + wait > self.retry_after_max:
-                return resp, slot, sent
-            _discard(resp, slot)
+                return resp, slot, sent, clock
+            _discard(resp, slot, clock)
             attempt += 1
             waited += wait
             if pause:
@@ -287,8 +385,8 @@ class HttpFetcher:
             if opened.status != 200:
                 raise RecordError(f"HTTP {opened.status} from {opened.url}",
                                   status=FetchStatus.HTTP_ERROR)
-            size = stream_body(opened, dest.write,
-                               self.max_bytes if max_bytes is None else max_bytes)
+            size = self.stream_body(opened, dest.write,
+                                    self.max_bytes if max_bytes is None else max_bytes)
             return Download(opened.url, opened.status, opened.final.header("Content-Type"), size)
         finally:
             opened.close()
@@ -299,7 +397,7 @@ class HttpFetcher:
         opened = self.open(url, headers={"Accept": "application/json"})
         try:
             chunks: list[bytes] = []
-            stream_body(opened, chunks.append, max_bytes)
+            self.stream_body(opened, chunks.append, max_bytes)
         finally:
             opened.close()
         try:
@@ -307,13 +405,19 @@ class HttpFetcher:
         except orjson.JSONDecodeError:
             return opened.status, None
 
+    def stream_body(self, opened: Opened, write: Callable[[bytes], object],
+                    max_bytes: int) -> int:
+        """``stream_body`` with this fetcher's limit on content-encoded bodies."""
+        return stream_body(opened, write, max_bytes, max_expansion=self.max_expansion)
+
     def open_range(self, url: str, offset: int, length: int) -> Opened:
         """A stream of ``length`` bytes of ``url`` from ``offset`` (a WARC record),
         in ``.response``. NotFound for 404; StoreUnavailable when the source does
-        not answer or keeps failing; the caller closes it."""
+        not answer or keeps failing; the caller closes it. The source is the
+        operator's: its address is not checked."""
         headers = {"Range": f"bytes={offset}-{offset + length - 1}"} if length else {}
         try:
-            opened = self.open(url, headers=headers)
+            opened = self.open(url, headers=headers, own=True)
         except RecordError as e:
             if e.status == FetchStatus.BAD_URL:
                 raise
@@ -333,14 +437,16 @@ class HttpFetcher:
                           status=FetchStatus.HTTP_ERROR)
 
 
-def _discard(resp: urllib3.BaseHTTPResponse, slot: Slot) -> None:
+def _discard(resp: urllib3.BaseHTTPResponse, slot: Slot, clock: RequestClock) -> None:
     """Done with an answer we do not keep (a redirect, a busy answer retried): a
     few bytes of HTML, read so that the connection is reused; then the slot."""
     try:
-        with contextlib.suppress(HTTPError):
+        with contextlib.suppress(HTTPError, OSError):
             resp.read(DRAIN_BYTES)
+        clock.done()  # before the connection can go back to the pool
         _release(resp)
     finally:
+        clock.done()
         slot.release()
 
 
@@ -358,26 +464,74 @@ def _release(resp: urllib3.BaseHTTPResponse) -> None:
     resp.release_conn()
 
 
-def stream_body(opened: Opened, write: Any, max_bytes: int) -> int:
-    """Pass the body of ``opened`` to ``write`` chunk by chunk (content encodings
-    undone); its size. ``too-large`` past ``max_bytes``; ``fetch-error`` when the
-    connection is lost, stalls past the read timeout, or ends before the
-    Content-Length it announced."""
+def stream_body(opened: Opened, write: Callable[[bytes], object], max_bytes: int, *,
+                max_expansion: float = 100.0) -> int:
+    """Pass the body of ``opened`` to ``write`` in pieces of up to ``CHUNK`` bytes
+    (content encodings undone); its size. ``too-large`` past ``max_bytes``, or
+    when a content-encoded body expands more than ``max_expansion`` times (past
+    its first MiB); ``fetch-timeout`` when the request's clock cut it;
+    ``fetch-error`` when the connection is lost, stalls past the read timeout,
+    or ends before the Content-Length it announced."""
     url = opened.url
+    resp = opened.response
     declared = opened.final.header("Content-Length")
     if declared and declared.isdigit() and int(declared) > max_bytes:
         raise _too_large(url, max_bytes)
+    encoded = (opened.final.header("Content-Encoding") or "identity").strip().lower() \
+        not in ("", "identity")
     size = 0
+    pending: list[bytes] = []
+    held = 0
     try:
-        for chunk in opened.response.stream(CHUNK, decode_content=True):
+        # read1: what has come, as it comes, so a slow body shows its progress to
+        # the request's clock and a short one its true length
+        while chunk := resp.read1(CHUNK):
             size += len(chunk)
             if size > max_bytes:
                 raise _too_large(url, max_bytes)
-            write(chunk)
-    except HTTPError as e:
-        raise RecordError(f"fetching {url}: connection lost after {size:,} bytes "
-                          f"({type(e).__name__})", status=FetchStatus.FETCH_ERROR) from None
+            if encoded and size > EXPANSION_FLOOR and size > max_expansion * resp.tell():
+                raise TooLarge(f"{url}: a content-encoded body that expands more than "
+                               f"{max_expansion:g} times ({resp.tell():,} bytes became "
+                               f"{size:,}), refused as a compression bomb")
+            pending.append(chunk)
+            held += len(chunk)
+            if held >= CHUNK:
+                write(b"".join(pending))
+                pending, held = [], 0
+    except (HTTPError, OSError) as e:
+        if opened.clock is not None and opened.clock.expired:
+            raise RecordError(f"fetching {url}: {opened.clock.describe()}",
+                              status=FetchStatus.FETCH_TIMEOUT) from None
+        status, what = describe(e)
+        if status == FetchStatus.FETCH_ERROR and not isinstance(cause(e), IncompleteRead):
+            what = f"{what} after {resp.tell():,} bytes"
+        raise RecordError(f"fetching {url}: {what}", status=status) from None
+    if opened.clock is not None and opened.clock.expired:  # cut where EOF looks the same
+        raise RecordError(f"fetching {url}: {opened.clock.describe()}",
+                          status=FetchStatus.FETCH_TIMEOUT)
+    if pending:
+        write(b"".join(pending))
     return size
+
+
+def _reason(resp: urllib3.BaseHTTPResponse) -> str:
+    """The reason phrase as recorded: the server's when it is printable ASCII,
+    else the standard one (a WARC status line is ASCII; clients ignore it)."""
+    reason = resp.reason or ""
+    if reason.isascii() and reason.isprintable():
+        return reason
+    try:
+        return HTTPStatus(resp.status).phrase
+    except ValueError:
+        return ""
+
+
+def _headers(resp: urllib3.BaseHTTPResponse) -> list[tuple[str, str]]:
+    """The response headers as recorded: control characters in a value (a NUL
+    or an escape sequence in a Location) percent-encoded, so they reach neither
+    a WARC file nor a terminal."""
+    return [(name, _CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", value))
+            for name, value in resp.headers.iteritems()]
 
 
 def _too_large(url: str, limit: int) -> TooLarge:

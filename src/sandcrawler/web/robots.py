@@ -7,8 +7,8 @@ fetcher (its routes, its gate, its User-Agent), and kept per process for
 (RFC 9309, section 2.3.1):
 
 * 2xx: the rules, the first ``max_bytes`` (500 KiB) read;
-* redirects are followed (the fetcher's hops, five); more than that, or a loop,
-  is "unavailable";
+* redirects are followed (the fetcher's hops, five); more than that, a loop, or
+  a redirect to a URL or an address the crawler does not fetch, is "unavailable";
 * 4xx, "unavailable": everything is allowed;
 * 429, 5xx, or no answer at all, "unreachable": the whole origin is disallowed
   ("complete disallow") until the entry expires; the reason says which.
@@ -40,6 +40,9 @@ from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate, host_of
 
+#: what a robots.txt that cannot be had for these reasons is: unavailable, not unreachable
+UNAVAILABLE = frozenset({FetchStatus.REDIRECT_LOOP, FetchStatus.BLOCKED_ADDRESS,
+                         FetchStatus.BAD_URL})
 #: seconds before robots.txt of a host that did not answer (or answered 429/5xx) is
 #: asked again
 RETRY_UNREACHABLE = 60.0
@@ -143,12 +146,14 @@ class RobotsRules:
         try:
             opened = self.fetcher.open(url, headers={"Accept": "text/plain, */*"})
         except RecordError as e:
-            if e.status == FetchStatus.REDIRECT_LOOP:  # RFC 9309 2.3.1.2: unavailable
+            if e.status in UNAVAILABLE:  # RFC 9309 2.3.1.2: unavailable
+                # (a robots.txt on an address not fetched: so is the page, if it is
+                # there too, and the page's own fetch says so)
                 log.info("%s: %s; treated as unavailable, everything allowed", url, e)
                 return _Entry(None, None, expires)
-            if e.status == FetchStatus.FETCH_ERROR:  # the host does not answer at all
-                why = f"the host does not answer ({url}: {e})"
-                refused: str = FetchStatus.FETCH_ERROR
+            if e.status in (FetchStatus.FETCH_ERROR, FetchStatus.FETCH_TIMEOUT):
+                # the host does not answer at all, or not in time
+                why, refused = f"the host does not answer ({e})", e.status
             else:
                 why = f"{url} is unreachable ({e}); the whole site is disallowed (RFC 9309)"
                 refused = IngestFileStatus.ROBOTS_DISALLOWED
@@ -167,6 +172,11 @@ class RobotsRules:
             if not 200 <= status < 300:  # 4xx, or a redirect without a Location
                 return _Entry(None, None, expires)
             body = _read_prefix(opened.response, self.max_bytes)
+            if opened.clock is not None and opened.clock.expired:
+                why = f"the host does not answer in time ({url}: {opened.clock.describe()})"
+                log.info("%s", why)
+                return _Entry(None, Refusal(FetchStatus.FETCH_TIMEOUT, why),
+                              time.monotonic() + RETRY_UNREACHABLE)
         finally:
             opened.close()
         rules = Protego.parse(body.decode("utf-8", errors="replace"))
