@@ -236,6 +236,9 @@ class IngestFileStatus(StrEnum):
     SKIP_URL_BLOCKLIST = "skip-url-blocklist"
     #: a cookie wall, a "please enable JavaScript" page, a bot challenge
     BLOCKED_COOKIE = "blocked-cookie"
+    #: a page whose HTML could not be parsed within the time and memory limits
+    #: (``web.landing.PARSE_TIMEOUT``, ``PARSE_MEMORY``): built against the parser
+    HTML_TOO_COMPLEX = "html-too-complex"
     ROBOTS_DISALLOWED = "robots-disallowed"
 
 
@@ -246,12 +249,15 @@ class ProcessingStatus(StrEnum):
     SUCCESS = "success"
     #: well-formed XML, but not a JATS article (nor a wrapper holding one)
     NOT_JATS = "not-jats"
-    #: not well-formed XML, or XML that declares entities (refused, never expanded)
+    #: not well-formed XML, XML that declares entities (refused, never expanded), or
+    #: XML nested deeper than ``ingest.safexml.MAX_DEPTH`` elements
     BAD_XML = "bad-xml"
     #: an HTML page with too little main text for an article: a landing page, a stub
     NO_MAIN_TEXT = "no-main-text"
     #: over the processor's size limit; not parsed
     TOO_LARGE = "too-large"
+    #: an HTML page the processor could not finish within its time and memory limits
+    HTML_TOO_COMPLEX = "html-too-complex"
 
 
 #: the statuses of an ingested file (``hit`` is true)
