@@ -9,7 +9,9 @@ import pytest
 from sqlalchemy import func, select, text
 
 from sandcrawler.db.schema import crossref, grobid_refs
+from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.timestamps import iso_utc
+from sandcrawler.work import Outcome
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.conftest import invoke
 from tests.test_parse_crossref_refs import rows, work_line
@@ -98,20 +100,38 @@ def test_persist_crossref_bad_records(engine) -> None:  # type: ignore[no-untype
         assert conn.execute(select(crossref.c.doi)).scalars().all() == ["10.5555/ok"]
 
 
-def test_database_rejection_isolated_to_record(engine) -> None:  # type: ignore[no-untyped-def]
-    """A value only the database refuses (NUL in JSON text on PostgreSQL; a CHECK on
-    both) fails that record alone; the rest of the batch is written."""
+def test_a_nul_is_stored_replaced(engine) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22: PostgreSQL refuses a NUL in JSON text (``\\u0000`` in jsonb), which
+    made the record db-rejected there while SQLite kept it; both now store it as
+    U+FFFD (db/types.py), and the rest of the batch with it."""
     lines = [work_line(f"10.5555/r{i}") for i in range(5)]
     bad = orjson.loads(work_line("10.5555/nul"))
     bad["title"] = ["nul \u0000 inside"]
     lines.insert(2, orjson.dumps(bad))
     result = invoke(["persist", "crossref", "-"], input=b"\n".join(lines))
     assert result.exit_code == 0
+    assert "db-rejected" not in result.stderr and "success 6" in result.stderr
     with engine.connect() as conn:
-        dois = set(conn.execute(select(crossref.c.doi)).scalars())
-    assert {f"10.5555/r{i}" for i in range(5)} <= dois
-    if engine.dialect.name == "postgresql":
-        assert "line 3: db-rejected:" in result.stderr and "10.5555/nul" not in dois
+        records = dict(conn.execute(select(crossref.c.doi, crossref.c.record)).all())
+    assert set(records) == {"10.5555/nul", *(f"10.5555/r{i}" for i in range(5))}
+    assert records["10.5555/nul"]["title"] == ["nul \ufffd inside"]
+
+
+def test_database_rejection_isolated_to_record(engine) -> None:  # type: ignore[no-untyped-def]
+    """A row the database refuses for its data (here its CHECK that a DOI is lower
+    case, which the worker sees to and the sink does not) fails that record alone:
+    the batch is retried row by row and the rest of it is written."""
+    def outcome(i: int, doi: str) -> Outcome:
+        row = {"doi": doi, "indexed": "2022-01-02T03:04:05Z", "record": {"DOI": doi}}
+        return Outcome(where=f"line {i + 1}", status="success", output={"crossref": row})
+
+    dois = ["10.5555/r0", "10.5555/r1", "10.5555/UPPER", "10.5555/r3"]
+    rejected = DatabaseSink(engine).write([outcome(i, d) for i, d in enumerate(dois)])
+    assert [(i, status) for i, status, _ in rejected] == [(2, "db-rejected")]
+    assert "crossref_doi_check" in rejected[0][2]
+    with engine.connect() as conn:
+        stored = set(conn.execute(select(crossref.c.doi)).scalars())
+    assert stored == {"10.5555/r0", "10.5555/r1", "10.5555/r3"}
 
 
 def test_postgres_not_initialised(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

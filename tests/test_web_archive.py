@@ -13,20 +13,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import insert, select, text
+from sqlalchemy.exc import IntegrityError
 from warcio.archiveiterator import ArchiveIterator
 
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
-from sandcrawler.errors import RecordError
+from sandcrawler.db.schema import web_cdx
+from sandcrawler.errors import DatabaseUnavailable, RecordError
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.s3 import S3BlobStore
-from sandcrawler.web.archive import WebArchive, _compressible, crc32_combine
+from sandcrawler.timestamps import now14
+from sandcrawler.web.archive import (
+    WarcSession,
+    WebArchive,
+    _compressible,
+    _http_headers,
+    crc32_combine,
+)
 from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import HttpFetcher, TooLarge
+from sandcrawler.web.fetch import Hop, HttpFetcher, TooLarge
 from sandcrawler.web.warc import copy_payload
 from sandcrawler_testkit.http_files import FileServer
+from tests.conftest import invoke
 
 
 def _archive(tmp_path: Path, server: FileServer, *, store: BlobStore | None = None,
@@ -259,3 +270,143 @@ def test_arc_records_are_read_and_a_line_that_only_looks_like_one_is_bad_warc() 
             copy_payload(io.BytesIO(junk + b"\x00" * 64), io.BytesIO(), where="junk")
         assert err.value.status == "bad-warc"
         assert len(str(err.value)) < 300  # the parser's quote of the bytes is cut short
+
+
+# -- commit: the WARC file and its index rows, both or neither (issue 22) ------------------
+
+
+@pytest.fixture
+def www(tmp_path: Path) -> Path:
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"a" * 1000)
+    return root
+
+
+def _db_archive(tmp_path: Path, server: FileServer, db_url: str) -> WebArchive:
+    engine = make_engine(db_url)
+    migrate.upgrade(engine)
+    fetcher = HttpFetcher(routes={"https://example.org": server.url}, retries=0)
+    return WebArchive(LocalBlobStore(tmp_path / "store"), engine, fetcher, spool_dir=tmp_path)
+
+
+def _warc_keys(archive: WebArchive) -> list[str]:
+    return [info.key for info in archive.store.list("warcs/")]
+
+
+def _indexed(archive: WebArchive) -> list[tuple[str, str]]:
+    with archive.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(select(web_cdx.c.warc_path, web_cdx.c.url)
+                                               .order_by(web_cdx.c.warc_offset))]
+
+
+def _record_redirect(session: WarcSession, url: str, location: str) -> CdxRecord:
+    """A redirect hop recorded as ``capture`` records one. Built here rather than
+    fetched: the fetcher refuses such a URL before it reaches the archive, and the
+    archive's own guarantee is what is tested."""
+    hop = Hop(url=url, status_code=302, reason="Found", headers=[("Location", location)],
+              request_headers=[("User-Agent", "test")], location=location)
+    return session._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
+
+
+def test_a_nul_in_a_url_is_indexed_with_its_file(tmp_path: Path, www: Path,
+                                                 db_url: str) -> None:
+    """Issue 22: on PostgreSQL the web_cdx insert refused a redirect URL with a NUL
+    after the WARC file was committed: stored, never indexed. Now the row is
+    written (the NUL as U+FFFD) and a lookup by the same URL follows the chain."""
+    bad = "https://example.org/moved\x00here"
+    with FileServer(www) as server:
+        archive = _db_archive(tmp_path, server, db_url)
+        with archive.session() as session:
+            _record_redirect(session, bad, "https://example.org/a.txt")
+            session.capture("https://example.org/a.txt", max_bytes=10**6).close()
+            rows = session.commit()
+    assert _warc_keys(archive) == [session.key]
+    assert _indexed(archive) == [(session.key, "https://example.org/moved\ufffdhere"),
+                                 (session.key, "https://example.org/a.txt")]
+    chain = archive.lookup(bad)
+    assert chain is not None and [r.warc_offset for r in chain] == [
+        r.warc_offset for r in rows]
+    payload = io.BytesIO()
+    archive.read_payload(chain[-1], payload)
+    assert payload.getvalue() == b"a" * 1000
+
+
+def test_rows_the_database_refuses_leave_no_warc_file(tmp_path: Path, www: Path,
+                                                      db_url: str) -> None:
+    """The insert fails (here a row already at the place of one of the session's
+    records): the WARC file is not stored either, and the session's error is the
+    database's."""
+    with FileServer(www) as server:
+        archive = _db_archive(tmp_path, server, db_url)
+        with archive.session() as session:
+            capture = session.capture("https://example.org/a.txt", max_bytes=10**6)
+            capture.close()
+            with archive.engine.begin() as conn:
+                conn.execute(insert(web_cdx), [capture.terminal.to_row()])
+            with pytest.raises(IntegrityError):
+                session.commit()
+    assert _warc_keys(archive) == []
+    assert _indexed(archive) == [(session.key, "https://example.org/a.txt")]  # the blocker
+
+
+def test_a_session_without_records_stores_no_file(tmp_path: Path, www: Path) -> None:
+    with FileServer(www) as server:
+        archive = _archive(tmp_path, server)
+        with archive.session() as session:
+            assert session.commit() == []
+    assert _warc_keys(archive) == []
+
+
+def _refuse_at_commit(archive: WebArchive, action: str) -> None:
+    """A deferred constraint trigger on web_cdx: ``action`` runs when the
+    transaction commits, after the session committed its file."""
+    with archive.engine.begin() as conn:
+        conn.execute(text(
+            "CREATE FUNCTION at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"{action}; RETURN NULL; END $$"))
+        conn.execute(text(
+            "CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON web_cdx DEFERRABLE "
+            "INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION at_commit()"))
+
+
+def test_a_commit_the_database_refuses_removes_the_warc_file(tmp_path: Path, www: Path,
+                                                             pg_url: str) -> None:
+    with FileServer(www) as server:
+        archive = _db_archive(tmp_path, server, pg_url)
+        _refuse_at_commit(archive, "RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'")
+        with archive.session() as session:
+            session.capture("https://example.org/a.txt", max_bytes=10**6).close()
+            with pytest.raises(IntegrityError, match="refused"):
+                session.commit()
+    assert _warc_keys(archive) == []
+    assert _indexed(archive) == []
+
+
+def test_a_commit_of_unknown_outcome_keeps_the_file_for_cleanup(
+        tmp_path: Path, www: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The connection is lost while the transaction commits (as when the process is
+    killed between the file's commit and the rows'): whether the rows were
+    committed is unknown, so the file stays; `store cleanup` removes it once no row
+    refers to it, and leaves an indexed file, a young one and files not ours."""
+    with FileServer(www) as server:
+        archive = _db_archive(tmp_path, server, pg_url)
+        with archive.session() as kept:
+            kept.capture("https://example.org/a.txt", max_bytes=10**6).close()
+            kept.commit()
+        _refuse_at_commit(archive, "PERFORM pg_terminate_backend(pg_backend_pid())")
+        with archive.session() as session:
+            session.capture("https://example.org/a.txt", max_bytes=10**6).close()
+            with pytest.raises(DatabaseUnavailable):
+                session.commit()
+    archive.store.put("warcs/2024/01/01/imported.warc.gz", b"not ours")
+    assert sorted(_warc_keys(archive)) == sorted([kept.key, session.key,
+                                                  "warcs/2024/01/01/imported.warc.gz"])
+    assert _indexed(archive) == [(kept.key, "https://example.org/a.txt")]
+    assert archive.remove_unindexed(older_than=3600) == 0  # young: maybe being committed
+    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", pg_url)
+    monkeypatch.setenv("SANDCRAWLER_STORE_URL", str(tmp_path / "store"))
+    result = invoke(["store", "cleanup", "--older-than", "0"])
+    assert result.exit_code == 0, result.stderr
+    assert "1 unindexed WARC file(s)" in result.stderr
+    assert sorted(_warc_keys(archive)) == sorted([kept.key, "warcs/2024/01/01/imported.warc.gz"])

@@ -92,10 +92,14 @@ def cat_blob(key: str) -> None:
 @click.option("--older-than", type=click.FloatRange(0), default=24.0, show_default=True,
               help="Hours: leftovers younger than this may belong to a running writer.")
 def cleanup(older_than: float) -> None:
-    """Remove what interrupted writes left behind (temporary files, S3 uploads
-    never completed). They are never visible as blobs."""
-    removed = open_services().blobs.cleanup(older_than * 3600)
-    click.echo(f"{removed} leftover(s) removed", err=True)
+    """Remove what interrupted writes left behind: temporary files and S3 uploads
+    never completed (never visible as blobs), and WARC files of the web archive
+    that no index row refers to (a crawl stopped between storing a WARC file and
+    indexing it)."""
+    services = open_services()
+    removed = services.blobs.cleanup(older_than * 3600)
+    warcs = services.web_archive.remove_unindexed(older_than * 3600)
+    click.echo(f"{removed} leftover(s) removed, {warcs} unindexed WARC file(s)", err=True)
 
 
 @store.command("kinds")

@@ -14,8 +14,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
+from sandcrawler.db.types import storable_json
 from sandcrawler.errors import ConfigError, DatabaseUnavailable
-from sandcrawler.jsontext import dumps as json_dumps
 
 
 def normalise_url(url: str) -> str:
@@ -66,7 +66,8 @@ def make_engine(url: str) -> Engine:
     except ArgumentError as e:
         raise ConfigError(f"invalid database URL {url!r}: {e}") from e
     kwargs: dict[str, Any] = {
-        "json_serializer": json_dumps,
+        # JSON columns bind through it: what jsonb refuses is replaced (db/types.py)
+        "json_serializer": storable_json,
         "json_deserializer": orjson.loads,
     }
     if parsed.get_backend_name() == "sqlite":

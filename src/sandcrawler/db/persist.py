@@ -27,7 +27,8 @@ from sandcrawler.db.schema import (
     ingest_fileset_platform,
     ingest_request,
 )
-from sandcrawler.jsontext import RawJSON, dumps
+from sandcrawler.db.types import storable_json, storable_text
+from sandcrawler.jsontext import RawJSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +106,12 @@ def _upsert_sqlite(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, 
 
 
 def _pg_value(value: Any) -> Any:
+    """A value for COPY, which is below SQLAlchemy's column types: made storable
+    as those types make it (db/types.py)."""
     if isinstance(value, dict | list | RawJSON):
-        return dumps(value)
+        return storable_json(value)
+    if isinstance(value, str):
+        return storable_text(value)
     return value
 
 

@@ -1,7 +1,8 @@
 """The SQL schema as SQLAlchemy Core tables: the single definition the code queries.
 
 Migrations under ``migrations/versions`` create exactly these objects; a test
-compares the two on both SQLite and PostgreSQL.
+compares the two on both SQLite and PostgreSQL. Text columns are ``SafeText``
+(TEXT; what the database cannot hold replaced on the way in: db/types.py).
 """
 
 from __future__ import annotations
@@ -17,20 +18,19 @@ from sqlalchemy import (
     MetaData,
     PrimaryKeyConstraint,
     Table,
-    Text,
     UniqueConstraint,
     func,
 )
 from sqlalchemy import literal_column as col
 
-from sandcrawler.db.types import JsonDoc, UTCDateTime, octet_length
+from sandcrawler.db.types import JsonDoc, SafeText, UTCDateTime, octet_length
 
 metadata = MetaData()
 
 crossref = Table(
     "crossref",
     metadata,
-    Column("doi", Text, nullable=False),
+    Column("doi", SafeText, nullable=False),
     Column("indexed", UTCDateTime, nullable=False),
     Column("record", JsonDoc, nullable=False),
     PrimaryKeyConstraint("doi", name="crossref_pkey"),
@@ -45,8 +45,8 @@ Index("crossref_indexed_idx", crossref.c.indexed)
 grobid_refs = Table(
     "grobid_refs",
     metadata,
-    Column("source", Text, nullable=False),
-    Column("source_id", Text, nullable=False),
+    Column("source", SafeText, nullable=False),
+    Column("source_id", SafeText, nullable=False),
     Column("source_ts", UTCDateTime, nullable=True),
     Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
     Column("refs_json", JsonDoc, nullable=False),
@@ -60,16 +60,16 @@ grobid_refs = Table(
 catalogue = Table(
     "catalogue",
     metadata,
-    Column("uuid", Text, nullable=False),
-    Column("sha1", Text, nullable=True),
-    Column("doi", Text, nullable=True),
-    Column("pmid", Text, nullable=True),
-    Column("pmcid", Text, nullable=True),
-    Column("arxiv", Text, nullable=True),
+    Column("uuid", SafeText, nullable=False),
+    Column("sha1", SafeText, nullable=True),
+    Column("doi", SafeText, nullable=True),
+    Column("pmid", SafeText, nullable=True),
+    Column("pmcid", SafeText, nullable=True),
+    Column("arxiv", SafeText, nullable=True),
     Column("resources", JsonDoc, nullable=False),
     Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
     # the metadata's first title, for finding documents by title words
-    Column("title", Text, nullable=True),
+    Column("title", SafeText, nullable=True),
     PrimaryKeyConstraint("uuid", name="catalogue_pkey"),
     CheckConstraint(octet_length(col("uuid")) == 36, name="catalogue_uuid_check"),
     CheckConstraint(
@@ -89,7 +89,7 @@ pdftables = Table(
     "pdftables",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("name", Text, nullable=False),
+    Column("name", SafeText, nullable=False),
     Column("created", UTCDateTime, nullable=False, server_default=func.now()),
     UniqueConstraint("name", name="pdftables_name_key"),
 )
@@ -99,8 +99,8 @@ pdftable_cells = Table(
     metadata,
     Column("table_id", Integer, nullable=False),
     Column("row_key", LargeBinary, nullable=False),
-    Column("family", Text, nullable=False),
-    Column("qualifier", Text, nullable=False),
+    Column("family", SafeText, nullable=False),
+    Column("qualifier", SafeText, nullable=False),
     Column("value", LargeBinary, nullable=False),
     Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("table_id", "row_key", "family", "qualifier", name="pdftable_cells_pkey"),
@@ -112,11 +112,11 @@ pdftable_cells = Table(
 def _ingest_result_columns() -> list[Column]:  # type: ignore[type-arg]
     """The columns every ingest result table begins with (one row per request)."""
     return [
-        Column("ingest_type", Text, nullable=False),
-        Column("base_url", Text, nullable=False),
+        Column("ingest_type", SafeText, nullable=False),
+        Column("base_url", SafeText, nullable=False),
         Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
         Column("hit", Boolean, nullable=False),
-        Column("status", Text, nullable=True),
+        Column("status", SafeText, nullable=True),
     ]
 
 
@@ -124,10 +124,10 @@ ingest_file_result = Table(
     "ingest_file_result",
     metadata,
     *_ingest_result_columns(),
-    Column("terminal_url", Text, nullable=True),
-    Column("terminal_dt", Text, nullable=True),
+    Column("terminal_url", SafeText, nullable=True),
+    Column("terminal_dt", SafeText, nullable=True),
     Column("terminal_status_code", Integer, nullable=True),
-    Column("terminal_sha1hex", Text, nullable=True),
+    Column("terminal_sha1hex", SafeText, nullable=True),
     PrimaryKeyConstraint("ingest_type", "base_url", name="ingest_file_result_pkey"),
     CheckConstraint(octet_length(col("ingest_type")) >= 1,
                     name="ingest_file_result_ingest_type_check"),
@@ -141,13 +141,13 @@ Index("ingest_file_result_terminal_sha1hex_idx", ingest_file_result.c.terminal_s
 ingest_request = Table(
     "ingest_request",
     metadata,
-    Column("link_source", Text, nullable=False),
-    Column("link_source_id", Text, nullable=False),
-    Column("ingest_type", Text, nullable=False),
-    Column("base_url", Text, nullable=False),
-    Column("ingest_request_source", Text, nullable=True),
+    Column("link_source", SafeText, nullable=False),
+    Column("link_source_id", SafeText, nullable=False),
+    Column("ingest_type", SafeText, nullable=False),
+    Column("base_url", SafeText, nullable=False),
+    Column("ingest_request_source", SafeText, nullable=True),
     Column("created", UTCDateTime, nullable=False, server_default=func.now()),
-    Column("release_stage", Text, nullable=True),
+    Column("release_stage", SafeText, nullable=True),
     Column("request", JsonDoc, nullable=True),
     PrimaryKeyConstraint("link_source", "link_source_id", "ingest_type", "base_url",
                          name="ingest_request_pkey"),
@@ -168,16 +168,16 @@ ingest_fileset_platform = Table(
     "ingest_fileset_platform",
     metadata,
     *_ingest_result_columns(),
-    Column("platform_name", Text, nullable=False),
-    Column("platform_domain", Text, nullable=False),
-    Column("platform_id", Text, nullable=False),
-    Column("ingest_strategy", Text, nullable=True),
+    Column("platform_name", SafeText, nullable=False),
+    Column("platform_domain", SafeText, nullable=False),
+    Column("platform_id", SafeText, nullable=False),
+    Column("ingest_strategy", SafeText, nullable=True),
     Column("total_size", BigInteger, nullable=True),
     Column("file_count", Integer, nullable=True),
-    Column("archiveorg_item_name", Text, nullable=True),
-    Column("archiveorg_item_bundle_path", Text, nullable=True),
-    Column("web_bundle_url", Text, nullable=True),
-    Column("web_bundle_dt", Text, nullable=True),
+    Column("archiveorg_item_name", SafeText, nullable=True),
+    Column("archiveorg_item_bundle_path", SafeText, nullable=True),
+    Column("web_bundle_url", SafeText, nullable=True),
+    Column("web_bundle_dt", SafeText, nullable=True),
     Column("manifest", JsonDoc, nullable=True),
     PrimaryKeyConstraint("ingest_type", "base_url", name="ingest_fileset_platform_pkey"),
     *(
@@ -198,17 +198,17 @@ Index("ingest_fileset_platform_name_domain_id_idx", ingest_fileset_platform.c.pl
 web_cdx = Table(
     "web_cdx",
     metadata,
-    Column("url", Text, nullable=False),
-    Column("datetime", Text, nullable=False),
-    Column("surt", Text, nullable=False),
+    Column("url", SafeText, nullable=False),
+    Column("datetime", SafeText, nullable=False),
+    Column("surt", SafeText, nullable=False),
     Column("status_code", Integer, nullable=True),
-    Column("mimetype", Text, nullable=True),  # warc/revisit for revisit records
-    Column("location", Text, nullable=True),  # where a redirect pointed
-    Column("sha1hex", Text, nullable=True),
-    Column("sha256hex", Text, nullable=True),
-    Column("md5hex", Text, nullable=True),
+    Column("mimetype", SafeText, nullable=True),  # warc/revisit for revisit records
+    Column("location", SafeText, nullable=True),  # where a redirect pointed
+    Column("sha1hex", SafeText, nullable=True),
+    Column("sha256hex", SafeText, nullable=True),
+    Column("md5hex", SafeText, nullable=True),
     Column("size", BigInteger, nullable=True),
-    Column("warc_path", Text, nullable=False),
+    Column("warc_path", SafeText, nullable=False),
     Column("warc_offset", BigInteger, nullable=False),
     Column("warc_csize", BigInteger, nullable=False),
     Column("row_created", UTCDateTime, nullable=False, server_default=func.now()),

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from sandcrawler.db.engine import begin
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import pdftable_cells, pdftables
+from sandcrawler.db.types import storable_json, storable_text
 from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
 from sandcrawler.identifiers import sha1_base32, sha1_key
 from sandcrawler.models.statuses import StoreStatus
@@ -174,7 +175,8 @@ def _encode(family: Family, qualifier: str, col: Col, value: Any) -> bytes:
         if not isinstance(value, str):
             raise RecordError(f"{where} takes a string, not {value!r}",
                               status=StoreStatus.BAD_VALUE)
-        data = value.encode("utf-8")
+        # held to a text column's rules: the pdftable_files view reads it as text
+        data = storable_text(value).encode("utf-8")
     elif col.type == "bytes":
         if not isinstance(value, bytes):
             raise RecordError(f"{where} takes bytes, not {type(value).__name__}",
@@ -187,7 +189,7 @@ def _encode(family: Family, qualifier: str, col: Col, value: Any) -> bytes:
                 raise RecordError(
                     f"{where} needs key(s) {', '.join(missing)}", status=StoreStatus.BAD_VALUE
                 )
-        data = orjson.dumps(value)
+        data = storable_json(value).encode("utf-8")  # the view reads it as jsonb
     return zlib.compress(data, _ZLIB_LEVEL) if family.compressed else data
 
 

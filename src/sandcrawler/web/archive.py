@@ -33,18 +33,21 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
+import re
 import struct
 import uuid
 import zlib
 from base64 import b32encode
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, Self
 from urllib.parse import urlsplit
 
 from sqlalchemy import Engine, insert, select
+from sqlalchemy.exc import DBAPIError, OperationalError
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -63,6 +66,8 @@ from sandcrawler.version import __version__
 from sandcrawler.web.cdx import surt
 from sandcrawler.web.fetch import CHUNK, Hop, HttpFetcher, Opened, TooLarge
 from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_headers
+
+log = logging.getLogger(__name__)
 
 WARC_PREFIX = "warcs"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
@@ -437,19 +442,45 @@ class WarcSession:
         return len(self._rows)
 
     def commit(self) -> list[CdxRecord]:
-        """Make the WARC file visible in the store, then index its records."""
+        """Make the WARC file visible in the store and index its records: both or
+        neither. The rows are inserted in a transaction, the file is committed
+        inside it, last: rows the database refuses leave no file, and a file whose
+        transaction the database then refuses is removed again. When the outcome is
+        unknown (the connection lost during the commit, which may have been made,
+        or an interruption there) the file is kept: a file no row refers to is only
+        garbage, rows without their file would be captures that cannot be read. A
+        file left so, or by a process killed between the two commits, is what
+        ``WebArchive.remove_unindexed`` (``store cleanup``) removes. A session
+        without records stores no file."""
         if self.closed:
             raise ValueError(f"WARC session {self.key} already closed")
         self.closed = True
-        self._writer.commit()
-        if self._rows:
-            # set here, to the microsecond: the order of two captures of one URL
-            # within the same second (CDX datetimes are to the second)
-            created = datetime.now(UTC)
+        if not self._rows:
+            self._writer.abort()  # a warcinfo record alone: nothing to find it by
+            return []
+        # set here, to the microsecond: the order of two captures of one URL
+        # within the same second (CDX datetimes are to the second)
+        created = datetime.now(UTC)
+        try:
             with begin(self.archive.engine) as conn:
                 conn.execute(insert(web_cdx),
                              [r.to_row() | {"row_created": created} for r in self._rows])
+                self._writer.commit()
+        except BaseException as e:
+            if self._writer.info is None:
+                self._writer.abort()
+            elif isinstance(e, DBAPIError) and not isinstance(e, OperationalError):
+                self._remove_file(e)  # refused by the database: nothing was committed
+            raise
         return list(self._rows)
+
+    def _remove_file(self, cause: BaseException) -> None:
+        try:
+            self.archive.store.delete(self.key)
+        except Exception as e:  # the store failing too: left to remove_unindexed
+            log.warning("WARC file %s is stored without its index (%s) and could not be "
+                        "removed: %s; `store cleanup` removes it", self.key,
+                        type(cause).__name__, e)
 
     def abort(self) -> None:
         if not self.closed:
@@ -462,6 +493,11 @@ class WarcSession:
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if exc_type is not None or not self.closed:
             self.abort()
+
+
+#: the names WebArchive.session gives its WARC files
+_OUR_WARC = re.compile(rf"{WARC_PREFIX}/\d{{4}}/\d\d/\d\d/SANDCRAWLER-\d{{14}}-[0-9a-f]{{12}}"
+                       r"\.warc(\.gz)?")
 
 
 class WebArchive:
@@ -554,6 +590,31 @@ class WebArchive:
         rows = self._rows(select(web_cdx).where(web_cdx.c.warc_path == warc_path,
                                                 web_cdx.c.warc_offset == warc_offset))
         return rows[0] if rows else None
+
+    def remove_unindexed(self, older_than: float = 86400.0, *, batch: int = 500) -> int:
+        """Remove the WARC files this archive wrote (by their names) that no
+        ``web_cdx`` row refers to and that were written over ``older_than`` seconds
+        ago (a younger one may be a session's between its two commits): what a
+        session killed there, or whose commit's outcome was unknown, left behind
+        (``WarcSession.commit``). Returns how many were removed."""
+        cutoff = datetime.now(UTC) - timedelta(seconds=older_than)
+        unindexed: list[str] = []  # few: removed once the listing is done
+        keys: list[str] = []
+        for info in self.store.list(WARC_PREFIX + "/"):
+            if (_OUR_WARC.fullmatch(info.key) and info.modified is not None
+                    and info.modified <= cutoff):
+                keys.append(info.key)
+            if len(keys) >= batch:
+                unindexed += self._unindexed(keys)
+                keys = []
+        unindexed += self._unindexed(keys) if keys else []
+        return sum(self.store.delete(key) for key in unindexed)
+
+    def _unindexed(self, keys: list[str]) -> list[str]:
+        with begin(self.engine) as conn:
+            indexed = set(conn.execute(select(web_cdx.c.warc_path).distinct()
+                                       .where(web_cdx.c.warc_path.in_(keys))).scalars())
+        return [key for key in keys if key not in indexed]
 
 
 def _mimetype(hop: Hop, meta: FileMeta) -> str | None:
