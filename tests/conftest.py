@@ -112,7 +112,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"shared test data not found at {SHARED_DATA}")
+        unavailable(f"shared test data not found at {SHARED_DATA}", "SHARED_DATA")
     return SHARED_DATA
 
 

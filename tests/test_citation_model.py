@@ -14,7 +14,7 @@ from sandcrawler.citations.crf.corpus import read_corpus
 from sandcrawler.citations.crf.evaluate import Report, soft
 from sandcrawler.citations.crf.model import MAX_TOKENS, CrfModel, default_model_path, train
 from sandcrawler.errors import ConfigError
-from tests.conftest import SHARED_DATA, invoke
+from tests.conftest import SHARED_DATA, invoke, unavailable
 
 CORPUS = SHARED_DATA / "grobid-citation-corpus" / "corpus"
 EVALUATION = SHARED_DATA / "grobid-citation-corpus" / "evaluation"
@@ -28,7 +28,7 @@ def model() -> CrfModel:
 @pytest.fixture(scope="module")
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip(f"GROBID citation corpus not found at {CORPUS}")
+        unavailable(f"GROBID citation corpus not found at {CORPUS}", "SHARED_DATA")
     return CORPUS
 
 

@@ -24,7 +24,7 @@ from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.pdftable import CaptureHistory
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.publishers import Answer, WebSite, page, redirect
-from tests.conftest import invoke
+from tests.conftest import invoke, unavailable
 
 PDFS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "pdfs"
 
@@ -171,7 +171,7 @@ def _landing(meta: str = "", body: str = "") -> Answer:
 def pdf_bytes() -> bytes:
     path = PDFS / "two_pages.pdf"
     if not path.is_file():
-        pytest.skip("../shared/data/pdfs is not there")
+        unavailable("../shared/data/pdfs is not there", "SHARED_DATA")
     return path.read_bytes()
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from sandcrawler.web.landing import FulltextLink, HtmlPage, parse_html
 from sandcrawler.web.link_rules import PLATFORM_RULES
+from tests.conftest import unavailable
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sandcrawler-fixtures"
 LANDING = Path(__file__).resolve().parent / "data" / "landing"
@@ -32,7 +33,7 @@ REAL_PAGES = {
 def real(name: str) -> HtmlPage:
     path = FIXTURES / name
     if not path.is_file():
-        pytest.skip(f"shared test data not found: {path}")
+        unavailable(f"shared test data not found: {path}", "SHARED_DATA")
     return parse_html(path.read_bytes(), REAL_PAGES[name])
 
 

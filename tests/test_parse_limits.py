@@ -139,3 +139,15 @@ def test_xml_nested_100000_deep_is_bad_xml(catalogue: Catalogue, tmp_path: Path)
     # nesting up to the limit is read as before
     root = parse_xml(_deep_jats(250), "JATS")
     assert "".join(root.itertext()) == "Tx"
+
+
+@pytest.mark.timeout(120)
+def test_a_datasets_landing_page_the_parser_cannot_finish_has_no_metadata() -> None:
+    """Dataset ingest reads a landing page's metadata through the same limits: the
+    page has none, and the ingest goes on from the platform's API."""
+    from sandcrawler.web.html import html_biblio
+
+    assert html_biblio(FORMATTING, URL) is None
+    meta = b"<meta name='citation_title' content='A dataset'>"
+    assert html_biblio(HEAD.replace(b"</head>", meta + b"</head>") + b"</body></html>",
+                       URL) == {"title": "A dataset"}

@@ -246,3 +246,16 @@ def test_status_is_a_function_of_the_bytes() -> None:
         used.call(extract_pdf, b"%PDF-1.4\n%%EOF\n", timeout=60)
         after_bad = used.call(extract_pdf, damaged, timeout=60).status
     assert alone == after == after_bad == "empty-pdf"
+
+
+@pytest.mark.parametrize(("title", "read"), [
+    ("\xfe\xff\xd8\x00", "\ufffd"),  # UTF-16BE with a lone high surrogate
+    ("\xfe\xff\x00A\xdc\x00\x00B", "A\ufffdB"),  # a lone low surrogate inside
+    ("Plain title", "Plain title"),
+])
+def test_an_info_title_that_is_not_valid_utf16_is_read_with_a_replacement(
+        title: str, read: str) -> None:
+    """pypdfium2's own reader raised UnicodeDecodeError here, on every run of the file."""
+    result = extract_pdf(make_pdf(["Some text on the page."], title=title))
+    assert result.status == "success", result.error
+    assert result.info["title"] == read

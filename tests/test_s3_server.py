@@ -10,13 +10,14 @@ from collections.abc import Iterator
 import pytest
 
 from sandcrawler_testkit.s3_server import S3Server, swift_available
+from tests.conftest import unavailable
 
-pytestmark = pytest.mark.skipif(
-    not swift_available(),
-    reason="OpenStack Swift servers / memcached not installed "
-    "(apt-get install swift-proxy swift-account swift-container swift-object memcached)",
-)
-pytest.importorskip("boto3", reason="boto3 not installed")
+
+@pytest.fixture(scope="module", autouse=True)
+def _swift_installed() -> None:
+    if not swift_available():
+        unavailable("OpenStack Swift servers / memcached not installed (apt-get install "
+                    "swift-proxy swift-account swift-container swift-object memcached)", "S3")
 
 MIB = 1024 * 1024
 

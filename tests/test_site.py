@@ -260,3 +260,16 @@ def test_config_show_masks_the_token(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _q(query: str) -> str:
     return urlencode({"q": query})
+
+
+def test_authors_of_every_shape_the_catalogue_holds_are_named() -> None:
+    """CSL names split or not (landing pages and JATS give ``name``), raw names;
+    never an empty entry (a page showed ", ," for three ``{"name": ...}``)."""
+    from sandcrawler.site.reads import _authors
+
+    assert _authors({"author": [{"given": "Jane", "family": "Doe"}, {"name": "Ann Lee"},
+                                {"literal": "The Consortium"}, {"family": "Solo"}, {},
+                                "not a dict"]}) == [
+        "Jane Doe", "Ann Lee", "The Consortium", "Solo"]
+    assert _authors({"contrib_raw_names": ["A. Person"]}) == ["A. Person"]
+    assert _authors({}) == []

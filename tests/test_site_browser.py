@@ -29,7 +29,7 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.identifiers import sha1_base32
 from sandcrawler.site.app import create_app
-from tests.conftest import invoke
+from tests.conftest import invoke, unavailable
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("SANDCRAWLER_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -37,16 +37,13 @@ ARTIFACTS = Path(os.environ.get("SANDCRAWLER_TEST_ARTIFACTS", REPO / "test-artif
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: read when the module loads (the isolated environment of each test drops SANDCRAWLER_*)
-REQUIRE_BROWSER = os.environ.get("SANDCRAWLER_TEST_REQUIRE_BROWSER") == "1"
 UPDATE_DOC_IMAGES = os.environ.get("SANDCRAWLER_UPDATE_DOC_IMAGES") == "1"
 HOSTILE_TITLE = ("<script>document.title='pwned'</script><img src=x onerror=alert(1)> "
                  "שלום עולם مرحبا " + "a very long title that goes on " * 60)
 
 
 def _unavailable(reason: str) -> None:
-    if REQUIRE_BROWSER:
-        pytest.fail(f"{reason} (SANDCRAWLER_TEST_REQUIRE_BROWSER=1)")
-    pytest.skip(reason)
+    unavailable(reason, "BROWSER")
 
 
 @pytest.fixture(scope="module")

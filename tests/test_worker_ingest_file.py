@@ -34,6 +34,7 @@ from sandcrawler_testkit.kafka_clients import end_offsets as partition_ends
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.publishers import Answer, WebSite, page
 from tests._kafka import WorkerProcess, Workers, committed, create_topic
+from tests.conftest import unavailable
 
 pytestmark = pytest.mark.kafka
 
@@ -155,7 +156,7 @@ def check_archive(services: Services) -> list[CdxRecord]:
 def real_pdfs() -> dict[str, bytes]:
     names = ("two_pages.pdf", "submission_363.pdf", "dehypenisation1.pdf")
     if not all((PDFS / n).is_file() for n in names):
-        pytest.skip("../shared/data/pdfs is not there")
+        unavailable("../shared/data/pdfs is not there", "SHARED_DATA")
     return {n: (PDFS / n).read_bytes() for n in names}
 
 

@@ -32,6 +32,7 @@ from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 from tests._kafka import Workers, create_topic
 from tests._kafka import committed as committed_offsets
 from tests._metrics import metrics_url, scrape, value
+from tests.conftest import unavailable
 
 pytestmark = pytest.mark.kafka
 
@@ -231,7 +232,7 @@ def own_pg() -> Iterator[PostgresCluster]:
     acked to Kafka), which is not the failure under test.
     """
     if find_pg_bindir() is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not installed")
+        unavailable("PostgreSQL server binaries (initdb, pg_ctl) not installed", "POSTGRES")
     cluster = PostgresCluster(durable=True)
     cluster.start()
     try:

@@ -83,6 +83,8 @@ class Services:
         self._closers: list[Callable[[], Any]] = []
         self._schema_checked = False
         self._lock = threading.Lock()
+        #: spool files of dead processes removed when the spool was first used
+        self.spool_swept = 0
 
     # --- the process's own ----------------------------------------------------------
 
@@ -244,7 +246,7 @@ class Services:
         what processes killed before they could clean up left there is removed now."""
         directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
         directory.mkdir(parents=True, exist_ok=True)
-        sweep(directory)
+        self.spool_swept = sweep(directory)
         return directory
 
     def database_sink(self) -> DatabaseSink:

@@ -10,6 +10,7 @@ import orjson
 
 from sandcrawler.cli.options import echo_json, open_services
 from sandcrawler.errors import RecordError
+from sandcrawler.spool import sweep
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.timestamps import iso_utc
 
@@ -93,13 +94,17 @@ def cat_blob(key: str) -> None:
               help="Hours: leftovers younger than this may belong to a running writer.")
 def cleanup(older_than: float) -> None:
     """Remove what interrupted writes left behind: temporary files and S3 uploads
-    never completed (never visible as blobs), and WARC files of the web archive
+    never completed (never visible as blobs), WARC files of the web archive
     that no index row refers to (a crawl stopped between storing a WARC file and
-    indexing it)."""
+    indexing it), and downloads spooled by processes that are gone (those of
+    other hosts sharing the directory once older than --older-than)."""
     services = open_services()
     removed = services.blobs.cleanup(older_than * 3600)
     warcs = services.web_archive.remove_unindexed(older_than * 3600)
-    click.echo(f"{removed} leftover(s) removed, {warcs} unindexed WARC file(s)", err=True)
+    spool = services.spool_dir  # its first use sweeps what dead processes left
+    spooled = services.spool_swept + sweep(spool, older_than=older_than * 3600)
+    click.echo(f"{removed} leftover(s) removed, {warcs} unindexed WARC file(s), "
+               f"{spooled} spool file(s)", err=True)
 
 
 @store.command("kinds")

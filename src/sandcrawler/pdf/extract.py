@@ -14,6 +14,7 @@ dropped); ``parse-error`` (PDFium failed part-way).
 
 from __future__ import annotations
 
+import ctypes
 import io
 import os
 import re
@@ -24,6 +25,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from sandcrawler.config import PdfSettings
@@ -138,13 +140,31 @@ def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
     return PdfExtract(PdfStatus.BAD_PDF, error=str(e))
 
 
+def _info(doc: pdfium.PdfDocument) -> dict[str, str]:
+    """The document information dictionary's text fields. Read here rather than
+    with pypdfium2's ``get_metadata_dict``, which decodes strictly: a title that is
+    UTF-16 with a lone surrogate (PDF strings are bytes; writers get this wrong)
+    raised on every run of that file."""
+    out = {}
+    for key, name in _INFO_KEYS.items():
+        wanted = key.encode("ascii") + b"\x00"
+        size = pdfium_c.FPDF_GetMetaText(doc, wanted, None, 0)
+        if size <= 2:  # the UTF-16 terminator alone: no such field
+            continue
+        buffer = ctypes.create_string_buffer(size)
+        pdfium_c.FPDF_GetMetaText(doc, wanted, buffer, size)
+        value = buffer.raw[:size - 2].decode("utf-16-le", errors="replace").strip()
+        if value:
+            out[name] = value
+    return out
+
+
 def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
              listing_width: int | None, max_text_chars: int) -> PdfExtract:
     out = PdfExtract(PdfStatus.SUCCESS, page_count=len(doc))
     version = doc.get_version()
     out.pdf_version = f"{version // 10}.{version % 10}" if version else None
-    out.info = {_INFO_KEYS[k]: v.strip() for k, v in doc.get_metadata_dict().items()
-                if k in _INFO_KEYS and v and v.strip()}
+    out.info = _info(doc)
     out.xmp = read_xmp(src)
     out.permanent_id = _identifier(doc, 0)
     out.update_id = _identifier(doc, 1)

@@ -203,10 +203,19 @@ def _authors(meta: Mapping[str, Any]) -> list[str]:
     if isinstance(names, list):
         return [str(n) for n in names]
     authors = meta.get("author")
-    if isinstance(authors, list):
-        return [" ".join(str(a.get(k, "")) for k in ("given", "family")).strip()
-                for a in authors if isinstance(a, dict)]
-    return []
+    if not isinstance(authors, list):
+        return []
+    out = []
+    for a in authors:
+        if not isinstance(a, dict):
+            continue
+        # CSL: given + family, or one name (``name``, ``literal``) for an organisation
+        # or a name that was never split, as landing pages and JATS give them
+        name = " ".join(str(a[k]).strip() for k in ("given", "family") if a.get(k))
+        name = name or str(a.get("name") or a.get("literal") or "").strip()
+        if name:
+            out.append(name)
+    return out
 
 
 def _pdftable_row(services: Services, sha1: str,

@@ -4,12 +4,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
+from sandcrawler.errors import RecordError
+from sandcrawler.web.landing import parse_html
 
-from sandcrawler.web.biblio import base_href, collect_meta, extract_biblio
-from sandcrawler.web.landing import decode_html
+log = logging.getLogger(__name__)
 
 #: the most of a landing page the fileset ingest fetches
 MAX_HTML = 4 * 2**20
@@ -18,8 +19,12 @@ MAX_HTML = 4 * 2**20
 def html_biblio(html: bytes, url: str | None = None,
                 content_type: str | None = None) -> dict[str, Any] | None:
     """The landing page's metadata, or None when it has none. With ``url`` (the page's
-    own), relative full-text URLs are made absolute; without it they are left out."""
-    text, _ = decode_html(html, content_type)
-    tree = LexborHTMLParser(text)
-    base = base_href(tree, url) if url else None
-    return extract_biblio(tree, collect_meta(tree), base)
+    own), relative full-text URLs are made absolute; without it they are left out
+    (unless the page names an absolute ``<base href>``). The page is read as the
+    crawler reads it (``web.landing.parse_html``: in a child process, within its
+    time and memory limits); a page built to exhaust the parser has no metadata."""
+    try:
+        return parse_html(html, url or "", content_type).biblio
+    except RecordError as e:
+        log.info("%s", e)
+        return None
