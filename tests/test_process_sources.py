@@ -215,6 +215,8 @@ def web(tmp_path: Path) -> Iterator[FileServer]:
 def test_file_records_by_url(engine, web: FileServer, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("SANDCRAWLER_FETCH_MAX_MB", "2")
     monkeypatch.setenv("SANDCRAWLER_FETCH_TIMEOUT", "5")
+    # the loopback server stands for an intranet the operator allows
+    monkeypatch.setenv("SANDCRAWLER_HTTP_ALLOW_NETWORKS", '["127.0.0.0/8"]')
     web.redirects["/moved.pdf"] = "/one.pdf"
     web.busy["/one.pdf"] = 2
     web.lie_length["/short.pdf"] = 10_000

@@ -60,7 +60,7 @@ CALLS = [
 def readers(postgrest: PostgrestServer) -> Iterator[dict[str, Reader]]:
     engine = make_engine(os.environ["SANDCRAWLER_DATABASE_URL"])
     seed(engine)
-    fetcher = HttpFetcher(timeout=10)
+    fetcher = HttpFetcher(timeout=10, addresses=None)  # our own PostgREST on loopback
     yield {"sql": SqlReader(engine), "postgrest": PostgrestReader(postgrest.url, fetcher)}
     fetcher.close()
     engine.dispose()
@@ -150,7 +150,7 @@ def test_bad_reader_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_postgrest_down_is_database_unavailable() -> None:
-    fetcher = HttpFetcher(timeout=2, retries=0)
+    fetcher = HttpFetcher(timeout=2, retries=0, addresses=None)
     reader = PostgrestReader(f"http://127.0.0.1:{free_port()}", fetcher)
     with pytest.raises(DatabaseUnavailable, match=r"PostgREST at http://127\.0\.0\.1:"):
         reader.ingest_file_result("pdf", URL)

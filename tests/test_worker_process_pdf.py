@@ -97,6 +97,8 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SANDCRAWLER_ENV", "test")
+    # the loopback server stands for an intranet the operator allows
+    monkeypatch.setenv("SANDCRAWLER_HTTP_ALLOW_NETWORKS", '["127.0.0.0/8"]')
     web = tmp_path / "web"
     web.mkdir()
     by_url, in_warc, stored = (make_pdf([f"{what} paper"]) for what in ("fetched", "archived",

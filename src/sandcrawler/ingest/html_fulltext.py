@@ -44,7 +44,7 @@ from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.precedence import Layer, Source
-from sandcrawler.web.bounded import HtmlWork
+from sandcrawler.web.bounded import shared_work
 
 KIND = "html"
 #: pages larger than this are not parsed (trafilatura's own limit is 20 MB)
@@ -88,7 +88,8 @@ class HtmlProcessor:
         self.max_bytes = max_bytes
         self.max_resources = max_resources
         self.timeout = timeout
-        self.work = HtmlWork(ProcessingStatus.HTML_TOO_COMPLEX, memory_limit=memory_limit)
+        # shared by the process's HTML processors: one warm child, not one per ingester
+        self.work = shared_work(ProcessingStatus.HTML_TOO_COMPLEX, memory_limit=memory_limit)
 
     def process(self, found: FoundFile) -> Processing:
         if (over := over_limit(found, self.max_bytes, KIND, "HTML")) is not None:
@@ -122,7 +123,6 @@ class HtmlProcessor:
 
     def close(self) -> None:
         self.parser.close()
-        self.work.close()
 
 
 def read_page(path: str, url: str, min_words: int,

@@ -18,6 +18,11 @@ result through a pipe on top of the work: about 0.3 ms a page
 
 A process forked from one that has an ``HtmlWork`` starts its own child: the
 parent's child and its pipe are never used or closed from the copy.
+
+``shared_work`` gives every user of the same limits in a process the same
+``HtmlWork``: its child starts once and stays warm (the libraries it loads, their
+first-call set-up), whatever number of processors a process builds and closes; it
+dies with the process.
 """
 
 from __future__ import annotations
@@ -76,3 +81,17 @@ class HtmlWork:
             if self._sandbox is not None and self._pid == os.getpid():
                 self._sandbox.close()
             self._sandbox = None
+
+
+_SHARED: dict[tuple[str, int], HtmlWork] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_work(status: str, *, memory_limit: int) -> HtmlWork:
+    """This process's ``HtmlWork`` for ``status`` and ``memory_limit`` (made on
+    first use; never closed by its users)."""
+    with _SHARED_LOCK:
+        work = _SHARED.get((status, memory_limit))
+        if work is None:
+            work = _SHARED[(status, memory_limit)] = HtmlWork(status, memory_limit=memory_limit)
+        return work
