@@ -83,8 +83,8 @@ class _Checked:
             self._raw_sock = sock
             return sock
         if error is not None:
-            raise NewConnectionError(self, f"Failed to establish a new connection: {error}"
-                                     ) from error  # type: ignore[arg-type]
+            failed = f"Failed to establish a new connection: {error}"
+            raise NewConnectionError(self, failed) from error  # type: ignore[arg-type]
         if refused:
             raise AddressRefused(f"host {self.host} is not fetched: "
                                  + "; ".join(dict.fromkeys(refused)))

@@ -128,7 +128,12 @@ class Watchdog:
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._pid: int | None = None
+
+    def reset(self) -> None:
+        """Nothing watched, no thread (in a forked child)."""
+        self._heap = []
+        self._cond = threading.Condition()
+        self._thread = None
 
     def watch(self, clock: RequestClock) -> None:
         with self._cond:
@@ -137,9 +142,7 @@ class Watchdog:
             self._cond.notify()
 
     def _ensure_thread(self) -> None:
-        # a child process (fork) has the lock but not the thread
-        if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
-            self._pid = os.getpid()
+        if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name="sandcrawler-deadlines",
                                             daemon=True)
             self._thread.start()
@@ -165,6 +168,9 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+# a forked child has none of the parent's threads, and may have its lock held by
+# one of them at the fork: it starts afresh, with nothing to watch
+os.register_at_fork(after_in_child=WATCHDOG.reset)
 
 _current_clock = threading.local()
 _record_deadline: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
