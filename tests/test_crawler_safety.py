@@ -91,6 +91,15 @@ class Crawl:
         self.services.close()
 
 
+def crawl_once(server: HostileServer, url: str, **overrides: Any) -> dict[str, Any]:
+    """One request on a file ingester of its own settings."""
+    crawl = Crawl(server, **overrides)
+    try:
+        return crawl(url)
+    finally:
+        crawl.close()
+
+
 @pytest.fixture
 def crawl(server: HostileServer) -> Iterator[Crawl]:
     c = Crawl(server)
@@ -242,13 +251,10 @@ def test_credentials_in_a_url_are_never_sent_nor_recorded(
 def test_a_server_that_holds_a_request_ends_with_a_status(
         server: HostileServer, reply: Reply) -> None:
     server.script("/held.pdf", reply)
-    crawl = Crawl(server, http_timeout=30, http_request_timeout=2, http_min_bytes_per_second=1000)
-    try:
-        started = time.monotonic()
-        result = crawl(f"{HOST}/held.pdf")
-        took = time.monotonic() - started
-    finally:
-        crawl.close()
+    started = time.monotonic()
+    result = crawl_once(server, f"{HOST}/held.pdf", http_timeout=30, http_request_timeout=2,
+                        http_min_bytes_per_second=1000)
+    took = time.monotonic() - started
     assert result["status"] == "fetch-timeout", result
     assert "within 2 s" in result["error_message"] or "slower than" in result["error_message"]
     assert took < 25  # ended by the 2 s deadline, not by the 30 s read timeout
@@ -257,11 +263,8 @@ def test_a_server_that_holds_a_request_ends_with_a_status(
 def test_a_slow_but_steady_download_completes(server: HostileServer) -> None:
     body = b"%PDF-1.4\n" + bytes(range(256)) * 800 + b"\n%%EOF\n"  # 200 KiB
     server.script("/steady.pdf", pdf_reply(body, drip=0.05, piece=4096))  # ~80 KiB/s, 2.5 s
-    crawl = Crawl(server, http_request_timeout=1, http_min_bytes_per_second=8192)
-    try:
-        result = crawl(f"{HOST}/steady.pdf")
-    finally:
-        crawl.close()
+    result = crawl_once(server, f"{HOST}/steady.pdf", http_request_timeout=1,
+                        http_min_bytes_per_second=8192)
     assert result["status"] == "success", result
     assert result["file_meta"]["size_bytes"] == len(body)
 
@@ -271,11 +274,7 @@ def test_a_record_ends_at_its_own_deadline(server: HostileServer) -> None:
     for i in range(4):  # some 0.75 s each
         server.script(f"/hop{i}", Reply(raw_reply("302 Found", [("Location", f"/hop{i + 1}")]),
                                         drip=0.05, piece=4))
-    crawl = Crawl(server, crawl_record_timeout=1.5, crawl_max_hops=20)
-    try:
-        result = crawl(f"{HOST}/hop0")
-    finally:
-        crawl.close()
+    result = crawl_once(server, f"{HOST}/hop0", crawl_record_timeout=1.5, crawl_max_hops=20)
     assert result["status"] == "fetch-timeout", result
     assert "crawl.record_timeout" in result["error_message"]
 

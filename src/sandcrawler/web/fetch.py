@@ -484,8 +484,9 @@ def stream_body(opened: Opened, write: Callable[[bytes], object], max_bytes: int
     held = 0
     try:
         # read1: what has come, as it comes, so a slow body shows its progress to
-        # the request's clock and a short one its true length
-        while chunk := resp.read1(CHUNK):
+        # the request's clock and a short one its true length; a body that is not
+        # encoded is read raw (urllib3's decoding buffer would copy every byte twice)
+        while chunk := resp.read1(CHUNK, decode_content=encoded):
             size += len(chunk)
             if size > max_bytes:
                 raise _too_large(url, max_bytes)
