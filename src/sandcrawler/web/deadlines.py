@@ -137,9 +137,11 @@ class Watchdog:
 
     def watch(self, clock: RequestClock) -> None:
         with self._cond:
+            first = not self._heap or clock.deadline < self._heap[0][0]
             heapq.heappush(self._heap, (clock.deadline, next(self._seq), clock))
             self._ensure_thread()
-            self._cond.notify()
+            if first:  # else the thread wakes for an earlier deadline anyway: no switch
+                self._cond.notify()
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():

@@ -11,6 +11,7 @@ character in it, and no ``user:password@``.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
@@ -30,6 +31,7 @@ _HOST = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?$")
 MAX_URL_CHARS = 8000
 
 
+@functools.lru_cache(maxsize=8192)  # a URL is made so when found and again when fetched
 def absolute_url(raw: str, base: str) -> str | None:
     """``raw`` resolved against ``base`` as an absolute http(s) URL, or None for what is
     not one: empty, ``#fragment`` only, ``javascript:``, ``data:``, ``mailto:``, a
