@@ -29,11 +29,13 @@ from sandcrawler.db.engine import begin, make_engine
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import RecordError
 from sandcrawler.ingest.file_ingest import FileIngester
+from sandcrawler.models.fileset import IngestRequest as DatasetRequest
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.web.addresses import AddressPolicy
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
-from tests.conftest import run_cli
+from sandcrawler_testkit.platforms import PlatformServer
+from tests.conftest import open_ingester, run_cli
 
 PDF = b"%PDF-1.4\n" + b"0123456789" * 200 + b"\n%%EOF\n"
 HOST = "https://h.example"
@@ -195,10 +197,6 @@ def test_a_landing_pages_link_to_an_internal_address_is_refused(
 
 def test_a_platforms_download_url_to_an_internal_address_is_refused(
         server: HostileServer, tmp_path: Path) -> None:
-    from sandcrawler.models.fileset import IngestRequest as DatasetRequest
-    from sandcrawler_testkit.platforms import PlatformServer
-    from tests.conftest import open_ingester
-
     server.script("/secret.bin", Reply(raw_reply("200 OK", body=b"internal")))
     with PlatformServer() as platforms:
         record = {
@@ -218,9 +216,8 @@ def test_a_platforms_download_url_to_an_internal_address_is_refused(
                                                  base_url="https://zenodo.org/records/77"))
         finally:
             ingester.close()
-    assert out.result["status"] not in ("success", "success-file"), out.result
-    assert "blocked-address" in out.result["error_message"] or \
-        "loopback" in out.result["error_message"], out.result
+    assert out.result["status"] == "error-platform-download", out.result
+    assert "127.0.0.1 is a loopback address" in out.result["error_message"], out.result
     assert server.seen("/secret.bin") == 0
 
 

@@ -38,7 +38,7 @@ from sandcrawler.identifiers import sha1_hex
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus, StoreStatus
 from sandcrawler.paths import safe_relative_path
-from sandcrawler.spool import spool_file
+from sandcrawler.spool import spooled
 from sandcrawler.storage.resources import resource_kind
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.warc import copy_payload
@@ -159,13 +159,10 @@ class FileLocator:
         if found is not None:  # a file named by the sha1: no copy needed
             yield found
             return
-        path = spool_file(self.spool_dir, ".fetch")
-        try:
+        with spooled(self.spool_dir, ".fetch") as path:
             with path.open("wb") as tmp, _naming(record):
                 self._fill(record, tmp)
             yield str(path)
-        finally:
-            path.unlink(missing_ok=True)
 
     def _local_capture(self, record: FileRecord) -> str | None:
         assert record.warc is not None and self.warc_source

@@ -20,6 +20,7 @@ import re
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 PREFIX = "sandcrawler-"
@@ -39,6 +40,16 @@ def spool_file(directory: str | Path | None, suffix: str = ".spool") -> Path:
                                 dir=directory)
     os.close(fd)
     return Path(name)
+
+
+@contextlib.contextmanager
+def spooled(directory: str | Path | None, suffix: str = ".spool") -> Iterator[Path]:
+    """A new spool file for the block, removed after it."""
+    path = spool_file(directory, suffix)
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:

@@ -83,8 +83,6 @@ class Services:
         self._closers: list[Callable[[], Any]] = []
         self._schema_checked = False
         self._lock = threading.Lock()
-        #: spool files of dead processes removed when the spool was first used
-        self.spool_swept = 0
 
     # --- the process's own ----------------------------------------------------------
 
@@ -246,7 +244,7 @@ class Services:
         what processes killed before they could clean up left there is removed now."""
         directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
         directory.mkdir(parents=True, exist_ok=True)
-        self.spool_swept = sweep(directory)
+        sweep(directory)
         return directory
 
     def database_sink(self) -> DatabaseSink:
@@ -295,8 +293,8 @@ class Services:
                                 self.settings.fileset)
 
     def fileset_ingester(self, strategy: IngestStrategy | None = None) -> FilesetIngester:
-        fileset = self.settings.fileset.model_copy(update={"tmp_dir": self.spool_dir})
-        ctx = ArchiveContext(fileset, self.fetcher, self.web_archive, self.items)
+        ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items,
+                             spool_dir=self.spool_dir)
         return FilesetIngester(ctx, self.platform_helpers(), strategy)
 
     @cached_property

@@ -96,15 +96,15 @@ def cleanup(older_than: float) -> None:
     """Remove what interrupted writes left behind: temporary files and S3 uploads
     never completed (never visible as blobs), WARC files of the web archive
     that no index row refers to (a crawl stopped between storing a WARC file and
-    indexing it), and downloads spooled by processes that are gone (those of
-    other hosts sharing the directory once older than --older-than)."""
+    indexing it), and downloads spooled by other hosts sharing the spool
+    directory (those of this host's processes that are gone are removed whenever
+    a command starts using it)."""
     services = open_services()
     removed = services.blobs.cleanup(older_than * 3600)
     warcs = services.web_archive.remove_unindexed(older_than * 3600)
-    spool = services.spool_dir  # its first use sweeps what dead processes left
-    spooled = services.spool_swept + sweep(spool, older_than=older_than * 3600)
+    spooled = sweep(services.spool_dir, older_than=older_than * 3600)
     click.echo(f"{removed} leftover(s) removed, {warcs} unindexed WARC file(s), "
-               f"{spooled} spool file(s)", err=True)
+               f"{spooled} spool file(s) of other hosts", err=True)
 
 
 @store.command("kinds")

@@ -46,7 +46,7 @@ from sandcrawler.models.fileset import (
     IngestStrategy,
 )
 from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.spool import spool_file
+from sandcrawler.spool import spooled
 from sandcrawler.storage.items import ItemStore, ItemWrite
 from sandcrawler.timestamps import now14
 from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
@@ -67,10 +67,11 @@ class ArchiveFailure(RecordError):
 class ArchiveContext:
     """What strategies archive with."""
 
-    fileset: FilesetSettings  # limits, spool directory
+    fileset: FilesetSettings  # limits
     fetcher: HttpFetcher
     web: WebArchive
     items: ItemStore
+    spool_dir: Path | None = None  # where downloads wait (sandcrawler.spool)
 
 
 _MISMATCH = {"md5": FilesetStatus.MISMATCH_MD5, "sha1": FilesetStatus.MISMATCH_SHA1,
@@ -208,11 +209,11 @@ class WebStrategy(FilesetStrategy):
             if chain is None:
                 return None
             terminal = chain[-1]
-            with _Spool(self.ctx.fileset.tmp_dir) as spool:
-                with spool.path.open("wb") as f:
+            with spooled(self.ctx.spool_dir) as spool:
+                with spool.open("wb") as f:
                     web.read_payload(terminal, f)
                 try:
-                    entries = list_bundle(spool.path, **self._bundle_limits())
+                    entries = list_bundle(spool, **self._bundle_limits())
                     manifest = check_bundle(item.manifest or [], entries, terminal.to_terminal())
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
@@ -312,19 +313,6 @@ class WebStrategy(FilesetStrategy):
 
 def _revisit_cdx(web: WebArchive, row: CdxRecord) -> CdxRecord | None:
     return web.original(row) if row.is_revisit else None
-
-
-class _Spool:
-    """A temporary file for a download, removed on exit."""
-
-    def __init__(self, tmp_dir: Path | None) -> None:
-        self.path = spool_file(tmp_dir, ".spool")
-
-    def __enter__(self) -> _Spool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.path.unlink(missing_ok=True)
 
 
 @dataclass(slots=True)
@@ -453,15 +441,15 @@ class ArchiveorgStrategy(FilesetStrategy):
         return self._result(self.success, done, **fields)
 
     def _bundle(self, item: FilesetPlatformItem, write: ItemWrite) -> ArchiveStrategyResult:
-        with _Spool(self.ctx.fileset.tmp_dir) as spool:
+        with spooled(self.ctx.spool_dir) as spool:
             try:
-                with spool.path.open("wb") as f:
+                with spool.open("wb") as f:
                     got = download(self.ctx.fetcher, item.web_bundle_url, f.write,
                                    self.ctx.fileset.max_total_size, None)
-                entries = list_bundle(spool.path, **self._bundle_limits())
+                entries = list_bundle(spool, **self._bundle_limits())
                 manifest = check_bundle(item.manifest or [], entries, got.terminal)
                 path = bundle_name(write.item, got.terminal.terminal_url)
-                with spool.path.open("rb") as f:
+                with spool.open("rb") as f:
                     write.put_file(path, f)
             except RecordError as e:
                 return self._failed(item, [], e)

@@ -108,45 +108,40 @@ class FileIngester:
         this returns; a store or database failure raises, and what any thread
         wrote stays invisible."""
         sessions: list[WarcSession] = []
+        done: list[tuple[int, CrawlResult]] = []
         lock = threading.Lock()
         local = threading.local()
 
-        def crawl(i: int, url: str) -> tuple[int, CrawlResult]:
+        def crawl(i: int, url: str) -> None:
             session = getattr(local, "session", None)
             if session is None:
                 session = local.session = self.archive.session()
                 with lock:
                     sessions.append(session)
             request = requests[i]
-            return i, self.crawler.crawl(session, url, request.ingest_type,
-                                         force=request.force_recrawl)
+            result = self.crawler.crawl(session, url, request.ingest_type,
+                                        force=request.force_recrawl)
+            with lock:
+                done.append((i, result))
 
-        done: list[tuple[int, CrawlResult]] = []
         try:
-            if self.concurrency <= 1 or len(todo) <= 1:
-                done = [crawl(i, url) for i, url in todo]
-            else:
-                with ThreadPoolExecutor(min(self.concurrency, len(todo)),
-                                        thread_name_prefix="sandcrawler-crawl") as pool:
-                    futures = [pool.submit(crawl, i, url) for i, url in todo]
-                    try:
-                        done = [f.result() for f in futures]
-                    except BaseException:
-                        pool.shutdown(wait=True, cancel_futures=True)
-                        done = [f.result() for f in futures if f.done() and not f.cancelled()
-                                and f.exception() is None]
-                        raise
+            with ThreadPoolExecutor(max(1, min(self.concurrency, len(todo))),
+                                    thread_name_prefix="sandcrawler-crawl") as pool:
+                futures = [pool.submit(crawl, i, url) for i, url in todo]
+                try:
+                    for future in futures:
+                        future.result()
+                except BaseException:
+                    pool.shutdown(cancel_futures=True)  # what has not started, never will
+                    raise
             for session in sessions:
-                if session.captured:  # nothing fetched (hits, replays): no WARC file
-                    session.commit()
-                else:
-                    session.abort()
+                session.commit()  # a session that captured nothing stores no file
         except BaseException:
             for session in sessions:
                 session.abort()
             close_all([c for _, c in done])
             raise
-        return done
+        return sorted(done, key=lambda item: item[0])
 
     def _before_crawl(self, request: IngestRequest, result: dict[str, Any],
                       hits: Mapping[tuple[str, str], dict[str, Any]]) -> str | None:

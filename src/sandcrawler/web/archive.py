@@ -436,11 +436,6 @@ class WarcSession:
         """A capture of this payload: one written in this session, or committed."""
         return self._by_sha1.get(sha1hex) or self.archive.find_sha1(sha1hex)
 
-    @property
-    def captured(self) -> int:
-        """Records indexed so far (0: the file would hold only its warcinfo record)."""
-        return len(self._rows)
-
     def commit(self) -> list[CdxRecord]:
         """Make the WARC file visible in the store and index its records: both or
         neither. The rows are inserted in a transaction, the file is committed

@@ -16,13 +16,12 @@ replaced for the next one). A call costs the pickling of the page and of the
 result through a pipe on top of the work: about 0.3 ms a page
 (``bench/html_parse.py``), against 2 to 20 ms to analyse a real article page.
 
-A process forked from one that has an ``HtmlWork`` starts its own child: the
-parent's child and its pipe are never used or closed from the copy.
-
-``shared_work`` gives every user of the same limits in a process the same
-``HtmlWork``: its child starts once and stays warm (the libraries it loads, their
-first-call set-up), whatever number of processors a process builds and closes; it
-dies with the process.
+Every user of the same limits in a process shares one ``HtmlWork``
+(``shared_work``): its child starts once and stays warm (the libraries it loads,
+their first-call set-up), however many crawlers and processors the process builds
+and closes, and dies with the process. A process forked from one that has an
+``HtmlWork`` starts its own child: the parent's child and its pipe are never used
+from the copy.
 """
 
 from __future__ import annotations
@@ -75,12 +74,6 @@ class HtmlWork:
             self._sandbox = Sandbox(memory_limit=self.memory_limit)
             self._pid = os.getpid()
         return self._sandbox
-
-    def close(self) -> None:
-        with self._lock:
-            if self._sandbox is not None and self._pid == os.getpid():
-                self._sandbox.close()
-            self._sandbox = None
 
 
 _SHARED: dict[tuple[str, int], HtmlWork] = {}

@@ -118,6 +118,11 @@ class RequestClock:
                     f"{time.monotonic() - self.started:.0f} s")
         return f"no complete answer within {self.seconds:g} s ({self.label})"
 
+    def timed_out(self, url: str) -> RecordError:
+        """The record's error for a request to ``url`` this clock cut."""
+        return RecordError(f"fetching {url}: {self.describe()}",
+                           status=FetchStatus.FETCH_TIMEOUT)
+
 
 class Watchdog:
     """One thread per process firing the clocks whose time has come; started on

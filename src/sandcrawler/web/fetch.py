@@ -59,7 +59,6 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.client import IncompleteRead
 from typing import IO, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -80,7 +79,7 @@ from sandcrawler.web.deadlines import (
     record_deadline_left,
     timing,
 )
-from sandcrawler.web.fetch_errors import cause, describe, failure
+from sandcrawler.web.fetch_errors import describe, failure
 from sandcrawler.web.hosts import HostGate, Slot, host_of
 from sandcrawler.web.urls import absolute_url, header_text, redirect_target, without_fragment
 
@@ -343,15 +342,13 @@ class HttpFetcher:
                                         preload_content=False)
                 if clock.expired:  # cut in the headers, where the end can look like theirs
                     _release(resp)
-                    raise RecordError(f"fetching {url}: {clock.describe()}",
-                                      status=FetchStatus.FETCH_TIMEOUT)
+                    raise clock.timed_out(url)
                 clock.body_started(resp.tell)
             except HTTPError as e:
                 clock.done()
                 slot.release()
                 if clock.expired:
-                    raise RecordError(f"fetching {url}: {clock.describe()}",
-                                      status=FetchStatus.FETCH_TIMEOUT) from None
+                    raise clock.timed_out(url) from None
                 raise failure(url, e, read_timeout=self.timeout) from None
             except BaseException:
                 clock.done()
@@ -407,8 +404,49 @@ class HttpFetcher:
 
     def stream_body(self, opened: Opened, write: Callable[[bytes], object],
                     max_bytes: int) -> int:
-        """``stream_body`` with this fetcher's limit on content-encoded bodies."""
-        return stream_body(opened, write, max_bytes, max_expansion=self.max_expansion)
+        """Pass the body of ``opened`` to ``write`` in pieces of up to ``CHUNK`` bytes
+        (content encodings undone); its size. ``too-large`` past ``max_bytes``, or
+        when a content-encoded body expands more than ``max_expansion`` times (past
+        its first MiB); ``fetch-timeout`` when the request's clock cut it or it
+        stalled past the read timeout; ``fetch-error`` when the connection is lost,
+        or ends before the Content-Length it announced."""
+        url = opened.url
+        resp = opened.response
+        declared = opened.final.header("Content-Length")
+        if declared and declared.isdigit() and int(declared) > max_bytes:
+            raise _too_large(url, max_bytes)
+        encoded = (opened.final.header("Content-Encoding") or "identity").strip().lower() \
+            not in ("", "identity")
+        size = 0
+        pending: list[bytes] = []
+        held = 0
+        try:
+            # read1: what has come, as it comes, so a slow body shows its progress to
+            # the request's clock and a short one its true length; a body that is not
+            # encoded is read raw (urllib3's decoding buffer would copy every byte twice)
+            while chunk := resp.read1(CHUNK, decode_content=encoded):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise _too_large(url, max_bytes)
+                if encoded and size > EXPANSION_FLOOR and size > self.max_expansion * resp.tell():
+                    raise TooLarge(f"{url}: a content-encoded body that expands more than "
+                                   f"{self.max_expansion:g} times ({resp.tell():,} bytes became "
+                                   f"{size:,}), refused as a compression bomb")
+                pending.append(chunk)
+                held += len(chunk)
+                if held >= CHUNK:
+                    write(b"".join(pending))
+                    pending, held = [], 0
+        except (HTTPError, OSError) as e:
+            if opened.clock is not None and opened.clock.expired:
+                raise opened.clock.timed_out(url) from None
+            status, what = describe(e, read_timeout=self.timeout, received=resp.tell())
+            raise RecordError(f"fetching {url}: {what}", status=status) from None
+        if opened.clock is not None and opened.clock.expired:  # cut where EOF looks the same
+            raise opened.clock.timed_out(url)
+        if pending:
+            write(b"".join(pending))
+        return size
 
     def open_range(self, url: str, offset: int, length: int) -> Opened:
         """A stream of ``length`` bytes of ``url`` from ``offset`` (a WARC record),
@@ -443,11 +481,12 @@ def _discard(resp: urllib3.BaseHTTPResponse, slot: Slot, clock: RequestClock) ->
     try:
         with contextlib.suppress(HTTPError, OSError):
             resp.read(DRAIN_BYTES)
-        clock.done()  # before the connection can go back to the pool
-        _release(resp)
     finally:
-        clock.done()
-        slot.release()
+        clock.done()  # before the connection can go back to the pool
+        try:
+            _release(resp)
+        finally:
+            slot.release()
 
 
 def _release(resp: urllib3.BaseHTTPResponse) -> None:
@@ -462,57 +501,6 @@ def _release(resp: urllib3.BaseHTTPResponse) -> None:
     if not resp.closed:
         resp.close()  # the connection too: it is not reused
     resp.release_conn()
-
-
-def stream_body(opened: Opened, write: Callable[[bytes], object], max_bytes: int, *,
-                max_expansion: float = 100.0) -> int:
-    """Pass the body of ``opened`` to ``write`` in pieces of up to ``CHUNK`` bytes
-    (content encodings undone); its size. ``too-large`` past ``max_bytes``, or
-    when a content-encoded body expands more than ``max_expansion`` times (past
-    its first MiB); ``fetch-timeout`` when the request's clock cut it;
-    ``fetch-error`` when the connection is lost, stalls past the read timeout,
-    or ends before the Content-Length it announced."""
-    url = opened.url
-    resp = opened.response
-    declared = opened.final.header("Content-Length")
-    if declared and declared.isdigit() and int(declared) > max_bytes:
-        raise _too_large(url, max_bytes)
-    encoded = (opened.final.header("Content-Encoding") or "identity").strip().lower() \
-        not in ("", "identity")
-    size = 0
-    pending: list[bytes] = []
-    held = 0
-    try:
-        # read1: what has come, as it comes, so a slow body shows its progress to
-        # the request's clock and a short one its true length; a body that is not
-        # encoded is read raw (urllib3's decoding buffer would copy every byte twice)
-        while chunk := resp.read1(CHUNK, decode_content=encoded):
-            size += len(chunk)
-            if size > max_bytes:
-                raise _too_large(url, max_bytes)
-            if encoded and size > EXPANSION_FLOOR and size > max_expansion * resp.tell():
-                raise TooLarge(f"{url}: a content-encoded body that expands more than "
-                               f"{max_expansion:g} times ({resp.tell():,} bytes became "
-                               f"{size:,}), refused as a compression bomb")
-            pending.append(chunk)
-            held += len(chunk)
-            if held >= CHUNK:
-                write(b"".join(pending))
-                pending, held = [], 0
-    except (HTTPError, OSError) as e:
-        if opened.clock is not None and opened.clock.expired:
-            raise RecordError(f"fetching {url}: {opened.clock.describe()}",
-                              status=FetchStatus.FETCH_TIMEOUT) from None
-        status, what = describe(e)
-        if status == FetchStatus.FETCH_ERROR and not isinstance(cause(e), IncompleteRead):
-            what = f"{what} after {resp.tell():,} bytes"
-        raise RecordError(f"fetching {url}: {what}", status=status) from None
-    if opened.clock is not None and opened.clock.expired:  # cut where EOF looks the same
-        raise RecordError(f"fetching {url}: {opened.clock.describe()}",
-                          status=FetchStatus.FETCH_TIMEOUT)
-    if pending:
-        write(b"".join(pending))
-    return size
 
 
 def _reason(resp: urllib3.BaseHTTPResponse) -> str:
@@ -536,4 +524,4 @@ def _headers(resp: urllib3.BaseHTTPResponse) -> list[tuple[str, str]]:
 
 
 def _too_large(url: str, limit: int) -> TooLarge:
-    return TooLarge(f"{url} is larger than the {limit / 2**20:g} MB limit (fetch_max_mb)")
+    return TooLarge(f"{url} is larger than the {limit / 2**20:g} MB limit (http.max_mb)")

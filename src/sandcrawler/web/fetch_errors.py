@@ -16,7 +16,6 @@ import ssl
 
 from urllib3.exceptions import (
     ConnectTimeoutError,
-    HTTPError,
     MaxRetryError,
     NameResolutionError,
     NewConnectionError,
@@ -42,9 +41,18 @@ def cause(e: BaseException) -> BaseException:
             return e
 
 
-def describe(e: BaseException, *, read_timeout: float | None = None) -> tuple[str, str]:
-    """``(status, what happened)`` for a failure of one request."""
-    inner = cause(e)
+def describe(e: BaseException, *, read_timeout: float | None = None,
+             received: int | None = None) -> tuple[str, str]:
+    """``(status, what happened)`` for a failure of one request; ``received``: the
+    bytes of the body that came before it (said unless the error says it)."""
+    status, what = _describe(cause(e), read_timeout)
+    if received is not None and status == FetchStatus.FETCH_ERROR \
+            and not isinstance(cause(e), http.client.IncompleteRead):
+        what = f"{what} after {received:,} bytes"
+    return status, what
+
+
+def _describe(inner: BaseException, read_timeout: float | None) -> tuple[str, str]:
     if isinstance(inner, NameResolutionError):
         return FetchStatus.FETCH_ERROR, "the host name does not resolve"
     if isinstance(inner, ConnectTimeoutError):
@@ -57,9 +65,9 @@ def describe(e: BaseException, *, read_timeout: float | None = None) -> tuple[st
         return FetchStatus.FETCH_ERROR, (f"cannot connect: {errno_text.lower()}" if errno_text
                                          else "cannot connect")
     if isinstance(inner, SSLError | ssl.SSLError):
-        reason = getattr(cause(inner.args[0]) if inner.args and isinstance(
-            inner.args[0], BaseException) else inner, "reason", None)
-        return FetchStatus.FETCH_ERROR, f"TLS failed ({reason or type(inner).__name__})"
+        # urllib3's SSLError carries the ssl module's, which has the reason
+        tls = inner.args[0] if inner.args and isinstance(inner.args[0], ssl.SSLError) else inner
+        return FetchStatus.FETCH_ERROR, f"TLS failed ({getattr(tls, 'reason', None) or tls})"
     if isinstance(inner, http.client.RemoteDisconnected):
         return FetchStatus.FETCH_ERROR, "the server closed the connection without answering"
     if isinstance(inner, http.client.IncompleteRead):
@@ -75,8 +83,6 @@ def describe(e: BaseException, *, read_timeout: float | None = None) -> tuple[st
         return FetchStatus.FETCH_ERROR, "the server reset the connection"
     if isinstance(inner, OSError) and inner.strerror:
         return FetchStatus.FETCH_ERROR, inner.strerror.lower()
-    if isinstance(inner, HTTPError | OSError):
-        return FetchStatus.FETCH_ERROR, type(inner).__name__
     return FetchStatus.FETCH_ERROR, type(inner).__name__
 
 

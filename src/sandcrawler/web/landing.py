@@ -25,7 +25,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.web.biblio import base_href, collect_meta, extract_biblio, jsonld_media
 from sandcrawler.web.biblio import jsonld_objects as _jsonld_objects
-from sandcrawler.web.bounded import HtmlWork
+from sandcrawler.web.bounded import shared_work
 from sandcrawler.web.link_rules import ANCHOR_RULES, KINDS, META_RULES, PLATFORM_RULES, Find, Rule
 from sandcrawler.web.urls import absolute_url, host_of, site, without_fragment
 
@@ -42,8 +42,6 @@ WALL_MAX_WORDS = 250
 PARSE_TIMEOUT = 10.0
 PARSE_MEMORY = 2**30
 
-#: the process's child for landing pages (started on first use)
-_WORK = HtmlWork(IngestFileStatus.HTML_TOO_COMPLEX, memory_limit=PARSE_MEMORY)
 
 
 @dataclass(frozen=True)
@@ -73,8 +71,9 @@ class HtmlPage:
 def parse_html(body: bytes, url: str, content_type: str | None = None) -> HtmlPage:
     """Analyse a landing page fetched from ``url`` (its final URL, after redirects);
     ``RecordError`` ``html-too-complex`` when that is stopped at the limits."""
-    return _WORK.run(_analyse, body[:MAX_PARSE_BYTES], url, content_type,
-                     timeout=PARSE_TIMEOUT, page=url)
+    work = shared_work(IngestFileStatus.HTML_TOO_COMPLEX, memory_limit=PARSE_MEMORY)
+    return work.run(_analyse, body[:MAX_PARSE_BYTES], url, content_type,
+                    timeout=PARSE_TIMEOUT, page=url)
 
 
 def _analyse(body: bytes, url: str, content_type: str | None) -> HtmlPage:

@@ -118,7 +118,7 @@ def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int 
             size += len(chunk)
             if size > max_bytes:
                 raise TooLarge(f"{where}: payload larger than the {max_bytes / 2**20:g} MB "
-                               "limit (fetch_max_mb)")
+                               "limit (http.max_mb)")
             dest.write(chunk)
         url = record.rec_headers.get_header("WARC-Target-URI")
         return WarcPayload(url, status, content_type, size)
