@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 import orjson
 import pytest
 from sqlalchemy import select
+from urllib3.exceptions import MaxRetryError, NameResolutionError
 from warcio.archiveiterator import ArchiveIterator
 
 from sandcrawler.app.services import Services
@@ -32,6 +34,7 @@ from sandcrawler.ingest.file_ingest import FileIngester
 from sandcrawler.models.fileset import IngestRequest as DatasetRequest
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.web.addresses import AddressPolicy
+from sandcrawler.web.connections import ConnectRetry
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
 from sandcrawler_testkit.platforms import PlatformServer
@@ -424,3 +427,62 @@ def test_hostile_answers_in_one_batch_each_get_a_result_and_are_fetched_once(
     assert "Traceback" not in proc.stderr.decode()
     for path in paths:  # no batch retry fetched anything twice; no protocol error resent
         assert server.seen(path) == 1, path
+
+
+@pytest.mark.parametrize("url", ["", "http://[::1", "ftp://example.org/x", "http://a\nb.org/"])
+@pytest.mark.parametrize("kind", ["file", "fileset"])
+def test_a_request_whose_url_is_not_one_is_bad_request_on_the_command_line(
+        kind: str, url: str, tmp_path: Path) -> None:
+    proc = run_cli(["ingest", kind, url], env={"SANDCRAWLER_DATA_DIR": str(tmp_path)})
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr.decode()
+    result = orjson.loads(proc.stdout)
+    assert (result["status"], result["request"]["base_url"]) == ("bad-request", url)
+    assert proc.stderr.decode().strip().endswith(result["error_message"])
+
+
+def test_requests_whose_url_is_not_one_each_get_bad_request_in_a_batch(tmp_path: Path) -> None:
+    urls = ["", "http://[::1", "ftp://example.org/x"]
+    lines = b"".join(orjson.dumps({"ingest_type": kind, "base_url": url}) + b"\n"
+                     for kind in ("pdf", "dataset") for url in urls)
+    proc = run_cli(["ingest", "requests", "--no-progress", "-"], input=lines,
+                   env={"SANDCRAWLER_DATA_DIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr.decode()
+    results = [orjson.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["request"]["ingest_type"], r["request"]["base_url"], r["status"])
+            for r in results] == [(kind, url, "bad-request")
+                                  for kind in ("pdf", "dataset") for url in urls]
+    assert "Traceback" not in proc.stderr.decode()
+
+
+def _lookup_failure(errno: int) -> NameResolutionError:
+    try:
+        raise socket.gaierror(errno, "lookup failed")
+    except socket.gaierror as e:
+        try:
+            raise NameResolutionError("h.example", None, e) from e  # type: ignore[arg-type]
+        except NameResolutionError as failure:
+            return failure
+
+
+def test_a_name_that_does_not_exist_is_not_looked_up_again() -> None:
+    retry = ConnectRetry(total=3, read=0, other=0)
+    with pytest.raises(MaxRetryError):
+        retry.increment("GET", "/", error=_lookup_failure(socket.EAI_NONAME))
+    # a resolver that did not answer may answer the next time
+    again = retry.increment("GET", "/", error=_lookup_failure(socket.EAI_AGAIN))
+    assert isinstance(again, ConnectRetry) and again.total == 2
+
+
+def test_retried_connections_are_not_a_warning_per_try(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    proc = run_cli(["ingest", "file", f"http://127.0.0.1:{port}/x.pdf"],
+                   env={"SANDCRAWLER_DATA_DIR": str(tmp_path),
+                        "SANDCRAWLER_HTTP_ALLOW_NETWORKS": '["127.0.0.0/8"]'})
+    assert orjson.loads(proc.stdout)["status"] == "fetch-error"
+    assert proc.stderr.decode().count("\n") == 1, proc.stderr.decode()
+    verbose = run_cli(["-v", "ingest", "file", f"http://127.0.0.1:{port}/x.pdf"],
+                      env={"SANDCRAWLER_DATA_DIR": str(tmp_path),
+                           "SANDCRAWLER_HTTP_ALLOW_NETWORKS": '["127.0.0.0/8"]'})
+    assert "Retrying" in verbose.stderr.decode()

@@ -91,3 +91,7 @@ def main(config_file: str | None, verbose: int) -> None:
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    if not verbose:
+        # urllib3 warns of each connection it retries; the record's status says how
+        # the request ended, and -v shows the retries
+        logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)

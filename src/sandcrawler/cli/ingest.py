@@ -18,8 +18,10 @@ from sandcrawler.cli.options import input_argument, open_services, pipeline_opti
 from sandcrawler.config import mask_secret
 from sandcrawler.demo import EXPECTED as DEMO_EXPECTED
 from sandcrawler.demo import REQUESTS, DemoSite
+from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.ingest.requests import doi_requests
+from sandcrawler.ingest.worker import parse_request
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestType
 from sandcrawler.pipeline.sinks import StdoutSink
@@ -42,6 +44,17 @@ PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
     "size and checksum the platform gives (docs/fileset.md)."))
 def ingest() -> None:
     pass
+
+
+def _request(url: str, **fields: Any) -> IngestRequest:
+    """The command line's request, validated as a request read from a file is:
+    one that is not (an empty URL) gets its bad-request result, not a traceback."""
+    raw = {"base_url": url, **{k: v for k, v in fields.items() if v is not None}}
+    try:
+        return parse_request(orjson.dumps(raw))
+    except RecordError as e:
+        _print({"hit": False, "status": e.status, "request": raw, "error_message": str(e)}, url)
+        raise AssertionError("a miss exits") from e
 
 
 def _print(result: dict[str, Any], url: str) -> None:
@@ -72,11 +85,10 @@ def ingest_file(url: str, ingest_type: str, force_recrawl: bool, doi: str | None
     Exit status 0 when the full text was found and archived (success,
     success-existing), 1 otherwise; the status says why (docs/ingest.md).
     """
+    request = _request(url, ingest_type=ingest_type, force_recrawl=force_recrawl,
+                       ext_ids={"doi": doi} if doi else None)
     ingester = open_services().file_ingester()
     try:
-        request = IngestRequest(ingest_type=ingest_type, base_url=url,
-                                force_recrawl=force_recrawl,
-                                ext_ids={"doi": doi} if doi else None)
         result = ingester.ingest(request)
     finally:
         ingester.close()
@@ -99,9 +111,9 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
     Exit status 0 when it is archived (success, success-file, success-existing),
     1 otherwise; the status says why.
     """
+    request = _request(url, ingest_type=ingest_type, force_recrawl=force_recrawl)
     ingester = open_services().fileset_ingester(IngestStrategy(strategy) if strategy else None)
-    out = ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
-                                        force_recrawl=force_recrawl))
+    out = ingester.ingest(request)
     sys.stdout.buffer.write(orjson.dumps(out.result, option=PRETTY))
     if file_result and out.file_result is not None:
         sys.stdout.buffer.write(orjson.dumps(out.file_result, option=PRETTY))

@@ -36,6 +36,7 @@ from sandcrawler.models.fileset import (
 from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus
 from sandcrawler.web.archive import WebCapture
 from sandcrawler.web.html import MAX_HTML, html_biblio
+from sandcrawler.web.urls import request_url
 
 log = logging.getLogger("sandcrawler.fileset")
 
@@ -93,6 +94,10 @@ class FilesetIngester:
         if request.ingest_type not in INGEST_TYPES:
             raise RecordError(f"ingest type {request.ingest_type!r} is not a dataset type "
                               f"({', '.join(INGEST_TYPES)})", SKIP_INGEST_TYPE)
+        if request_url(request.base_url) is None:
+            # before any platform helper parses it: urlsplit raises on 'http://[::1'
+            raise RecordError(f"base_url {request.base_url!r} is not an http(s) URL",
+                              FilesetStatus.BAD_REQUEST)
         landing, landing_error = self._landing(request, result)
         biblio = html_biblio(landing.html) if landing.html else None
         if biblio:

@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
 
 from sandcrawler.errors import RecordError
 from sandcrawler.ingest.crawl import Crawler, CrawlResult, close_all
@@ -39,7 +38,7 @@ from sandcrawler.models.ingest import (
 from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus, ProcessingStatus
 from sandcrawler.storage.catalogue import identifiers_from_metadata
 from sandcrawler.web.archive import WarcSession, WebArchive
-from sandcrawler.web.urls import absolute_url
+from sandcrawler.web.urls import request_url
 
 #: processing statuses that mean an HTML page is not the article's full text
 NOT_FULLTEXT = frozenset({ProcessingStatus.NO_MAIN_TEXT})
@@ -147,10 +146,8 @@ class FileIngester:
                       hits: Mapping[tuple[str, str], dict[str, Any]]) -> str | None:
         """Settle what needs no crawl (None: the result is final); else the URL to
         crawl (``base_url`` with spaces and non-ASCII characters encoded)."""
-        parts = urlsplit(request.base_url)
-        url = absolute_url(request.base_url, request.base_url)
-        if (parts.scheme not in ("http", "https") or not parts.hostname or url is None
-                or any(c in request.base_url for c in "\r\n\t")):
+        url = request_url(request.base_url)
+        if url is None:
             raise RecordError(f"base_url {request.base_url!r} is not an http(s) URL",
                               IngestFileStatus.BAD_REQUEST)
         if request.ingest_type not in FILE_INGEST_TYPES:

@@ -10,6 +10,10 @@ socket is made.
   connection attaches it to the thread's current clock, which shuts the socket
   down when the request's deadline passes.
 
+A name that does not exist is not looked up again (``ConnectRetry``): urllib3
+retries every failed connection, and three more lookups of a mistyped host
+only delay its ``fetch-error``.
+
 ``pool_manager(policy)`` builds a urllib3 ``PoolManager`` whose pools make
 such connections; ``policy=None`` checks no address (the operator's routes).
 """
@@ -19,9 +23,14 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager, Retry
 from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    MaxRetryError,
+    NameResolutionError,
+    NewConnectionError,
+)
 from urllib3.util.connection import allowed_gai_family
 
 from sandcrawler.errors import RecordError
@@ -32,6 +41,23 @@ from sandcrawler.web.deadlines import current_clock, shutdown_socket
 
 class AddressRefused(RecordError):
     status = FetchStatus.BLOCKED_ADDRESS
+
+
+#: getaddrinfo's answers that asking again will not change: no such name, no
+#: address for it (EAI_AGAIN, a resolver that did not answer, is worth a retry)
+_NO_SUCH_NAME = frozenset({socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME)})
+
+
+class ConnectRetry(Retry):
+    """urllib3's Retry, except that a host name that does not exist fails at once."""
+
+    def increment(self, method: str | None = None, url: str | None = None,
+                  response: Any = None, error: Exception | None = None,
+                  _pool: Any = None, _stacktrace: Any = None) -> Retry:
+        lookup = error.__cause__ if isinstance(error, NameResolutionError) else None
+        if isinstance(lookup, socket.gaierror) and lookup.errno in _NO_SUCH_NAME:
+            raise MaxRetryError(_pool, url or "", error) from error
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
 
 class _Checked:

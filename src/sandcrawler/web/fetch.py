@@ -72,7 +72,7 @@ from sandcrawler.paths import shown
 from sandcrawler.retry import retry_after_seconds
 from sandcrawler.version import __version__
 from sandcrawler.web.addresses import AddressPolicy
-from sandcrawler.web.connections import pool_manager
+from sandcrawler.web.connections import ConnectRetry, pool_manager
 from sandcrawler.web.deadlines import (
     RequestClock,
     check_record_deadline,
@@ -233,7 +233,7 @@ class HttpFetcher:
             "maxsize": pool_size,
             "block": False,
             "timeout": urllib3.Timeout(connect=min(timeout, 10.0), read=timeout),
-            "retries": urllib3.Retry(
+            "retries": ConnectRetry(
                 total=retries,
                 # a request is sent again only when it could not be sent: a server
                 # that answers garbage, hangs up or stalls is not asked again

@@ -66,6 +66,16 @@ def absolute_url(raw: str, base: str) -> str | None:
         return None
 
 
+def request_url(base_url: str) -> str | None:
+    """A request's ``base_url`` as the URL to crawl, or None when it is not an
+    absolute http(s) URL. Unlike a link found in a page, a tab or a newline in a
+    request is refused rather than removed: it is a forged or mangled request,
+    not a page's typo."""
+    if any(c in base_url for c in "\r\n\t"):
+        return None
+    return absolute_url(base_url, "")
+
+
 def _host(hostname: str) -> str | None:
     """The host as it goes into a URL (IDNA, an IPv6 address in brackets), or
     None when it is neither a host name nor an IP address."""
