@@ -1,6 +1,7 @@
-"""File ingest end to end on loopback: the real landing pages of the demo
-(PLOS ONE, PeerJ, eLife, First Monday, D-Lib, SciELO) served at their own URLs
-through ``http.routes``, and a web of made-up sites for every status."""
+"""File ingest end to end on loopback: the demo's pages (PLOS ONE, PeerJ, eLife,
+First Monday, SciELO, rendered from the articles' CC BY metadata in their
+publishers' markup; ``sandcrawler.demo``) served at their own URLs through
+``http.routes``, and a web of made-up sites for every status."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import grobid_refs, web_cdx
-from sandcrawler.demo import DLIB, OJS, PLOS, REQUESTS, SCIELO_XML, DemoSite
+from sandcrawler.demo import OJS, OJS_HTML, PLOS, PLOS_PDF, REQUESTS, SCIELO_XML, DemoSite
 from sandcrawler.ingest.file_ingest import FileIngester
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.pdftable import CaptureHistory
@@ -30,8 +31,8 @@ PDFS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "pdfs"
 
 
 @pytest.fixture
-def demo(shared_data: Path) -> Iterator[DemoSite]:
-    with DemoSite(shared_data) as site:
+def demo() -> Iterator[DemoSite]:
+    with DemoSite() as site:
         yield site
 
 
@@ -69,25 +70,20 @@ def ingest_demo(demo: DemoSite) -> Iterator[Ingest]:
     ingest.close()
 
 
-def _sha1(path: Path) -> str:
-    return hashlib.sha1(path.read_bytes()).hexdigest()
-
-
 # --- the real pages -------------------------------------------------------------------
 
 
 def test_a_doi_is_crawled_to_the_plos_pdf_and_everything_is_kept(
-        ingest_demo: Ingest, demo: DemoSite, shared_data: Path) -> None:
+        ingest_demo: Ingest, demo: DemoSite) -> None:
     result = ingest_demo("https://doi.org/10.1371/journal.pone.0213978",
                          ext_ids={"doi": "10.1371/journal.pone.0213978"})
     assert result["status"] == "success", result
     assert result["hit"] is True
-    pdf_url = ("https://journals.plos.org/plosone/article/file"
-               "?id=10.1371/journal.pone.0213978&type=printable")
+    pdf_url = PLOS_PDF
     assert result["hops"] == ["https://doi.org/10.1371/journal.pone.0213978", pdf_url]
     assert result["terminal"]["terminal_url"] == pdf_url
     assert result["terminal"]["terminal_status_code"] == 200
-    sha1 = _sha1(shared_data / "pdfs" / "0807.3577.pdf")
+    sha1 = hashlib.sha1(demo.content(pdf_url)).hexdigest()  # the demo's PDF of the article
     assert result["file_meta"]["sha1hex"] == sha1 == result["terminal"]["terminal_sha1hex"]
     assert result["file_meta"]["mimetype"] == "application/pdf"
     assert result["cdx"]["url"] == pdf_url
@@ -140,12 +136,10 @@ def test_every_demo_request_ends_as_the_real_pages_allow(ingest_demo: Ingest) ->
     results = ingest_demo.ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
     statuses = [(r["request"]["ingest_type"], r["status"]) for r in results]
     assert statuses == [("pdf", "success"), ("pdf", "success"), ("pdf", "success"),
-                        ("html", "success"), ("html", "success"), ("xml", "success"),
-                        ("pdf", "no-pdf-link")]
-    ojs_html, dlib, scielo = results[3], results[4], results[5]
-    assert ojs_html["terminal"]["terminal_url"] == f"{OJS}/9729"
+                        ("html", "success"), ("xml", "success"), ("pdf", "no-pdf-link")]
+    ojs_html, scielo = results[3], results[4]
+    assert ojs_html["terminal"]["terminal_url"] == OJS_HTML
     assert ojs_html["processing"]["kind"] == "html"
-    assert dlib["terminal"]["terminal_url"] == DLIB
     assert scielo["terminal"]["terminal_url"] == SCIELO_XML
     assert scielo["processing"]["kind"] == "xml" and scielo["processing"]["references"] > 0
     # the references of the JATS are grobid_refs rows keyed by the document
@@ -341,7 +335,7 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     lines = [orjson.loads(x) for x in res.stdout.splitlines()]
     # PeerJ was ingested by the command above: archived and processed, nothing fetched
     assert [x["status"] for x in lines] == [
-        "success", "success-existing", "success", "success", "success", "success",
+        "success", "success-existing", "success", "success", "success",
         "no-pdf-link", "bad-request", "bad-json"]
     # a line that is not JSON has no request to echo: the result says where it is
     assert lines[-1]["request"] == {} and "(record at " in lines[-1]["error_message"]
@@ -351,8 +345,8 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     assert res.exit_code == 0, res.stderr
     res = invoke(["db", "status", "--json"])
     counts = orjson.loads(res.stdout)["row_counts"]
-    assert counts["ingest_file_result"] == 7  # (type, base_url): the bad request has none
-    assert counts["ingest_request"] == 7
+    assert counts["ingest_file_result"] == 6  # (type, base_url): the bad request has none
+    assert counts["ingest_request"] == 6
     # a recorded hit is success-existing without a fetch
     before = len(demo.requests)
     res = invoke(["ingest", "file", "https://doi.org/10.7717/peerj.4375"])
@@ -415,14 +409,3 @@ def test_the_references_of_grobid_full_text_are_parsed(
             grobid_refs.c.source_id == processing["uuid"])).scalar_one()
     assert len(refs) == 100 and refs[0].get("title")
 
-
-def test_the_demo_command(shared_data: Path) -> None:
-    res = invoke(["ingest", "demo", "--data", str(shared_data)])
-    assert res.exit_code == 0, res.stderr
-    assert "success              6" in res.stderr and "no-pdf-link          1" in res.stderr
-    assert "WARC" in res.stderr and "thumbnail" in res.stderr and "references" in res.stderr
-    again = invoke(["ingest", "demo", "--data", str(shared_data)])
-    assert again.exit_code == 0 and "success-existing     6" in again.stderr
-    missing = invoke(["ingest", "demo", "--data", str(shared_data / "nothing")])
-    assert missing.exit_code == 1 and "not in" in missing.stderr
-    assert "Traceback" not in missing.stderr

@@ -1,14 +1,22 @@
 """The offline demo, run on the process's services: the demo requests crawled
 from the loopback demo site (``sandcrawler.demo``), their results persisted,
-and a report of where everything went."""
+and a report of where everything went.
+
+The demo stores real DOIs and URLs with documents rendered for the demo, so
+``sandcrawler ingest demo`` runs it in a data directory of its own (embedded
+database and store), never the user's: ``demo_settings`` says which settings
+that takes, ``look_command`` how to point another command at it."""
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sandcrawler.app.services import Services
+from sandcrawler.config import CoreSettings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.persist import write_tables
 from sandcrawler.demo import REQUESTS
@@ -17,6 +25,9 @@ from sandcrawler.ingest.worker import request_row
 from sandcrawler.models.fileset import IngestResultView
 from sandcrawler.models.ingest import IngestRequest
 
+#: the demo's database file in its directory (the embedded default's name)
+DATABASE_FILE = "sandcrawler.sqlite3"
+
 
 @dataclass(slots=True)
 class DemoReport:
@@ -24,6 +35,34 @@ class DemoReport:
     statuses: Counter[str] = field(default_factory=Counter)
     #: one block of "what to look at" lines per hit
     hits: list[list[str]] = field(default_factory=list)
+
+
+def default_demo_dir(data_dir: Path) -> Path:
+    """Beside the data directory, never in it: ``~/.local/share/sandcrawler-demo``
+    for the default ``~/.local/share/sandcrawler``."""
+    return data_dir.with_name(f"{data_dir.name}-demo")
+
+
+def demo_settings(directory: Path) -> dict[str, str]:
+    """The settings that put everything the demo writes in ``directory``: its
+    data directory, and the embedded database and store there even when another
+    database or store is configured."""
+    directory = directory.expanduser().resolve()
+    return {"data_dir": str(directory),
+            "database_url": f"sqlite:///{directory / DATABASE_FILE}",
+            "store_url": str(directory / "store")}
+
+
+def look_command(settings: CoreSettings, command: str) -> str:
+    """``command`` as a shell line reading what these settings hold: the data
+    directory, and the database and store when they are not its embedded ones
+    (``SANDCRAWLER_DATA_DIR=… sandcrawler serve``)."""
+    env = {"SANDCRAWLER_DATA_DIR": str(settings.data_dir)}
+    if settings.database.url != f"sqlite:///{settings.data_dir / DATABASE_FILE}":
+        env["SANDCRAWLER_DATABASE_URL"] = settings.database.url
+    if settings.store.url != str(settings.data_dir / "store"):
+        env["SANDCRAWLER_STORE_URL"] = settings.store.url
+    return " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()), command])
 
 
 def run_demo(services: Services) -> DemoReport:
@@ -44,15 +83,14 @@ def run_demo(services: Services) -> DemoReport:
         write_tables(conn, outputs)
     report = DemoReport(results, Counter(r["status"] for r in results))
     refs = RefsWriter(services.engine)
-    store = services.settings.store.url
     for result in results:
         if result["hit"]:
-            report.hits.append(_where(services, refs, store, result))
+            report.hits.append(_where(services, refs, result))
     return report
 
 
-def _where(services: Services, refs: RefsWriter, store: str,
-           result: dict[str, Any]) -> list[str]:
+def _where(services: Services, refs: RefsWriter, result: dict[str, Any]) -> list[str]:
+    store = services.settings.store.url
     request = result["request"]
     lines = [f"{request['ingest_type']} {request['base_url']}: {result['status']}",
              f"  terminal   {result['terminal']['terminal_url']}"]
@@ -61,13 +99,19 @@ def _where(services: Services, refs: RefsWriter, store: str,
     processing = result.get("processing") or {}
     uuid = processing.get("uuid")
     if uuid and (entry := services.catalogue.get(uuid)) is not None:
-        lines.append(f"  catalogue  {uuid} (sandcrawler catalogue get {uuid})")
+        get = look_command(services.settings, f"sandcrawler catalogue get {uuid}")
+        lines.append(f"  catalogue  {uuid} ({get})")
         paths = services.catalogue.paths(entry)
         thumbs = [p for kind, p in paths.items() if kind.startswith("thumb-")]
         primary = [p for kind, p in paths.items() if kind in ("pdf", "nxml", "html")]
         lines += [f"  stored     {store}/{p}" for p in primary]
         if thumbs:
             lines.append(f"  thumbnail  {store}/{sorted(thumbs)[0]} (+{len(thumbs) - 1} more)")
-        count = len(refs.get(uuid) or [])
-        lines.append(f"  references {count} parsed into grobid_refs (source document, {uuid})")
+        if count := len(refs.get(uuid) or []):
+            lines.append(f"  references {count} parsed into grobid_refs (source document, {uuid})")
+        else:
+            # what the page gives (citation_reference) or the file's own list (JATS, GROBID)
+            lines.append("  references none: the page has no citation_reference tags"
+                         + ("; a PDF's own need a GROBID server (grobid.url)"
+                            if "pdf" in paths and not services.settings.grobid.url else ""))
     return lines

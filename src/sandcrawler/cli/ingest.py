@@ -3,7 +3,6 @@ text (pdf, xml, html) and archived datasets (dataset)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,12 +11,12 @@ from typing import Any
 import click
 import orjson
 
-from sandcrawler.app.demo import run_demo
+from sandcrawler.app.demo import default_demo_dir, demo_settings, look_command, run_demo
+from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
-from sandcrawler.config import mask_secret
 from sandcrawler.demo import EXPECTED as DEMO_EXPECTED
-from sandcrawler.demo import REQUESTS, DemoSite
+from sandcrawler.demo import REQUESTS, SITE, DemoSite
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.ingest.requests import doi_requests
@@ -190,44 +189,57 @@ def requests_from_dois(input_file: str, ingest_type: str, resolver: str,
 
 
 @ingest.command("demo")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--dir", "demo_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None,
-              help="The shared data directory with sandcrawler-fixtures/ and pdfs/ "
-                   "[default: $SANDCRAWLER_DEMO_DATA, else ../shared/data].")
-def ingest_demo(data_dir: Path | None) -> None:
-    """The offline demo: real publishers' landing pages and full texts (PLOS ONE,
-    PeerJ, eLife, First Monday, D-Lib, SciELO) served on loopback at their own
-    URLs, ingested end to end on the configured database and store (the
-    embedded ones when nothing is configured): every hop archived, the full
-    text processed, stored, catalogued, its references parsed, the results
-    persisted. Prints a summary per status and where to look.
+              help="The demo's own data directory: its SQLite database and store "
+                   "[default: beside the data directory, named <data_dir>-demo: "
+                   "~/.local/share/sandcrawler-demo when nothing is configured].")
+def ingest_demo(demo_dir: Path | None) -> None:
+    """The offline demo: five real open-access articles (PLOS ONE, PeerJ, eLife,
+    First Monday, SciELO; CC BY) whose landing pages, in their publishers'
+    markup, and full texts (PDF, HTML, JATS XML) rendered from the articles'
+    metadata ship with sandcrawler. They are served on loopback at their own
+    URLs and ingested end to end: every hop archived, the full text processed,
+    stored, catalogued, its references parsed, the results persisted. Prints a
+    summary per status, where everything is, and how to look at it.
+
+    It runs in a data directory of its own (--dir), never in the configured
+    one: the demo's documents carry real DOIs and URLs. A second run finds
+    everything there already: success-existing, nothing fetched again.
 
     Exit status 0 when every request ended as the demo expects (one honest
     miss: no-pdf-link for an article published as HTML only).
     """
-    data_dir = data_dir or Path(os.environ.get("SANDCRAWLER_DEMO_DATA") or "../shared/data")
-    try:
-        site = DemoSite(data_dir).start()
-    except FileNotFoundError as e:
-        raise click.ClickException(f"{e} (give the directory with --data)") from None
-    try:
+    directory = demo_dir or default_demo_dir(load_settings().data_dir)
+    with DemoSite() as site:
         # the demo hosts are reached on loopback; no delay between requests to them
-        services = open_services(http_routes=site.routes(), crawl_host_delay=0)
+        services = open_services(**demo_settings(directory), http_routes=site.routes(),
+                                 crawl_host_delay=0)
+        settings = services.settings
         click.echo(f"demo: {len(REQUESTS)} requests to {len(site.origins)} sites served "
-                   f"from {data_dir} at {site.url}", err=True)
+                   f"at {site.url} from {SITE}", err=True)
+        click.echo(f"demo: everything goes to the demo's own data directory "
+                   f"{settings.data_dir}", err=True)
         report = run_demo(services)
-    finally:
-        site.stop()
     for result in report.results:
         sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE))
     click.echo("\nstatus summary:", err=True)
     for status, count in sorted(report.statuses.items()):
         click.echo(f"  {status:<20} {count}", err=True)
+    if existing := report.statuses.get("success-existing"):
+        click.echo(f"  ({existing} already archived and processed in {settings.data_dir} by an "
+                   "earlier run: nothing fetched again; remove the directory to start afresh)",
+                   err=True)
     click.echo("\nwhere to look:", err=True)
     for block in report.hits:
         click.echo("\n".join(block), err=True)
     click.echo(f"\nresults persisted to ingest_file_result and ingest_request in "
-               f"{mask_secret('url', services.settings.database.url)}", err=True)
+               f"{settings.database.url}", err=True)
+    click.echo(f"\nto look at it (pages on http://{settings.serve.host}:{settings.serve.port}):\n"
+               f"  {look_command(settings, 'sandcrawler serve')}\n"
+               f"  {look_command(settings, 'sandcrawler db status')}\n"
+               "with internet, a real article into your own data directory:\n"
+               "  sandcrawler ingest file https://doi.org/10.7717/peerj.4375", err=True)
     expected = Counter(DEMO_EXPECTED)
     got = Counter(r["status"] for r in report.results)
     # a rerun finds everything archived and processed: success-existing
