@@ -7,9 +7,11 @@ from typing import Any
 
 import orjson
 import pytest
+from pydantic import BaseModel
 
 from sandcrawler.app.workers import WORKERS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
+from sandcrawler.imports import load_object
 from sandcrawler.models.fileset import IngestResultView
 from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.work import Item, Outcome
@@ -122,6 +124,9 @@ def test_bad_json_keeps_its_status() -> None:
 
 
 def test_registered_input_models() -> None:
-    assert WORKERS["persist-ingest-fileset"].input is IngestResultView
-    assert WORKERS["persist-grobid-refs"].input is GrobidRefsRow
-    assert WORKERS["parse-crossref-refs"].output is GrobidRefsRow
+    assert load_object(WORKERS["persist-ingest-fileset"].input) is IngestResultView
+    assert load_object(WORKERS["persist-grobid-refs"].input) is GrobidRefsRow
+    assert load_object(WORKERS["parse-crossref-refs"].output) is GrobidRefsRow
+    for spec in WORKERS.values():  # every model the registry names exists
+        for path in (spec.input, spec.output):
+            assert path is None or issubclass(load_object(path), BaseModel)

@@ -18,61 +18,45 @@ section they use, never the whole configuration.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from collections.abc import Callable
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine
-
-from sandcrawler.app.settings import platform_sections
-from sandcrawler.citations.base import CitationParser
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
-from sandcrawler.db.engine import make_engine
-from sandcrawler.db.locks import exclusive
-from sandcrawler.db.migrate import ensure_schema
-from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.errors import ConfigError
-from sandcrawler.file_records import FileLocator
-from sandcrawler.fileset.ingest import FilesetIngester
-from sandcrawler.fileset.platforms import platform_helpers
-from sandcrawler.fileset.platforms.base import PlatformHelper
-from sandcrawler.fileset.strategies import ArchiveContext
-from sandcrawler.grobid_client import GrobidClient
-from sandcrawler.ingest.crawl import Crawler
-from sandcrawler.ingest.file_ingest import FileIngester
-from sandcrawler.ingest.history import IngestHistory
-from sandcrawler.kafka import (
-    BrokerLog,
-    consumer_config,
-    producer_config,
-    require_brokers,
-    topic_name,
-)
-from sandcrawler.models.fileset import IngestStrategy
-from sandcrawler.models.ingest import IngestType
-from sandcrawler.pdf.fulltext import fulltext_options
-from sandcrawler.pdf.processor import PdfProcessor
-from sandcrawler.pipeline.db_sink import DatabaseSink
-from sandcrawler.spool import sweep
-from sandcrawler.storage.blobs import BlobStore
-from sandcrawler.storage.catalogue import Catalogue
-from sandcrawler.storage.items import ItemStore
-from sandcrawler.storage.pdftable import PdfTable, table_name
-from sandcrawler.storage.resources import ResourceStore
-from sandcrawler.storage.schemes import open_blob_store
-from sandcrawler.web.addresses import AddressPolicy
-from sandcrawler.web.archive import WebArchive
-from sandcrawler.web.blocklist import UrlBlocklist
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.hosts import HostGate
-from sandcrawler.web.policy import CrawlPolicy
-from sandcrawler.web.postgrest import PostgrestReader
-from sandcrawler.web.robots import RobotsRules
+from sandcrawler.imports import load_object
+
+# Each service's modules are imported where it is first built, not here: a
+# command pays only for what it uses (`citations parse` needs neither SQLAlchemy
+# nor urllib3; start-up figures in docs/benchmarks.md).
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from sandcrawler.citations.base import CitationParser
+    from sandcrawler.db.reader import Reader
+    from sandcrawler.file_records import FileLocator
+    from sandcrawler.fileset.ingest import FilesetIngester
+    from sandcrawler.fileset.platforms.base import PlatformHelper
+    from sandcrawler.grobid_client import GrobidClient
+    from sandcrawler.ingest.file_ingest import FileIngester
+    from sandcrawler.ingest.history import IngestHistory
+    from sandcrawler.kafka import BrokerLog
+    from sandcrawler.models.fileset import IngestStrategy
+    from sandcrawler.pdf.processor import PdfProcessor
+    from sandcrawler.pipeline.db_sink import DatabaseSink
+    from sandcrawler.storage.blobs import BlobStore
+    from sandcrawler.storage.catalogue import Catalogue
+    from sandcrawler.storage.items import ItemStore
+    from sandcrawler.storage.pdftable import PdfTable
+    from sandcrawler.storage.resources import ResourceStore
+    from sandcrawler.web.archive import WebArchive
+    from sandcrawler.web.fetch import HttpFetcher
+    from sandcrawler.web.hosts import HostGate
+    from sandcrawler.web.policy import CrawlPolicy
 
 T = TypeVar("T")
 
@@ -125,6 +109,8 @@ class Services:
     @cached_property
     def raw_engine(self) -> Engine:
         """The engine, schema not checked: for ``db init``/``upgrade``/``status``."""
+        from sandcrawler.db.engine import make_engine
+
         engine = make_engine(self.settings.database.url)
         return self._owned(engine, engine.dispose)
 
@@ -133,6 +119,8 @@ class Services:
         other must be at this version's schema (ConfigError otherwise)."""
         with self._lock:
             if not self._schema_checked:
+                from sandcrawler.db.migrate import ensure_schema
+
                 ensure_schema(self.raw_engine)
                 self._schema_checked = True
 
@@ -144,17 +132,24 @@ class Services:
 
     @cached_property
     def blobs(self) -> BlobStore:
+        from sandcrawler.storage.schemes import open_blob_store
+
         store = open_blob_store(self.settings.store, self.settings.s3)
         return self._owned(store, store.close)
 
     @cached_property
     def host_gate(self) -> HostGate:
         """This process's per-host politeness, shared by every fetch (crawl.*)."""
+        from sandcrawler.web.hosts import HostGate
+
         crawl = self.settings.crawl
         return HostGate(concurrency=crawl.host_concurrency, delay=crawl.host_delay)
 
     @cached_property
     def fetcher(self) -> HttpFetcher:
+        from sandcrawler.web.addresses import AddressPolicy
+        from sandcrawler.web.fetch import HttpFetcher
+
         http, crawl = self.settings.http, self.settings.crawl
         fetcher = HttpFetcher(timeout=http.timeout, request_timeout=http.request_timeout,
                               min_rate=http.min_bytes_per_second,
@@ -168,6 +163,10 @@ class Services:
     @cached_property
     def crawl_policy(self) -> CrawlPolicy:
         """What the crawler may fetch: the blocklist, then robots.txt (crawl.*)."""
+        from sandcrawler.web.blocklist import UrlBlocklist
+        from sandcrawler.web.policy import CrawlPolicy
+        from sandcrawler.web.robots import RobotsRules
+
         crawl = self.settings.crawl
         robots = RobotsRules(self.fetcher, agent=crawl.user_agent,
                              ignore_hosts=crawl.robots_ignore_hosts,
@@ -178,6 +177,8 @@ class Services:
     @cached_property
     def grobid(self) -> GrobidClient | None:
         """The GROBID client, or None when no GROBID URL is configured."""
+        from sandcrawler.grobid_client import GrobidClient
+
         g = self.settings.grobid
         if not g.url:
             return None
@@ -195,6 +196,10 @@ class Services:
     def reader(self) -> Reader:
         """The system's lookups of its own records: SQL, or PostgREST over HTTP with
         a fetcher of its own (no politeness gate: it is our server) (api.*)."""
+        from sandcrawler.db.reader import SqlReader
+        from sandcrawler.web.fetch import HttpFetcher
+        from sandcrawler.web.postgrest import PostgrestReader
+
         api = self.settings.api
         if api.reader == "sql":
             return SqlReader(self.engine)
@@ -212,36 +217,54 @@ class Services:
 
     @cached_property
     def resources(self) -> ResourceStore:
+        from sandcrawler.storage.resources import ResourceStore
+
         return ResourceStore(self.blobs)
 
     @cached_property
     def catalogue(self) -> Catalogue:
+        from sandcrawler.storage.catalogue import Catalogue
+
         return Catalogue(self.engine, self.resources)
 
     @property
     def pdftable_name(self) -> str:
+        from sandcrawler.storage.pdftable import table_name
+
         return table_name(self.settings.pdftable.version, self.settings.env)
 
     @cached_property
     def pdftable(self) -> PdfTable:
+        from sandcrawler.storage.pdftable import PdfTable
+
         return PdfTable(self.engine, self.pdftable_name)
 
     @cached_property
     def items(self) -> ItemStore:
         """The item store; its writers of one item take turns under the database's
         lock, among every process that shares the database."""
+        from sandcrawler.db.locks import exclusive
+        from sandcrawler.storage.items import ItemStore
+
         return ItemStore(self.blobs, partial(exclusive, self.engine))
 
     @cached_property
     def web_archive(self) -> WebArchive:
+        from sandcrawler.web.archive import WarcInfo, WebArchive
+
+        crawl = self.settings.crawl
+        info = WarcInfo(self.fetcher.user_agent, operator=crawl.operator or crawl.contact,
+                        robots="obey" if crawl.robots else "ignore")
         return WebArchive(self.blobs, self.engine, self.fetcher,
                           gzip_level=self.settings.warc.gzip_level,
-                          spool_dir=self.spool_dir)
+                          spool_dir=self.spool_dir, info=info)
 
     @cached_property
     def spool_dir(self) -> Path:
         """Where downloads wait on disk (``fileset.tmp_dir``, else ``<data_dir>/spool``);
         what processes killed before they could clean up left there is removed now."""
+        from sandcrawler.spool import sweep
+
         directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
         directory.mkdir(parents=True, exist_ok=True)
         sweep(directory)
@@ -250,16 +273,23 @@ class Services:
     def database_sink(self) -> DatabaseSink:
         """A sink that checks the schema at its first write, so a database that is
         down when a worker starts is waited out like any outage."""
+        from sandcrawler.pipeline.db_sink import DatabaseSink
+
         return DatabaseSink(self.raw_engine, prepare=self.check_schema)
 
     def file_locator(self) -> FileLocator:
         """Where file records' bytes come from (``warc.source`` for WARC captures)."""
+        from sandcrawler.file_records import FileLocator
+
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
                            warc_source=self.settings.warc.source, spool_dir=self.spool_dir)
 
     def pdf_processor(self, *, timeout: float | None = None,
                       memory_limit_mb: int | None = None) -> PdfProcessor:
         """A PDF processor (its own sandbox: the caller closes it)."""
+        from sandcrawler.pdf.fulltext import fulltext_options
+        from sandcrawler.pdf.processor import PdfProcessor
+
         pdf, grobid = self.settings.pdf, self.settings.grobid
         return PdfProcessor(
             self.catalogue, self.pdftable,
@@ -289,21 +319,32 @@ class Services:
             parser.close()
 
     def platform_helpers(self) -> list[PlatformHelper]:
+        from sandcrawler.app.settings import platform_sections
+        from sandcrawler.fileset.platforms import platform_helpers
+
         return platform_helpers(platform_sections(self.settings), self.fetcher,
                                 self.settings.fileset)
 
     def fileset_ingester(self, strategy: IngestStrategy | None = None) -> FilesetIngester:
+        from sandcrawler.fileset.ingest import FilesetIngester
+        from sandcrawler.fileset.strategies import ArchiveContext
+
         ctx = ArchiveContext(self.settings.fileset, self.fetcher, self.web_archive, self.items,
                              spool_dir=self.spool_dir)
         return FilesetIngester(ctx, self.platform_helpers(), strategy)
 
     @cached_property
     def ingest_history(self) -> IngestHistory:
+        from sandcrawler.ingest.history import IngestHistory
+
         return IngestHistory(self.reader, self.catalogue, self.pdftable)
 
     def file_ingester(self) -> FileIngester:
         """The file ingester: the crawler on the web archive, with the crawl policy,
         and one processor per ingest type (``PROCESSORS``); the caller closes it."""
+        from sandcrawler.ingest.crawl import Crawler
+        from sandcrawler.ingest.file_ingest import FileIngester
+
         crawl = self.settings.crawl
         crawler = Crawler(self.web_archive, policy=self.crawl_policy,
                           max_hops=crawl.max_hops, max_bytes=self.settings.http.max_mb * 2**20,
@@ -316,38 +357,41 @@ class Services:
     def _build(self, path: str) -> Any:
         """What the builder a registry names as ``module:function`` makes of these
         services (the module is imported now, not before)."""
-        return resolve(path)(self)
+        return load_object(path)(self)
 
     # --- Kafka --------------------------------------------------------------------------
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
+        from sandcrawler.kafka import topic_name
+
         return topic_name(self.settings.env, name, prefix)
 
     @cached_property
     def broker_log(self) -> BrokerLog:
         """One for the process's clients: an outage is said once, not per client."""
+        from sandcrawler.kafka import BrokerLog, require_brokers
+
         return BrokerLog(require_brokers(self.settings.kafka))
 
     def consumer_config(self, group_id: str) -> dict[str, Any]:
+        from sandcrawler.kafka import consumer_config
+
         return consumer_config(self.settings.kafka, group_id, broker_log=self.broker_log)
 
     def producer_config(self) -> dict[str, Any]:
+        from sandcrawler.kafka import producer_config
+
         return producer_config(self.settings.kafka, broker_log=self.broker_log)
 
 
-#: ingest type -> ``module:function`` building its processor from the services;
-#: imported when a file ingester is built (the HTML one loads trafilatura)
+#: ingest type (an ``IngestType`` value) -> ``module:function`` building its
+#: processor from the services; imported when a file ingester is built (the HTML
+#: one loads trafilatura)
 PROCESSORS = {
-    IngestType.PDF: "sandcrawler.app.builders.processors:pdf",
-    IngestType.XML: "sandcrawler.app.builders.processors:xml",
-    IngestType.HTML: "sandcrawler.app.builders.processors:html",
+    "pdf": "sandcrawler.app.builders.processors:pdf",
+    "xml": "sandcrawler.app.builders.processors:xml",
+    "html": "sandcrawler.app.builders.processors:html",
 }
-
-
-def resolve(path: str, package: str = "") -> Any:
-    """The object a registry names as ``module:attribute``."""
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(package + module), attr)
 
 
 #: the cached properties, forgotten by close() so a closed Services can be reused

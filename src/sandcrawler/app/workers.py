@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
-from sandcrawler.app.services import Services, resolve
+from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
 from sandcrawler.errors import SchemaError
+from sandcrawler.imports import load_object
 from sandcrawler.kafka_topics import (
     API_CROSSREF,
     INGEST_FILE_REQUESTS,
@@ -31,13 +30,16 @@ from sandcrawler.kafka_topics import (
     TOPICS,
     TopicSpec,
 )
-from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestResultView
-from sandcrawler.models.ingest import FileIngestResult
-from sandcrawler.models.pdf import ProcessResult
-from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.work import Worker
 
 Sink = Literal["stdout", "database", "kafka"]
+
+_GROBID_REFS_ROW = "sandcrawler.models.refs:GrobidRefsRow"
+_PROCESS_RESULT = "sandcrawler.models.pdf:ProcessResult"
+_INGEST_REQUEST = "sandcrawler.models.ingest:IngestRequest"
+_FILESET_INGEST_RESULT = "sandcrawler.models.fileset:FilesetIngestResult"
+_INGEST_RESULT_VIEW = "sandcrawler.models.fileset:IngestResultView"
+_FILE_INGEST_RESULT = "sandcrawler.models.ingest:FileIngestResult"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +51,10 @@ class WorkerSpec:
     batch_size: int = 100
     #: another default batch size when an option is set: (option, size)
     batch_size_when: tuple[str, int] | None = None
-    #: models of one input record and one output (None: not JSON, or several kinds)
-    input: type[BaseModel] | None = None
-    output: type[BaseModel] | None = None
+    #: ``module:Class``, the models of one input record and one output (None: not
+    #: JSON, or several kinds); named, not imported: every command reads this registry
+    input: str | None = None
+    output: str | None = None
     #: entries of the topic registry (``kafka_topics.TOPICS``), never ad hoc names
     topics_in: tuple[TopicSpec, ...] = ()
     topics_out: tuple[TopicSpec, ...] = ()
@@ -72,6 +75,11 @@ class WorkerSpec:
             return self.batch_size_when[1]
         return self.batch_size
 
+    @property
+    def reads(self) -> str:
+        """What one input record is, in words (the description's left side)."""
+        return self.description.split(" -> ")[0]
+
     def batch_help(self) -> str:
         """The default batch size as ``--help`` says it."""
         text = f"{self.batch_size:,}"
@@ -83,7 +91,7 @@ class WorkerSpec:
 
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("parse-crossref-refs", "refs:parse_crossref_refs",
-               "Crossref works -> grobid_refs rows", output=GrobidRefsRow),
+               "Crossref works -> grobid_refs rows", output=_GROBID_REFS_ROW),
     WorkerSpec("persist-crossref", "refs:persist_crossref",
                "Crossref works (and their parsed references) -> the database",
                # nothing slow in the loop: large batches amortise the COPY and the
@@ -91,46 +99,46 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                batch_size=2000, batch_size_when=("parse_refs", 100),
                topics_in=(API_CROSSREF,), sink="database"),
     WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
-               "grobid_refs rows -> the database", batch_size=2000, input=GrobidRefsRow,
+               "grobid_refs rows -> the database", batch_size=2000, input=_GROBID_REFS_ROW,
                sink="database"),
-    WorkerSpec("parse-citations", "refs:parse_citations",
+    WorkerSpec("parse-citations", "citations:parse_citations",
                "reference strings -> GrobidBiblio objects"),
     WorkerSpec("backfill-cdx", "pdf:backfill_cdx", "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),
     WorkerSpec("process-pdf", "pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
-               batch_size=8, output=ProcessResult, topics_in=(PDF_FILES,),
+               batch_size=8, output=_PROCESS_RESULT, topics_in=(PDF_FILES,),
                topics_out=(PDF_RESULTS,), key="sandcrawler.pdf.worker:result_key"),
     WorkerSpec("ingest-fileset", "fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
-               batch_size=1, input=IngestRequest, output=FilesetIngestResult,
+               batch_size=1, input=_INGEST_REQUEST, output=_FILESET_INGEST_RESULT,
                topics_in=(INGEST_FILE_REQUESTS,),
                topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("ingest", "ingest:ingest",
                "ingest requests of every type -> file and fileset ingest results",
-               batch_size=20, input=IngestRequest),
+               batch_size=20, input=_INGEST_REQUEST),
     WorkerSpec("ingest-file", "ingest:ingest_file",
                "file ingest requests (pdf, xml, html) -> crawled, archived, processed full "
                "text and file ingest results",
                # one WARC file per batch: fewer, larger files; a batch is redone whole
-               batch_size=20, input=IngestRequest, output=FileIngestResult,
+               batch_size=20, input=_INGEST_REQUEST, output=_FILE_INGEST_RESULT,
                topics_in=(INGEST_FILE_REQUESTS,), topics_out=(INGEST_FILE_RESULTS,),
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("persist-ingest-file", "ingest:persist_ingest_file",
                "file ingest results -> ingest_file_result, ingest_request",
-               batch_size=2000, input=IngestResultView, topics_in=(INGEST_FILE_RESULTS,),
+               batch_size=2000, input=_INGEST_RESULT_VIEW, topics_in=(INGEST_FILE_RESULTS,),
                sink="database"),
     WorkerSpec("persist-ingest-fileset", "fileset:persist_ingest_fileset",
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
-               batch_size=2000, input=IngestResultView,
+               batch_size=2000, input=_INGEST_RESULT_VIEW,
                topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), sink="database"),
 )}
 
 
 def build_worker(name: str, settings: CoreSettings, options: dict[str, Any]) -> Worker:
     """The worker ``name`` with ``options``, on this process's services."""
-    builder = resolve(WORKERS[name].build, "sandcrawler.app.builders.")
+    builder = load_object(WORKERS[name].build, "sandcrawler.app.builders.")
     worker: Worker = builder(Services.for_process(settings), **options)
     return worker
 
@@ -138,7 +146,7 @@ def build_worker(name: str, settings: CoreSettings, options: dict[str, Any]) -> 
 def message_key(name: str) -> Callable[[Any], str | bytes | None]:
     """The Kafka message key of worker ``name``'s outputs (none: no key)."""
     key = WORKERS[name].key
-    return resolve(key) if key else (lambda _: None)
+    return load_object(key) if key else (lambda _: None)
 
 
 def worker_factory(name: str, settings: CoreSettings, **options: Any) -> Callable[[], Worker]:

@@ -8,17 +8,21 @@ the names from ``CITATION_PARSERS``.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from sandcrawler.citations.base import CitationParser
-from sandcrawler.config import CitationSettings, GrobidSettings
 from sandcrawler.errors import ConfigError
-from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.imports import load_object
+
+if TYPE_CHECKING:  # the registry is read by --help: it imports no backend
+    from sandcrawler.citations.base import CitationParser
+    from sandcrawler.config import CitationSettings, GrobidSettings
+    from sandcrawler.grobid_client import GrobidClient
 
 #: (citation section, GROBID section, a GROBID client when one is configured) -> parser
-ParserBuilder = Callable[[CitationSettings, GrobidSettings, GrobidClient | None], CitationParser]
+ParserBuilder = Callable[["CitationSettings", "GrobidSettings", "GrobidClient | None"],
+                         "CitationParser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,8 +36,7 @@ class ParserSpec:
 
     @property
     def build(self) -> ParserBuilder:
-        module, _, name = self.builder.partition(":")
-        build: ParserBuilder = getattr(importlib.import_module(module), name)
+        build: ParserBuilder = load_object(self.builder)
         return build
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +17,6 @@ from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
 from sandcrawler.cli.options import F, open_services, parser_option, pipeline_options, run_pipeline
 from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.pipeline.sinks import StdoutSink
-from sandcrawler.pipeline.sources import JsonLinesSource
 from sandcrawler.work import Item, Worker
 
 model_option = click.option(
@@ -55,7 +54,14 @@ def parse(reference: str, parser: str | None, model_path: str | None, grobid_url
     if reference != "-":
         _parse_one(reference, worker_factory("parse-citations", services.settings, parser=parser))
         return
+    # here, not above: one STRING is answered without the pipeline's modules
+    from sandcrawler.pipeline.sinks import StdoutSink
+    from sandcrawler.pipeline.sources import JsonLinesSource
+
     services.check_citation_parser(parser)
+    if sys.stdin.isatty():  # a command that seems to hang says what it waits for
+        click.echo("reading reference strings from stdin, one per line (Ctrl-D to end)",
+                   err=True)
     run_pipeline(
         "citations parse",
         JsonLinesSource("-", limit=limit),

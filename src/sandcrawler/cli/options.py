@@ -7,7 +7,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -17,10 +17,11 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.app.workers import WORKERS, worker_factory
 from sandcrawler.citations.registry import CITATION_PARSERS
 from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
-from sandcrawler.pipeline import Runner
-from sandcrawler.pipeline.observer import RunObserver
-from sandcrawler.pipeline.sinks import Sink
-from sandcrawler.pipeline.sources import Source
+
+if TYPE_CHECKING:
+    from sandcrawler.pipeline.observer import RunObserver
+    from sandcrawler.pipeline.sinks import Sink
+    from sandcrawler.pipeline.sources import Source
 
 F = Callable[..., Any]
 
@@ -169,12 +170,19 @@ def run_pipeline(
     process's services. ``endless``: the source never runs out (a Kafka topic),
     so a stop signal is how the run ends normally (exit 0), and outages are
     waited out rather than fatal. The services are closed at the end."""
+    # not paid by a command that runs no pipeline
+    from sandcrawler.pipeline import Runner
+    from sandcrawler.pipeline.opening import Expected
+
     stop = stop or threading.Event()
     restore_signals = install_stop_handlers(stop, (signal.SIGINT, signal.SIGTERM))
     restore_dumps = stacks_on_sigusr1() if endless else (lambda: None)
     settings = services.settings
     if fail_fast and batch_size is None:
         batch_size = 1  # stop at the failed record, not at the end of its batch
+    # a topic is judged record by record; a file or stdin given whole can be the wrong thing
+    expected = None if endless else Expected(getattr(source, "name", "the input"),
+                                             WORKERS[worker].reads)
     runner = Runner(
         source,
         worker_factory(worker, settings, **options),
@@ -188,6 +196,7 @@ def run_pipeline(
         stop=stop,
         preload=(worker_factory.__module__,),
         observer=observer,
+        expected=expected,
     )
     try:
         summary = runner.run()
@@ -199,6 +208,9 @@ def run_pipeline(
             services.close()
         finally:
             restore_dumps()  # after the closes: where one of them waits
+    if summary.wrong_input:  # one line, not a summary of unreadable records
+        click.echo(f"Error: {summary.wrong_input}", err=True)
+        sys.exit(EXIT_FAILED)
     if not silent:
         click.echo(summary.format(name), err=True)
     if summary.failure:

@@ -27,7 +27,7 @@ def pdftable() -> None:
     """The PDF table: rows keyed by a file's sha1, in column families.
 
     The table is named wbgrp-journal-extract-<version>-<env> (settings
-    pdftable_version and env) and lives in the project database. Keys are
+    pdftable.version and env) and lives in the project database. Keys are
     accepted as 40 hex digits or 32 base32 characters; `pdftable schema`
     lists the families and columns.
     """

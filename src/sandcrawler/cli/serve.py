@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import socket
 
 import click
 import uvicorn
 
 from sandcrawler.cli.options import open_services
+from sandcrawler.errors import ConfigError
 from sandcrawler.site.app import create_app
 
 
@@ -30,7 +34,24 @@ def serve(host: str | None, port: int | None) -> None:
     settings = services.settings.serve
     app = create_app(services)  # refuses an unprotected exposure before any other work
     services.check_schema()
-    click.echo(f"sandcrawler serve: http://{settings.host}:{settings.port}/ "
+    sock = listen(settings.host, settings.port)
+    port = sock.getsockname()[1]  # the one the system chose for --port 0
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    click.echo(f"sandcrawler serve: http://{host}:{port}/ "
                f"({services.settings.database.url.split('://', 1)[0]}; Ctrl-C stops)", err=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=logging.WARNING,
-                access_log=False, server_header=False)
+    config = uvicorn.Config(app, log_level=logging.WARNING, access_log=False,
+                            server_header=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here rather than by uvicorn: a busy port or a
+    foreign address is one line (ConfigError), not uvicorn's log and traceback."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        hint = (": another program listens there; choose another with --port"
+                if e.errno == errno.EADDRINUSE else "")
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}{hint}") from None

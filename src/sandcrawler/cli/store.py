@@ -19,8 +19,8 @@ from sandcrawler.timestamps import iso_utc
 def store() -> None:
     """The blob store where documents and their resources live.
 
-    Setting store_url picks it: a directory (default: data_dir/store) or
-    s3://BUCKET[/PREFIX] with s3_endpoint_url and credentials. Documents are
+    Setting store.url picks it: a directory (default: data_dir/store) or
+    s3://BUCKET[/PREFIX] with s3.endpoint_url and the s3.* credentials. Documents are
     laid out as 98/da/17/ff/<uuid>/<uuid>.<ext>; `store kinds` lists the
     resource kinds.
     """

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from sandcrawler.errors import InfrastructureError
 from sandcrawler.lifetime import die_with_parent
 from sandcrawler.models.statuses import PipelineStatus
+from sandcrawler.pipeline.opening import Expected, OpeningCheck, WrongInput
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler.work import Item, Outcome, Worker
 
@@ -48,6 +49,7 @@ class RunSummary:
     interrupted: bool = False  # a stop was requested before the input ran out
     abandoned: bool = False  # ...while a batch in hand could not be stored (not acked)
     failure: str | None = None  # infrastructure failure that ended the run
+    wrong_input: str | None = None  # the input is not what the command reads
 
     @property
     def total(self) -> int:
@@ -130,6 +132,8 @@ class Runner:
     set (batch commands); ``"retry"`` backs off and retries the same batch until
     it succeeds or a stop is requested (long-running workers), so nothing is dropped.
     ``observer`` is told of batches and back-off as they happen (a worker's metrics).
+    ``expected``: what the input should be; a run whose first records are all
+    undecodable then ends with ``summary.wrong_input`` (``pipeline/opening.py``).
     """
 
     def __init__(
@@ -150,6 +154,7 @@ class Runner:
         stderr: IO[str] | None = None,
         preload: tuple[str, ...] = (),
         observer: RunObserver | None = None,
+        expected: Expected | None = None,
     ) -> None:
         self.source = source
         #: modules the ``-j N`` fork server imports once, so each worker process
@@ -170,6 +175,7 @@ class Runner:
         self.summary = RunSummary()
         self._bar: tqdm | None = None
         self.observer = observer
+        self._opening = OpeningCheck(expected) if expected else None
         #: when each batch read and not yet booked was read (with an observer only);
         #: batches are booked strictly in the order they are read
         self._read_at: deque[float] = deque()
@@ -200,8 +206,13 @@ class Runner:
             self.summary.abandoned = True
         except InfrastructureError as e:
             self.summary.failure = str(e)
+        except WrongInput as e:
+            self.summary.wrong_input = str(e)
         finally:
             self._bar.close()
+            if self._opening is not None and not self.summary.wrong_input:
+                for line in self._opening.release():  # fewer records than it judges
+                    self.report(line)
             self.summary.interrupted = self.stop.is_set()
             self.summary.elapsed = time.monotonic() - started
         return self.summary
@@ -329,6 +340,9 @@ class Runner:
         for index, status, message in rejected:
             o = outcomes[index]
             o.status, o.kind, o.error, o.output = status, "error", message, None
+        lines = [f"{o.where}: {o.status}: {o.error}" for o in outcomes if o.kind == "error"]
+        if self._opening is not None:
+            lines = self._opening.screen(batch, outcomes, lines)
         first_error = None
         statuses: Counter[str] = Counter()
         for o in outcomes:
@@ -336,7 +350,8 @@ class Runner:
             self.summary.kinds[o.kind] += 1
             if o.kind == "error":
                 first_error = first_error or o
-                self.report(f"{o.where}: {o.status}: {o.error}")
+        for line in lines:
+            self.report(line)
         self.summary.counts.update(statuses)
         self.source.ack(batch)
         if self.observer is not None:

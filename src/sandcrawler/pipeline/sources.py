@@ -62,6 +62,8 @@ class JsonLinesSource:
     def __init__(self, path: str | Path, *, limit: int | None = None,
                  max_line: int = MAX_LINE) -> None:
         self.max_line = max_line
+        #: the input as the user named it, for messages about the whole input
+        self.name = "stdin" if str(path) == "-" else str(path)
         self._fh: IO[bytes]
         if str(path) == "-":
             self._fh = sys.stdin.buffer

@@ -9,11 +9,11 @@ scheme is a local directory.
 
 from __future__ import annotations
 
-import importlib
 from typing import Protocol
 
 from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError
+from sandcrawler.imports import load_object
 from sandcrawler.storage.blobs import BlobStore
 
 
@@ -34,8 +34,7 @@ def store_backend(scheme: str) -> type[StoreBackend] | None:
     path = STORE_SCHEMES.get(scheme)
     if path is None:
         return None
-    module, _, name = path.partition(":")
-    backend: type[StoreBackend] = getattr(importlib.import_module(module), name)
+    backend: type[StoreBackend] = load_object(path)
     return backend
 
 

@@ -1,9 +1,8 @@
-"""Builders of the Crossref reference and citation workers."""
+"""Builders of the Crossref reference workers."""
 
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
-from sandcrawler.citations.worker import ParseCitationsWorker
 from sandcrawler.refs.worker import (
     ParseCrossrefRefsWorker,
     PersistCrossrefWorker,
@@ -24,6 +23,3 @@ def persist_crossref(services: Services, parse_refs: bool = False,
 def persist_grobid_refs(_services: Services) -> Worker:
     return PersistGrobidRefsWorker()
 
-
-def parse_citations(services: Services, parser: str | None = None) -> Worker:
-    return ParseCitationsWorker(services.citation_parser(parser))

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.config import CitationSettings, GrobidSettings
 from sandcrawler.errors import CitationParseError
-from sandcrawler.grobid_client import GrobidClient
+
+if TYPE_CHECKING:  # no client is needed: urllib3 stays unimported
+    from sandcrawler.grobid_client import GrobidClient
 
 log = logging.getLogger(__name__)
 

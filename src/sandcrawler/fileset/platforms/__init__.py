@@ -9,6 +9,7 @@ ingester's "no platform matched" message and the docs' list read it from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
@@ -16,7 +17,9 @@ from sandcrawler.fileset.platforms.base import PlatformHelper
 from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
-from sandcrawler.web.fetch import HttpFetcher
+
+if TYPE_CHECKING:
+    from sandcrawler.web.fetch import HttpFetcher
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,14 +13,16 @@ import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.errors import RecordError
 from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
 from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.web.fetch import HttpFetcher
+
+if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.web.fetch import HttpFetcher
 
 
 class PlatformScopeError(RecordError):
