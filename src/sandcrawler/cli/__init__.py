@@ -1,13 +1,13 @@
 """The ``sandcrawler`` command. Each command group is a module; none holds processing logic.
 
 Exit status: 0 the run completed (records may have failed: see the summary);
-1 error in configuration or input, or a record failed under ``--fail-fast``;
+1 error in configuration or input (an input whose first 5 records are all
+unreadable included: ``pipeline/opening.py``), or a record failed under ``--fail-fast``;
 2 usage error; 3 a service (database, GROBID, Kafka) failed; 130 interrupted.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import sys
@@ -17,25 +17,40 @@ import click
 
 from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
 from sandcrawler.errors import InfrastructureError, SandcrawlerError
+from sandcrawler.imports import load_object
 from sandcrawler.version import __version__
 
-#: command name -> "module:attribute"; modules are imported only when their command
-#: runs, so `sandcrawler persist ...` never pays for the HTTP client and vice versa.
-COMMANDS = {
-    "catalogue": "sandcrawler.cli.catalogue:catalogue",
-    "citations": "sandcrawler.cli.citations:citations",
-    "config": "sandcrawler.cli.config:config",
-    "db": "sandcrawler.cli.db:db",
-    "grobid": "sandcrawler.cli.grobid:grobid",
-    "ingest": "sandcrawler.cli.ingest:ingest",
-    "kafka": "sandcrawler.cli.kafka:kafka",
-    "parse-crossref-refs": "sandcrawler.cli.refs:parse_crossref_refs",
-    "pdftable": "sandcrawler.cli.pdftable:pdftable",
-    "persist": "sandcrawler.cli.persist:persist",
-    "process": "sandcrawler.cli.process:process",
-    "serve": "sandcrawler.cli.serve:serve",
-    "store": "sandcrawler.cli.store:store",
-    "worker": "sandcrawler.cli.worker:worker",
+#: command name -> ("module:attribute", its help's first sentence). A module is
+#: imported only when its command runs or shows its own help, so `sandcrawler
+#: --help` imports none of them and `sandcrawler persist ...` never pays for the
+#: HTTP client (tests/test_cli_startup.py checks each summary against its command).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "catalogue": ("sandcrawler.cli.catalogue:catalogue",
+                  "The catalogue of documents in the resource store."),
+    "citations": ("sandcrawler.cli.citations:citations",
+                  "Parse reference strings into structured biblios; train and evaluate the "
+                  "embedded CRF citation model."),
+    "config": ("sandcrawler.cli.config:config", "Inspect the configuration."),
+    "db": ("sandcrawler.cli.db:db",
+           "Create, upgrade and inspect the SQL database (SQLite or PostgreSQL)."),
+    "grobid": ("sandcrawler.cli.grobid:grobid", "Check the configured GROBID server."),
+    "ingest": ("sandcrawler.cli.ingest:ingest", "Ingest documents and datasets."),
+    "kafka": ("sandcrawler.cli.kafka:kafka",
+              "Kafka: the topics the workers use, checked and created from their registry."),
+    "parse-crossref-refs": ("sandcrawler.cli.refs:parse_crossref_refs",
+                            "Parse the unstructured references of Crossref works into "
+                            "grobid_refs rows."),
+    "pdftable": ("sandcrawler.cli.pdftable:pdftable",
+                 "The PDF table: rows keyed by a file's sha1, in column families."),
+    "persist": ("sandcrawler.cli.persist:persist", "Load JSON lines into the database."),
+    "process": ("sandcrawler.cli.process:process",
+                "Process files: metadata, and for PDFs text and thumbnails."),
+    "serve": ("sandcrawler.cli.serve:serve",
+              "Serve the read-only web pages: dashboard, documents, search, ingest results, "
+              "captures and Crossref references, each also as JSON (?format=json)."),
+    "store": ("sandcrawler.cli.store:store",
+              "The blob store where documents and their resources live."),
+    "worker": ("sandcrawler.cli.worker:worker", "Long-running Kafka consumers."),
 }
 
 
@@ -48,9 +63,28 @@ class SandcrawlerGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in COMMANDS and name not in self.commands:
-            module, attr = COMMANDS[name].split(":")
-            self.add_command(getattr(importlib.import_module(module), attr), name)
+            self.add_command(load_object(COMMANDS[name][0]), name)
         return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of commands from their summaries here, importing none of them:
+        what click would print from each command's own help."""
+        names = [n for n in self.list_commands(ctx) if n in COMMANDS or n in self.commands]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in self.commands or name not in COMMANDS:
+                command = self.commands[name]
+                if command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                rows.append((name, click.Command(name, help=COMMANDS[name][1])
+                             .get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -80,8 +114,10 @@ def main(config_file: str | None, verbose: int) -> None:
     """Harvest, archive, process and catalogue scholarly documents.
 
     Batch commands read JSON lines from FILE or stdin (-) and write JSON lines to
-    stdout; progress, per-record errors and a summary go to stderr. Settings come
-    from SANDCRAWLER_* environment variables and an optional TOML file: see
+    stdout; progress, per-record errors and a summary go to stderr. An input whose
+    first 5 lines are all unreadable (not UTF-8, not JSON) is not what the command
+    reads: one line says so and the exit status is 1. Settings come from
+    SANDCRAWLER_* environment variables and an optional TOML file: see
     `sandcrawler config show`.
     """
     if config_file:
