@@ -129,3 +129,54 @@ def test_serve_port_zero_says_the_port_it_got() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> dict[str, str]:
+    env = {"SANDCRAWLER_DATA_DIR": str(tmp_path / "data")}
+    added = run_cli(["store", "add", str(PDF), "--metadata",
+                     str(ROOT / "examples" / "paper.metadata.json")], env=env)
+    assert added.returncode == 0, added.stderr.decode()
+    return env
+
+
+def test_store_cat_takes_a_document_and_a_resource_name(
+        stored: dict[str, str], tmp_path: Path) -> None:
+    primary = run_cli(["store", "cat", "doi:10.5555/sandcrawler.example"], env=stored)
+    assert primary.returncode == 0 and primary.stdout == PDF.read_bytes()
+    metadata = run_cli(["store", "cat", "doi:10.5555/sandcrawler.example", "metadata"],
+                       env=stored)
+    assert b'"DOI"' in metadata.stdout or b'"doi"' in metadata.stdout  # decompressed JSON
+    raw = run_cli(["store", "cat", "--raw", "doi:10.5555/sandcrawler.example", "metadata"],
+                  env=stored)
+    assert raw.stdout[:2] == b"\x1f\x8b"  # as stored
+    out = tmp_path / "copy.pdf"
+    run_cli(["store", "cat", "doi:10.5555/sandcrawler.example", "pdf", "-o", str(out)],
+            env=stored)
+    assert out.read_bytes() == PDF.read_bytes()
+    missing = run_cli(["store", "cat", "doi:10.5555/sandcrawler.example", "text"], env=stored)
+    assert missing.returncode == 1 and b"has no text" in missing.stderr
+    assert missing.stderr.count(b"\n") == 1
+    unknown = run_cli(["store", "cat", "doi:10.9999/nothing"], env=stored)
+    assert unknown.returncode == 1 and unknown.stderr.count(b"\n") == 1
+
+
+def test_store_cat_writes_no_binary_to_a_terminal(stored: dict[str, str]) -> None:
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "store", "cat",
+                             "doi:10.5555/sandcrawler.example"],
+                            stdout=follower, stderr=subprocess.PIPE,
+                            env={**os.environ, **stored})
+    os.close(follower)
+    try:
+        _, err = proc.communicate(timeout=60)
+        os.set_blocking(leader, False)
+        try:
+            written = os.read(leader, 65536)
+        except OSError:  # nothing was written to the terminal
+            written = b""
+    finally:
+        os.close(leader)
+    assert proc.returncode == 1
+    assert b"%PDF" not in written
+    assert b"is binary: not written to a terminal" in err and err.count(b"\n") == 1

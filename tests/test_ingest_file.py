@@ -328,6 +328,16 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     assert result["status"] == "success"
     miss = invoke(["ingest", "file", OJS])
     assert miss.exit_code == 1 and "no-pdf-link" in miss.stderr
+    assert orjson.loads(miss.stdout)["status"] == "no-pdf-link"  # one line on stdout too
+    # both are recorded as `persist ingest-file` records them; the DOI's request too
+    counts = orjson.loads(invoke(["db", "status", "--json"]).stdout)["row_counts"]
+    assert (counts["ingest_file_result"], counts["ingest_request"]) == (2, 1)
+    # a bare DOI is the same request as its doi.org URL: already recorded
+    by_doi = invoke(["ingest", "file", "--pretty", "10.7717/PeerJ.4375"])
+    assert by_doi.stdout.startswith("{\n  ")
+    assert orjson.loads(by_doi.stdout)["status"] == "success-existing"
+    counts = orjson.loads(invoke(["db", "status", "--json"]).stdout)["row_counts"]
+    assert (counts["ingest_file_result"], counts["ingest_request"]) == (2, 1)
     requests = tmp_path / "requests.json"
     requests.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in REQUESTS)
                          + b'{"ingest_type": "pdf"}\nnot json\n')
@@ -345,7 +355,8 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     assert res.exit_code == 0, res.stderr
     res = invoke(["db", "status", "--json"])
     counts = orjson.loads(res.stdout)["row_counts"]
-    assert counts["ingest_file_result"] == 6  # (type, base_url): the bad request has none
+    # (type, base_url): the six requests and the OJS page's miss above; the bad request has none
+    assert counts["ingest_file_result"] == 7
     assert counts["ingest_request"] == 6
     # a recorded hit is success-existing without a fetch
     before = len(demo.requests)
@@ -361,13 +372,30 @@ def test_requests_from_dois(tmp_path: Path) -> None:
     dois.write_text("10.1371/journal.pone.0213978\nhttps://doi.org/10.7717/PEERJ.4375\n"
                     "# a comment\n\nnot a doi\n10.1000/a#b?c\n")
     res = invoke(["ingest", "requests-from-dois", str(dois)])
-    assert res.exit_code == 1 and "not a doi" in res.stderr.lower()
+    # the bad line is said with its number; requests were made: exit 0, as batch commands
+    assert res.exit_code == 0
+    assert f"{dois}:5: not a DOI: 'not a doi'" in res.stderr
+    assert "3 request(s), 1 line(s) skipped" in res.stderr
     lines = [orjson.loads(x) for x in res.stdout.splitlines()]
     assert [x["base_url"] for x in lines] == [
         "https://doi.org/10.1371/journal.pone.0213978", "https://doi.org/10.7717/peerj.4375",
         "https://doi.org/10.1000/a%23b%3Fc"]
     assert lines[1]["ext_ids"] == {"doi": "10.7717/peerj.4375"}
     assert lines[1]["link_source"] == "doi" and lines[1]["ingest_type"] == "pdf"
+
+
+def test_requests_from_dois_of_what_is_no_doi_list(tmp_path: Path) -> None:
+    none = tmp_path / "none.txt"
+    none.write_text("nope\n# a comment\n")
+    res = invoke(["ingest", "requests-from-dois", str(none)])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert "0 request(s), 1 line(s) skipped" in res.stderr
+    pdf = Path(__file__).resolve().parent.parent / "examples" / "paper.pdf"
+    res = invoke(["ingest", "requests-from-dois", str(pdf)])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f"Error: {pdf}: the first 5 lines are not DOIs: this command reads DOIs, one per "
+        "line; is it a PDF?"]
 
 
 def test_no_xml_link_and_no_html_fulltext(web: WebSite, ingest_web: Any) -> None:

@@ -192,11 +192,16 @@ def test_ingest_fileset_command_prints_the_result(
     monkeypatch.setenv("SANDCRAWLER_HTTP_ROUTES", orjson.dumps(platforms.routes()).decode())
     res = invoke(["ingest", "fileset", "https://zenodo.org/records/5703112", "--file-result"])
     assert res.exit_code == 0, res.stderr
-    assert res.stdout.startswith("{\n  ")  # pretty
-    first, second = res.stdout.split("\n}\n", 1)
-    result = orjson.loads(first + "\n}")
+    first, second = res.stdout.splitlines()  # one JSON line each
+    result = orjson.loads(first)
     assert result["status"] == "success-file"
     assert orjson.loads(second)["request"]["ingest_type"] == "dataset-file"
+    # recorded as `persist ingest-fileset` records it
+    counts = orjson.loads(invoke(["db", "status", "--json"]).stdout)["row_counts"]
+    assert counts["ingest_file_result"] == 1 and counts["ingest_fileset_platform"] == 1
+    pretty = invoke(["ingest", "fileset", "--pretty", "https://zenodo.org/records/5703112"])
+    assert pretty.stdout.startswith("{\n  ")
+    assert orjson.loads(pretty.stdout)["status"] == "success-existing"
     res = invoke(["ingest", "fileset", "https://zenodo.org/records/999"])
     assert res.exit_code == 1
     assert orjson.loads(res.stdout)["status"] == "platform-404"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +13,28 @@ import click
 import orjson
 
 from sandcrawler.app.demo import default_demo_dir, demo_settings, look_command, run_demo
+from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
+from sandcrawler.cli.waiting import reporting_waits
+from sandcrawler.db.engine import begin
+from sandcrawler.db.persist import write_tables
 from sandcrawler.demo import EXPECTED as DEMO_EXPECTED
 from sandcrawler.demo import REQUESTS, SITE, DemoSite
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
-from sandcrawler.ingest.requests import doi_requests
-from sandcrawler.ingest.worker import parse_request
+from sandcrawler.fileset.worker import PersistIngestFilesetWorker
+from sandcrawler.ingest.requests import doi_request, doi_requests
+from sandcrawler.ingest.worker import PersistIngestFileWorker, parse_request
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestType
+from sandcrawler.pipeline.opening import OPENING, guess
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
+from sandcrawler.web.hosts import host_of
+from sandcrawler.web.urls import request_url
+from sandcrawler.work import Item, RecordWorker
 
 strategy_option = click.option(
     "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,
@@ -45,57 +55,97 @@ def ingest() -> None:
     pass
 
 
-def _request(url: str, **fields: Any) -> IngestRequest:
-    """The command line's request, validated as a request read from a file is:
-    one that is not (an empty URL) gets its bad-request result, not a traceback."""
-    raw = {"base_url": url, **{k: v for k, v in fields.items() if v is not None}}
+def _request(arg: str, **fields: Any) -> IngestRequest:
+    """The command line's request: a DOI (``10.…``, ``doi:10.…``, a doi.org URL)
+    becomes the same request as ``requests-from-dois`` makes; anything else must
+    be an http(s) URL. Anything else is one line on stderr and exit status 1."""
+    text = arg.strip()
+    given = {k: v for k, v in fields.items() if v is not None}
     try:
+        if _is_doi(text):
+            raw = {**doi_request(text, ingest_type=given.pop("ingest_type"),
+                                 source="sandcrawler-cli"), **given}
+        elif request_url(text) is None:
+            raise RecordError("not an http(s) URL or a DOI")
+        else:
+            raw = {"base_url": text, **given}
         return parse_request(orjson.dumps(raw))
     except RecordError as e:
-        _print({"hit": False, "status": e.status, "request": raw, "error_message": str(e)}, url)
-        raise AssertionError("a miss exits") from e
-
-
-def _print(result: dict[str, Any], url: str) -> None:
-    sys.stdout.buffer.write(orjson.dumps(result, option=PRETTY))
-    if not result["hit"]:
-        click.echo(f"{url}: {result['status']}: {result.get('error_message') or ''}".rstrip(": "),
-                   err=True)
+        click.echo(f"{arg!r}: {e}", err=True)
         sys.exit(EXIT_FAILED)
 
 
+def _is_doi(text: str) -> bool:
+    lowered = text.lower()
+    return (lowered.startswith(("10.", "doi:"))
+            or host_of(text) in ("doi.org", "dx.doi.org"))
+
+
+def _print(result: dict[str, Any], pretty: bool) -> None:
+    sys.stdout.buffer.write(orjson.dumps(result, option=PRETTY if pretty else
+                                         orjson.OPT_APPEND_NEWLINE))
+    sys.stdout.flush()
+
+
+def _record(services: Services, worker: RecordWorker, result: dict[str, Any]) -> None:
+    """Write a result's rows as ``persist ingest-file`` (or ``ingest-fileset``)
+    would from the printed line: the same worker makes them."""
+    outcome = worker.process(Item(where="the result", data=orjson.dumps(result)))
+    with begin(services.engine) as conn:
+        write_tables(conn, [outcome.output])
+
+
+def _missed(arg: str, status: str, error: str | None) -> None:
+    click.echo(f"{arg}: {status}: {error or ''}".rstrip(": "), err=True)
+    sys.exit(EXIT_FAILED)
+
+
+pretty_option = click.option("--pretty", is_flag=True, help="Print the result indented.")
+
+
 @ingest.command("file")
-@click.argument("url")
+@click.argument("url_or_doi", metavar="URL|DOI")
 @click.option("--type", "ingest_type", type=click.Choice(FILE_TYPES), default="pdf",
               show_default=True, help="What full text to look for.")
 @click.option("--force-recrawl", is_flag=True,
               help="Fetch again even what the web archive holds, and process again.")
-@click.option("--doi", help="The work's DOI (the request's ext_ids.doi).")
-def ingest_file(url: str, ingest_type: str, force_recrawl: bool, doi: str | None) -> None:
-    """Ingest one URL (a landing page, a DOI link, or the file itself) and print
-    its result (indented JSON).
+@click.option("--doi", help="The work's DOI (the request's ext_ids.doi) when URL is not one.")
+@pretty_option
+def ingest_file(url_or_doi: str, ingest_type: str, force_recrawl: bool, doi: str | None,
+                pretty: bool) -> None:
+    """Ingest one URL (a landing page, a DOI link, or the file itself) or DOI
+    (10.…, doi:10.…, a doi.org URL: crawled from https://doi.org/), record the
+    request and its result in the database (the rows `persist ingest-file`
+    writes: `sandcrawler serve` shows them at once) and print the result as
+    one JSON line. A request that waits on a slow host says so on stderr.
 
     \b
     Examples:
+      sandcrawler ingest file 10.7717/peerj.4375
       sandcrawler ingest file https://journals.plos.org/plosone/article?id=10.1371/journal.pone.0093949
       sandcrawler ingest file --type xml https://www.scielo.br/j/abc/a/XYZ/
-      sandcrawler ingest file --type html https://www.dlib.org/dlib/may05/vanhyning/05vanhyning.html
+      sandcrawler ingest file --type html --pretty https://www.dlib.org/dlib/may05/vanhyning/05vanhyning.html
 
     Exit status 0 when the full text was found and archived (success,
     success-existing), 1 otherwise; the status says why (docs/ingest.md).
     """
-    request = _request(url, ingest_type=ingest_type, force_recrawl=force_recrawl,
+    request = _request(url_or_doi, ingest_type=ingest_type, force_recrawl=force_recrawl or None,
                        ext_ids={"doi": doi} if doi else None)
-    ingester = open_services().file_ingester()
+    services = open_services()
+    ingester = services.file_ingester()
     try:
-        result = ingester.ingest(request)
+        with reporting_waits():
+            result = ingester.ingest(request)
     finally:
         ingester.close()
-    _print(result, url)
+    _record(services, PersistIngestFileWorker(), result)
+    _print(result, pretty)
+    if not result["hit"]:
+        _missed(url_or_doi, result["status"], result.get("error_message"))
 
 
 @ingest.command("fileset")
-@click.argument("url")
+@click.argument("url", metavar="URL|DOI")
 @click.option("--ingest-type", default="dataset", show_default=True,
               help="Ingest type of the request.")
 @click.option("--force-recrawl", is_flag=True,
@@ -103,22 +153,32 @@ def ingest_file(url: str, ingest_type: str, force_recrawl: bool, doi: str | None
 @strategy_option
 @click.option("--file-result", is_flag=True,
               help="Also print the ingest-file result a single-file dataset produces.")
+@pretty_option
 def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: str | None,
-                   file_result: bool) -> None:
-    """Ingest one dataset landing page URL and print its result (indented JSON).
+                   file_result: bool, pretty: bool) -> None:
+    """Ingest one dataset landing page URL or DOI (10.…, doi:10.…, a doi.org
+    URL), record its result in the database (the rows `persist ingest-fileset`
+    writes) and print it as one JSON line.
+
+    \b
+    Examples:
+      sandcrawler ingest fileset https://zenodo.org/records/5703112
+      sandcrawler ingest fileset --strategy archiveorg-fileset https://doi.org/10.5281/zenodo.5703112
 
     Exit status 0 when it is archived (success, success-file, success-existing),
     1 otherwise; the status says why.
     """
-    request = _request(url, ingest_type=ingest_type, force_recrawl=force_recrawl)
-    ingester = open_services().fileset_ingester(IngestStrategy(strategy) if strategy else None)
-    out = ingester.ingest(request)
-    sys.stdout.buffer.write(orjson.dumps(out.result, option=PRETTY))
+    request = _request(url, ingest_type=ingest_type, force_recrawl=force_recrawl or None)
+    services = open_services()
+    ingester = services.fileset_ingester(IngestStrategy(strategy) if strategy else None)
+    with reporting_waits():
+        out = ingester.ingest(request)
+    _record(services, PersistIngestFilesetWorker(), out.result)
+    _print(out.result, pretty)
     if file_result and out.file_result is not None:
-        sys.stdout.buffer.write(orjson.dumps(out.file_result, option=PRETTY))
+        _print(out.file_result, pretty)
     if not out.result["hit"]:
-        click.echo(f"{url}: {out.status}: {out.error or out.status}", err=True)
-        sys.exit(EXIT_FAILED)
+        _missed(url, out.status, out.error)
 
 
 @ingest.command("requests")
@@ -167,24 +227,54 @@ def requests_from_dois(input_file: str, ingest_type: str, resolver: str,
     """Turn a list of DOIs (one per line; doi:, https://doi.org/ prefixes and
     case are normalised) into ingest requests through the DOI resolver, one
     JSON line each: base_url is the resolver's URL for the DOI, link_source
-    "doi", ext_ids.doi the DOI. A line that is not a DOI is reported on stderr
-    and skipped; exit status 1 if any was.
+    "doi", ext_ids.doi the DOI. Blank lines and # comments are skipped.
+
+    A line that is not a DOI is reported on stderr (FILE:LINE: why) and
+    skipped, and a summary says how many. Exit status: 0 when at least one
+    request was made (as batch commands, the summary says what was skipped);
+    1 when none was, or when the first 5 lines are all not DOIs (one line says
+    so, rather than one per line of a file that is not a DOI list).
 
     \b
     Example:
       sandcrawler ingest requests-from-dois dois.txt > requests.json
     """
-    stream = click.open_file(input_file, "rb")
-    bad = 0
-    for number, outcome in doi_requests(stream, ingest_type=ingest_type, resolver=resolver,
+    source = "stdin" if input_file == "-" else input_file
+    first: list[bytes] = []  # the input's first line, to say what it is when it is no list
+
+    def lines() -> Iterator[bytes]:
+        for raw in click.open_file(input_file, "rb"):
+            if not first:
+                first.append(raw)
+            yield raw
+
+    made = skipped = 0
+    held: list[str] = []  # the first bad lines, until a DOI shows the input is a DOI list
+    for number, outcome in doi_requests(lines(), ingest_type=ingest_type, resolver=resolver,
                                         source=request_source):
         if isinstance(outcome, str):
-            bad += 1
-            click.echo(f"{input_file}:{number}: {outcome}", err=True)
-        else:
-            sys.stdout.buffer.write(orjson.dumps(outcome, option=orjson.OPT_APPEND_NEWLINE))
-    if bad:
-        click.echo(f"{bad:,} line(s) skipped: not DOIs", err=True)
+            skipped += 1
+            report = f"{source}:{number}: {outcome}"
+            if made:
+                click.echo(report, err=True)
+                continue
+            held.append(report)
+            if len(held) >= OPENING:
+                what = guess(first[0] if first else b"")
+                raise click.ClickException(
+                    f"{source}: the first {OPENING} lines are not DOIs: this command reads "
+                    "DOIs, one per line" + (f"; is it {what}?" if what else ""))
+            continue
+        for report in held:
+            click.echo(report, err=True)
+        held = []
+        made += 1
+        sys.stdout.buffer.write(orjson.dumps(outcome, option=orjson.OPT_APPEND_NEWLINE))
+    for report in held:
+        click.echo(report, err=True)
+    click.echo(f"requests-from-dois: {made:,} request(s), {skipped:,} line(s) skipped "
+               "(not DOIs)", err=True)
+    if not made:
         sys.exit(EXIT_FAILED)
 
 

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import sys
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 import click
 import orjson
 
 from sandcrawler.cli.options import echo_json, open_services
-from sandcrawler.errors import RecordError
+from sandcrawler.errors import NotFound, RecordError
 from sandcrawler.spool import sweep
-from sandcrawler.storage.resources import KINDS
+from sandcrawler.storage.resources import KINDS, resource_key
 from sandcrawler.timestamps import iso_utc
+
+if TYPE_CHECKING:
+    from sandcrawler.storage.blobs import BlobStore
+    from sandcrawler.storage.catalogue import Catalogue
 
 
 @click.group()
@@ -81,12 +88,83 @@ def ls(prefix: str) -> None:
 
 
 @store.command("cat")
-@click.argument("key")
-def cat_blob(key: str) -> None:
-    """Write a blob's bytes to stdout (as stored: .gz resources stay compressed)."""
-    with open_services().blobs.open_read(key) as f:
-        while chunk := f.read(1024 * 1024):
-            sys.stdout.buffer.write(chunk)
+@click.argument("what")
+@click.argument("resource", required=False)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to FILE instead of stdout.")
+@click.option("--raw", is_flag=True, help="A .gz resource as stored, not decompressed.")
+def cat_blob(what: str, resource: str | None, output: Path | None, raw: bool) -> None:
+    """Write a document's resource (or a blob's bytes) to stdout.
+
+    WHAT is a document, as `catalogue get` takes it (a UUID, a DOI, sha1:…,
+    pmid:…, …), and RESOURCE one of the kinds `store kinds` lists (default:
+    the document's primary file); or WHAT is a blob's key, written as stored.
+    A .gz resource is decompressed unless --raw. Binary content is not written
+    to a terminal: redirect it or use --output.
+
+    \b
+    Examples:
+      sandcrawler store cat doi:10.5555/sandcrawler.example > paper.pdf
+      sandcrawler store cat doi:10.5555/sandcrawler.example text
+      sandcrawler store cat 3f1c2a9e-…-uuid thumb-small -o thumb.png
+    """
+    services = open_services()
+    key, gzipped = _blob_key(services.catalogue, services.blobs, what, resource)
+    with services.blobs.open_read(key) as stored:
+        stream: IO[bytes] = gzip.GzipFile(fileobj=stored) if gzipped and not raw else stored
+        try:
+            first = stream.read(64 * 1024)
+        except (OSError, EOFError) as e:
+            raise RecordError(f"{key}: not readable as gzip ({e}); --raw writes it as stored",
+                              status="bad-gzip") from None
+        if output is None and sys.stdout.isatty() and _binary(first):
+            raise click.ClickException(
+                f"{key} is binary: not written to a terminal (redirect it, > FILE, "
+                "or use --output FILE)")
+        with (output.open("wb") if output else contextlib.nullcontext(sys.stdout.buffer)) as out:
+            out.write(first)
+            while chunk := stream.read(1024 * 1024):
+                out.write(chunk)
+
+
+def _blob_key(cat: Catalogue, blobs: BlobStore, what: str,
+              resource: str | None) -> tuple[str, bool]:
+    """(the key to read, whether it is gzipped and read as a document's resource)."""
+    uuids = cat.resolve(what)
+    if not uuids:
+        if resource is None and blobs.exists(what):
+            return what, False
+        raise NotFound(f"no document for {what} in the catalogue, and no blob with that key")
+    if len(uuids) > 1:
+        raise click.ClickException(f"{what} names {len(uuids)} documents "
+                                   f"({', '.join(uuids[:3])}): give a UUID")
+    entry = cat.get(uuids[0])
+    assert entry is not None
+    held = [name for name in entry.resources if name in KINDS]
+    if resource is None:
+        primary = [name for name in held if KINDS[name].primary]
+        if not primary:
+            raise NotFound(f"document {entry.uuid} has no primary file (it has "
+                           f"{', '.join(held) or 'nothing'})")
+        resource = primary[0]
+    if resource not in KINDS:
+        raise click.BadParameter(f"{resource!r} is not a resource kind (`store kinds` "
+                                 "lists them)", param_hint="RESOURCE")
+    if resource not in held:
+        raise NotFound(f"document {entry.uuid} has no {resource} (it has {', '.join(held)})")
+    return resource_key(entry.uuid, resource), KINDS[resource].stored_suffix.endswith(".gz")
+
+
+def _binary(head: bytes) -> bool:
+    """Whether the start of a file is not text (a NUL, or not UTF-8 but for a
+    character cut at the end)."""
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return e.start < len(head) - 3
+    return False
 
 
 @store.command("cleanup")

@@ -50,13 +50,16 @@ class RequestClock:
     many bytes of the body came so far; ``done`` stops the clock."""
 
     __slots__ = ("_bytes_at_check", "_checked", "_conn", "_lock", "_received", "deadline",
-                 "expired", "finished", "label", "min_rate", "seconds", "started", "window")
+                 "expired", "finished", "label", "min_rate", "seconds", "started", "url",
+                 "window")
 
     def __init__(self, seconds: float, *, label: str = "http.request_timeout",
                  min_rate: float = 0.0, window: float = RATE_WINDOW,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, url: str = "") -> None:
         """``seconds`` and ``label`` (the setting) say what the deadline is;
-        ``deadline``: when, on the monotonic clock (default: ``seconds`` from now)."""
+        ``deadline``: when, on the monotonic clock (default: ``seconds`` from now);
+        ``url``: what is requested (said while it is waited for)."""
+        self.url = url
         self.started = time.monotonic()
         self.seconds = seconds
         self.label = label
@@ -108,6 +111,11 @@ class RequestClock:
                 self._conn.abort()
         return None
 
+    @property
+    def received(self) -> int | None:
+        """The bytes of the body so far; None before the headers are in."""
+        return self._received() if self._received is not None else None
+
     def describe(self) -> str:
         """Why the request was cut, in words."""
         if self._received is not None and self.min_rate > 0:
@@ -147,6 +155,12 @@ class Watchdog:
             self._ensure_thread()
             if first:  # else the thread wakes for an earlier deadline anyway: no switch
                 self._cond.notify()
+
+    def active(self) -> list[RequestClock]:
+        """The clocks of the requests under way (oldest first)."""
+        with self._cond:
+            clocks = [clock for _, _, clock in self._heap if not clock.finished]
+        return sorted(clocks, key=lambda c: c.started)
 
     def _ensure_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():

@@ -312,14 +312,14 @@ class HttpFetcher:
                 continue
             return Opened(resp, hops, slot, clock)
 
-    def _clock(self) -> RequestClock:
+    def _clock(self, url: str) -> RequestClock:
         """A new request's clock: ``request_timeout``, or the record's deadline
         when that comes first."""
-        clock = RequestClock(self.request_timeout, min_rate=self.min_rate)
+        clock = RequestClock(self.request_timeout, min_rate=self.min_rate, url=url)
         record = record_deadline_left()
         if record is not None and record[0] < clock.deadline:
             clock = RequestClock(record[1], label="crawl.record_timeout",
-                                 min_rate=self.min_rate, deadline=record[0])
+                                 min_rate=self.min_rate, deadline=record[0], url=url)
         return clock
 
     def _request(self, method: str, url: str, headers: Mapping[str, str] | None, own: bool
@@ -335,7 +335,7 @@ class HttpFetcher:
         attempt = 0
         while True:
             slot = self.gate.acquire(host) if self.gate is not None else Slot(None, host)
-            clock = self._clock()
+            clock = self._clock(url)
             try:
                 with timing(clock):
                     resp = pool.request(method, target, headers=sent, redirect=False,
