@@ -24,6 +24,7 @@ from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.kafka_broker import KafkaBroker, KafkaUnavailable, find_kafka_libs
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir, free_port
 from sandcrawler_testkit.postgrest import PostgrestServer, PostgrestUnavailable, find_postgrest
+from sandcrawler_testkit.pywb import PywbUnavailable, find_pywb
 from sandcrawler_testkit.s3_server import S3Server, swift_available
 
 REPO = Path(__file__).resolve().parent.parent
@@ -51,6 +52,7 @@ SERVICE_FIXTURES = {
     "kafka": "kafka", "kafka_libs": "kafka", "shared_data": "shared_data",
     "crossref_lines": "shared_data",
     "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
+    "pywb_venv": "pywb",
 }
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3"}
@@ -212,6 +214,15 @@ def postgrest_bin() -> Path:
         return find_postgrest()
     except PostgrestUnavailable as e:
         unavailable(str(e), "POSTGREST")
+
+
+@pytest.fixture(scope="session")
+def pywb_venv() -> Path:
+    """pywb's own virtual environment (the test kit makes it in its cache)."""
+    try:
+        return find_pywb()
+    except PywbUnavailable as e:
+        unavailable(str(e), "PYWB")
 
 
 @pytest.fixture

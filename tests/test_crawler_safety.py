@@ -392,7 +392,7 @@ def test_control_characters_in_a_redirect_never_reach_the_index_or_the_warc(
     finally:
         crawl.close()
     urls = {row.url for row in rows}
-    assert urls == {f"{HOST}/start", f"{HOST}{encoded}"}
+    assert urls == {f"{HOST}/robots.txt", f"{HOST}/start", f"{HOST}{encoded}"}
     # every indexed URL is exactly a record's WARC-Target-URI
     assert urls <= {uri for uri, *_ in records}
     for uri, _, status, headers in records:

@@ -51,7 +51,7 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
         "ingest_request": 0}
     assert insp.get_pk_constraint("web_cdx")["constrained_columns"] == ["warc_path", "warc_offset"]
     assert {i["name"] for i in insp.get_indexes("web_cdx")} == {
-        "web_cdx_url_datetime_idx", "web_cdx_sha1hex_idx"}
+        "web_cdx_url_datetime_idx", "web_cdx_sha1hex_idx", "web_cdx_surt_datetime_idx"}
     assert insp.get_pk_constraint("ingest_request")["constrained_columns"] == [
         "link_source", "link_source_id", "ingest_type", "base_url"]
     assert {i["name"] for i in insp.get_indexes("ingest_request")} == {

@@ -188,7 +188,7 @@ def test_a_dropped_response_gives_its_slot_back(site: SiteServer) -> None:
 
 
 @pytest.mark.parametrize(("kw", "header"), [
-    ({}, f"sandcrawler/{__version__} (+https://github.com/sandcrawler)"),
+    ({}, f"sandcrawler/{__version__}"),
     ({"user_agent": "examplebot", "contact": "mailto:ops@example.org"},
      f"examplebot/{__version__} (+mailto:ops@example.org)"),
 ])
@@ -201,6 +201,26 @@ def test_user_agent_the_server_receives(site: SiteServer, kw: dict[str, str],
     assert seen.headers["User-Agent"] == header
     assert ("User-Agent", header) in opened.final.request_headers  # what a WARC records
     assert seen.headers["Accept-Encoding"] == "identity"
+
+
+def test_no_contact_is_said_once_for_a_host_beyond_loopback(
+        site: SiteServer, caplog: pytest.LogCaptureFixture) -> None:
+    """Routed origins and loopback are the operator's own: no warning; the first
+    request elsewhere (here a name that does not resolve) warns once per fetcher."""
+    fetcher = fetcher_for(site, retries=0)
+    with caplog.at_level("WARNING", logger="sandcrawler.web.fetch"):
+        get(fetcher, "https://a.example/x")  # routed to the loopback site
+        for url in ("http://127.0.0.1:9/", "http://localhost:9/",
+                    "http://no-such-host.invalid/", "http://other.invalid/"):
+            with pytest.raises(RecordError):
+                get(fetcher, url)
+    warnings = [r.getMessage() for r in caplog.records if "crawl.contact" in r.getMessage()]
+    assert len(warnings) == 1 and "no-such-host.invalid" in warnings[0]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="sandcrawler.web.fetch"), pytest.raises(RecordError):
+        get(fetcher_for(site, retries=0, contact="mailto:ops@example.org"),
+            "http://no-such-host.invalid/")
+    assert not [r for r in caplog.records if "crawl.contact" in r.getMessage()]
 
 
 # --- robots.txt ----------------------------------------------------------------------

@@ -337,6 +337,11 @@ class CrawlSettings(Section):
         description="how a site's operator reaches you, sent in the User-Agent "
         "(mailto:you@example.org or a URL); set it before crawling sites you do not run",
     )
+    operator: str | None = Field(
+        None,
+        description="who runs the crawl (a person or organisation), the operator named in "
+        "each WARC file's warcinfo record (default: the contact)",
+    )
     host_concurrency: int = Field(
         2, ge=1, le=64,
         description="requests in flight to one host, per process (-j N: N times this)",

@@ -50,6 +50,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "captures and Crossref references, each also as JSON (?format=json)."),
     "store": ("sandcrawler.cli.store:store",
               "The blob store where documents and their resources live."),
+    "web": ("sandcrawler.cli.web:web",
+            "Our web archive for other web-archive tools: the index as CDXJ."),
     "worker": ("sandcrawler.cli.worker:worker", "Long-running Kafka consumers."),
 }
 

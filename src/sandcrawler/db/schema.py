@@ -217,6 +217,7 @@ web_cdx = Table(
 )
 Index("web_cdx_url_datetime_idx", web_cdx.c.url, web_cdx.c.datetime)
 Index("web_cdx_sha1hex_idx", web_cdx.c.sha1hex)
+Index("web_cdx_surt_datetime_idx", web_cdx.c.surt, web_cdx.c.datetime)  # CDX API, CDXJ
 
 # The view is not a Table: created by migration, queried by name.
 CROSSREF_WITH_REFS_SELECT = """

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,6 @@ class Crawler:
         replayed from the archive are put on disk (``sandcrawler.spool``)."""
         self.archive = archive
         self.policy = policy
-        self.check = policy.check if policy is not None else None
         self.max_hops = max_hops
         self.max_bytes = max_bytes
         self.max_html_bytes = max_html_bytes
@@ -221,8 +221,10 @@ class Crawler:
             if replayed is not None:
                 return replayed
         # the fetcher asks the policy (blocklist, robots.txt) about this URL and
-        # every redirect target before requesting it
-        capture = session.capture(url, max_bytes=self._limit, check=self.check)
+        # every redirect target before requesting it; a robots.txt fetched to
+        # answer goes into this session's WARC file too
+        check = partial(self.policy.check, session=session) if self.policy else None
+        capture = session.capture(url, max_bytes=self._limit, check=check)
         spool, capture.spool = capture.spool, None  # the Fetched owns it now
         if capture.file_meta is None and spool is not None:
             spool.unlink(missing_ok=True)

@@ -44,7 +44,7 @@ from sandcrawler.errors import (
     RecordError,
     SandcrawlerError,
 )
-from sandcrawler.site import charts, exposure, reads, search
+from sandcrawler.site import cdx_api, charts, exposure, reads, search
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.version import __version__
 from sandcrawler.web.warc import BadWarc
@@ -327,6 +327,7 @@ def create_app(services: Services) -> ASGIApp:
         Route("/capture", handle(pages.capture)),
         Route("/capture/payload", handle(pages.payload)),
         Route("/crossref/{doi:path}", handle(pages.crossref)),
+        cdx_api.route(services),
         Mount("/static", StaticFiles(directory=_STATIC), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,

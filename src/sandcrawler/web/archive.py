@@ -35,12 +35,13 @@ import hashlib
 import io
 import logging
 import re
+import socket
 import struct
 import uuid
 import zlib
 from base64 import b32encode
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any, Self
@@ -54,7 +55,7 @@ from warcio.warcwriter import WARCWriter
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.filemeta import MetaWriter
+from sandcrawler.filemeta import MetaWriter, file_metadata
 from sandcrawler.mime import normalize_mime
 from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.files import FileMeta
@@ -70,6 +71,8 @@ from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_he
 log = logging.getLogger(__name__)
 
 WARC_PREFIX = "warcs"
+WARC_FORMAT = "WARC File Format 1.1"
+WARC_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 # Hop-by-hop framing that no longer describes the body as recorded: urllib3
@@ -101,6 +104,26 @@ def _sha1(data: bytes | None) -> Any:
 
 def _digest(hexdigest: str) -> str:
     return "sha1:" + b32encode(bytes.fromhex(hexdigest)).decode()
+
+
+@dataclass(frozen=True, slots=True)
+class WarcInfo:
+    """What the warcinfo record at the head of each of our WARC files says of the
+    crawl that wrote it (the fields the WARC 1.1 standard suggests, as Heritrix
+    writes them): the software, the machine, who runs it and how to reach them
+    (the User-Agent carries ``crawl.contact``), and whether robots.txt is obeyed."""
+
+    user_agent: str
+    operator: str | None = None
+    robots: str = "obey"  # "ignore" when crawl.robots is off
+    hostname: str = field(default_factory=socket.gethostname)
+
+    def fields(self) -> dict[str, str]:
+        out = {"software": f"sandcrawler/{__version__}", "hostname": self.hostname,
+               "http-header-user-agent": self.user_agent}
+        if self.operator:
+            out["operator"] = self.operator
+        return out | {"robots": self.robots, "format": WARC_FORMAT, "conformsTo": WARC_SPEC}
 
 
 @dataclass(slots=True)
@@ -158,9 +181,8 @@ class WarcSession:
         self._by_sha1: dict[str, CdxRecord] = {}
         self._warcio = WARCWriter(None, gzip=False, warc_version="WARC/1.1")
         self.closed = False
-        self._write(self._warcio.create_warcinfo_record(
-            key.rsplit("/", 1)[-1],
-            {"software": f"sandcrawler/{__version__}", "format": "WARC File Format 1.1"}))
+        self._write(self._warcio.create_warcinfo_record(key.rsplit("/", 1)[-1],
+                                                        archive.info.fields()))
 
     def _write(self, record: Any) -> tuple[int, int]:
         """Append one record without a body (warcinfo, request, revisit, redirect),
@@ -195,6 +217,25 @@ class WarcSession:
             opened.close()
         capture.rows[:0] = rows
         return capture
+
+    def record_read(self, opened: Opened, body: bytes, *, truncated: str | None = None
+                    ) -> list[CdxRecord]:
+        """Record an answer whose body the caller read itself (robots.txt, read up
+        to its limit): every redirect hop, then the final answer with ``body``;
+        ``truncated`` (``length``, ``disconnect``, ``time``) when ``body`` is not all
+        of it, said in ``WARC-Truncated`` (and then never a revisit). The rows are
+        indexed with the session's other captures."""
+        rows = [self._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
+                for hop in opened.hops[:-1]]
+        hop = opened.final
+        http = _http_headers(hop)
+        meta = file_metadata(body)
+        ok = hop.status_code == 200 and truncated is None
+        earlier = self.find_sha1(meta.sha1hex) if ok else None
+        block = _sha1(http.headers_buff + body).hexdigest()
+        rows.append(self._record(hop, now14(), http, io.BytesIO(body), meta, block_sha1=block,
+                                 refers_to=earlier, truncated=truncated))
+        return rows
 
     def _record_final(self, opened: Opened, max_bytes: int, keep_body: bool) -> WebCapture:
         """Stream the final body once, hashing it (sha1, sha256, md5, the WARC block
@@ -382,11 +423,14 @@ class WarcSession:
 
     def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
                 meta: FileMeta | None, *, block_sha1: str | None = None,
-                refers_to: CdxRecord | None = None) -> CdxRecord:
+                refers_to: CdxRecord | None = None,
+                truncated: str | None = None) -> CdxRecord:
         """Write a response record (or, with ``refers_to``, a revisit record of the
         headers only) and its request record; index the response."""
         record_id = f"<urn:uuid:{uuid.uuid4()}>"
         headers = {"WARC-Record-ID": record_id, "WARC-Date": warc_date(dt)}
+        if truncated:
+            headers["WARC-Truncated"] = truncated
         if meta is None:  # no body: a redirect
             meta = FileMeta(size_bytes=0, sha1hex=_sha1(b"").hexdigest(), sha256hex="",
                             md5hex="", mimetype="")
@@ -497,7 +541,11 @@ _OUR_WARC = re.compile(rf"{WARC_PREFIX}/\d{{4}}/\d\d/\d\d/SANDCRAWLER-\d{{14}}-[
 
 class WebArchive:
     def __init__(self, store: BlobStore, engine: Engine, fetcher: HttpFetcher, *,
-                 gzip_level: int = 1, spool_dir: str | Path | None = None) -> None:
+                 gzip_level: int = 1, spool_dir: str | Path | None = None,
+                 info: WarcInfo | None = None) -> None:
+        """``info``: the warcinfo of every WARC file (default: the fetcher's
+        User-Agent, no operator, robots.txt obeyed)."""
+        self.info = info or WarcInfo(fetcher.user_agent)
         self.store = store
         self.engine = engine
         self.fetcher = fetcher

@@ -15,7 +15,10 @@ web archive can record every hop and a loop is reported as one; a ``check``
 (``CrawlPolicy.check``) may refuse any URL before it is requested.
 
 Every request says who we are: ``User-Agent: {user_agent}/{version} (+{contact})``
-(``user_agent_header``).
+(``user_agent_header``); without a contact (``crawl.contact``) only the product and
+version, and the first request of a crawling fetcher to a host that is not
+loopback (nor routed: the operator's own) logs one warning per fetcher: the
+operators of the sites crawled should be able to reach whoever runs the crawl.
 
 The crawler is fed URLs from outside, so by default a request connects only to
 globally routable addresses: the host is resolved and checked on every
@@ -53,6 +56,8 @@ Two kinds of failure are kept apart, because callers treat them differently:
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import logging
 import re
 import time
 import weakref
@@ -97,13 +102,26 @@ RETRY_STATUSES = (429, 502, 503, 504)
 #: answers that slow the whole host (the server is overloaded or rate-limiting us)
 BUSY_STATUSES = (429, 503)
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
-PROJECT_URL = "https://github.com/sandcrawler"
 
 
 def user_agent_header(product: str = "sandcrawler", contact: str | None = None) -> str:
     """``sandcrawler/0.1.0 (+mailto:ops@example.org)``: the product, our version, and
-    how a site's operator reaches whoever runs the crawl (else the project's URL)."""
-    return f"{product}/{__version__} (+{contact or PROJECT_URL})"
+    how a site's operator reaches whoever runs the crawl (``crawl.contact``); without
+    a contact, ``sandcrawler/0.1.0`` (no one else's address stands in for it)."""
+    return f"{product}/{__version__}" + (f" (+{contact})" if contact else "")
+
+
+log = logging.getLogger(__name__)
+
+
+def _loopback_name(host: str) -> bool:
+    """``localhost`` or a loopback address (a name resolving to one is not looked up)."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 #: what every request sends (the User-Agent is the fetcher's); a web archive
@@ -228,6 +246,8 @@ class HttpFetcher:
         self.min_rate = min_rate
         self.gate = gate
         self.user_agent = user_agent_header(user_agent, contact)
+        # a crawling fetcher (one that checks addresses) says once that it has no contact
+        self._warn_no_contact = not contact and addresses is not None
         self.routes = {k.rstrip("/").lower(): v.rstrip("/") for k, v in (routes or {}).items()}
         options: dict[str, Any] = {
             "maxsize": pool_size,
@@ -331,6 +351,11 @@ class HttpFetcher:
         sent.update(headers or {})
         pool = self._own if routed or own else self._http
         host = host_of(url)
+        if self._warn_no_contact and not (routed or own) and not _loopback_name(host):
+            self._warn_no_contact = False
+            log.warning("crawling %s with no contact in the User-Agent: set crawl.contact "
+                        "(SANDCRAWLER_CRAWL_CONTACT) to a mailto: address or URL where the "
+                        "operators of the sites crawled can reach you", host)
         waited = 0.0
         attempt = 0
         while True:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sandcrawler.errors import RecordError
 from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.web.archive import WarcSession
 from sandcrawler.web.blocklist import UrlBlocklist
 from sandcrawler.web.robots import RobotsRules
 
@@ -27,12 +28,13 @@ class CrawlPolicy:
             raise RecordError(f"{url} is not fetched: {why}",
                               status=IngestFileStatus.SKIP_URL_BLOCKLIST)
 
-    def check(self, url: str) -> None:
+    def check(self, url: str, session: WarcSession | None = None) -> None:
         """Return when ``url`` may be fetched; RecordError with the status that
-        says why not."""
+        says why not. A robots.txt fetched to decide is archived in ``session``
+        (the crawl's WARC file), if given."""
         self.check_listed(url)
         if self.robots is not None:
-            refusal = self.robots.refusal(url)
+            refusal = self.robots.refusal(url, session)
             if refusal is not None:
                 raise RecordError(f"{url} is not fetched: {refusal.reason}",
                                   status=refusal.status)

@@ -19,6 +19,13 @@ fetcher (its routes, its gate, its User-Agent), and kept per process for
 A ``Crawl-delay`` (or ``Request-rate``) for our agent raises the host's delay
 in the gate, at most the gate's ``max_delay``. Hosts in ``ignore_hosts`` are
 never asked.
+
+As Heritrix does, a robots.txt fetched for a crawl is archived: asked with the
+crawl's ``WarcSession``, whatever answer came (404s and 5xx included) is
+written into that WARC file and indexed with the crawl's captures, the body as
+read (at most ``max_bytes``; ``WARC-Truncated`` when cut). A robots.txt is
+fetched once per origin per ``ttl`` whether a session asks or not, so it is
+archived only by the crawl that happened to fetch it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import RecordError
 from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
+from sandcrawler.web.archive import WarcSession
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate, host_of
 
@@ -97,8 +105,9 @@ class RobotsRules:
         refusal = self.refusal(url)
         return None if refusal is None else refusal.reason
 
-    def refusal(self, url: str) -> Refusal | None:
-        """Why robots.txt keeps us from ``url`` and the status to give, or None."""
+    def refusal(self, url: str, session: WarcSession | None = None) -> Refusal | None:
+        """Why robots.txt keeps us from ``url`` and the status to give, or None; a
+        robots.txt fetched now is archived in ``session``, if given."""
         host = host_of(url)
         if not host or host in self.ignore_hosts:
             return None
@@ -106,7 +115,7 @@ class RobotsRules:
         origin = f"{parts.scheme}://{parts.netloc}".lower()
         if parts.path == "/robots.txt":
             return None
-        entry = self._entry(origin, host)
+        entry = self._entry(origin, host, session)
         if entry.blocked is not None:
             return entry.blocked
         if entry.rules is None or entry.rules.can_fetch(url, self.agent):
@@ -114,7 +123,7 @@ class RobotsRules:
         return Refusal(IngestFileStatus.ROBOTS_DISALLOWED,
                        f"{origin}/robots.txt disallows {parts.path or '/'} for {self.agent}")
 
-    def _entry(self, origin: str, host: str) -> _Entry:
+    def _entry(self, origin: str, host: str, session: WarcSession | None) -> _Entry:
         """The origin's rules, fetched by one thread while the others wait."""
         while True:
             with self._lock:
@@ -128,7 +137,7 @@ class RobotsRules:
                     break
             pending.wait()
         try:
-            entry = self._fetch(origin, host)
+            entry = self._fetch(origin, host, session)
             with self._lock:
                 self._cache[origin] = entry
                 self._cache.move_to_end(origin)
@@ -140,7 +149,7 @@ class RobotsRules:
                 del self._fetching[origin]
             pending.set()
 
-    def _fetch(self, origin: str, host: str) -> _Entry:
+    def _fetch(self, origin: str, host: str, session: WarcSession | None) -> _Entry:
         url = f"{origin}/robots.txt"
         expires = time.monotonic() + self.ttl
         try:
@@ -163,6 +172,13 @@ class RobotsRules:
             return _Entry(None, Refusal(refused, why), time.monotonic() + RETRY_UNREACHABLE)
         try:
             status = opened.status
+            body, cut = b"", None
+            if session is not None or 200 <= status < 300:
+                body, cut = _read_prefix(opened.response, self.max_bytes)
+                if opened.clock is not None and opened.clock.expired:
+                    cut = "time"
+            if session is not None:
+                session.record_read(opened, body, truncated=cut)
             if status == 429 or status >= 500:
                 why = (f"{url} answered HTTP {status}; the whole site is disallowed until "
                        "it answers (RFC 9309)")
@@ -171,8 +187,7 @@ class RobotsRules:
                 return _Entry(None, Refusal(IngestFileStatus.ROBOTS_DISALLOWED, why), expires)
             if not 200 <= status < 300:  # 4xx, or a redirect without a Location
                 return _Entry(None, None, expires)
-            body = _read_prefix(opened.response, self.max_bytes)
-            if opened.clock is not None and opened.clock.expired:
+            if cut == "time":
                 why = f"the host does not answer in time ({url}: {opened.clock.describe()})"
                 log.info("%s", why)
                 return _Entry(None, Refusal(FetchStatus.FETCH_TIMEOUT, why),
@@ -193,16 +208,18 @@ class RobotsRules:
         self.gate.set_delay(host, delay)
 
 
-def _read_prefix(response: urllib3.BaseHTTPResponse, limit: int) -> bytes:
-    """At most ``limit`` bytes of the body; a connection lost midway keeps what came."""
+def _read_prefix(response: urllib3.BaseHTTPResponse, limit: int) -> tuple[bytes, str | None]:
+    """At most ``limit`` bytes of the body, and why that is not all of it (a WARC
+    ``WARC-Truncated`` reason) or None; a connection lost midway keeps what came."""
     chunks: list[bytes] = []
     size = 0
     try:
         for chunk in response.stream(64 * 1024, decode_content=True):
             chunks.append(chunk)
             size += len(chunk)
-            if size >= limit:
-                break
+            if size > limit:
+                return b"".join(chunks)[:limit], "length"
     except HTTPError as e:
         log.info("robots.txt body cut short after %d bytes (%s)", size, type(e).__name__)
-    return b"".join(chunks)[:limit]
+        return b"".join(chunks), "disconnect"
+    return b"".join(chunks), None
