@@ -285,13 +285,14 @@ def requests_from_dois(input_file: str, ingest_type: str, resolver: str,
                    "[default: beside the data directory, named <data_dir>-demo: "
                    "~/.local/share/sandcrawler-demo when nothing is configured].")
 def ingest_demo(demo_dir: Path | None) -> None:
-    """The offline demo: five real open-access articles (PLOS ONE, PeerJ, eLife,
-    First Monday, SciELO; CC BY) whose landing pages, in their publishers'
-    markup, and full texts (PDF, HTML, JATS XML) rendered from the articles'
-    metadata ship with sandcrawler. They are served on loopback at their own
-    URLs and ingested end to end: every hop archived, the full text processed,
-    stored, catalogued, its references parsed, the results persisted. Prints a
-    summary per status, where everything is, and how to look at it.
+    """The offline demo: file ingest of five real open-access articles (PLOS ONE,
+    PeerJ, eLife, First Monday, SciELO; CC BY). Their landing pages, in their
+    publishers' markup, and their full texts (PDF, HTML, JATS XML), rendered
+    from the articles' metadata, ship with sandcrawler; they are served on
+    loopback at their own URLs and ingested end to end: every hop archived, the
+    full text processed, stored, catalogued, its references parsed, the results
+    persisted. Prints a summary per status, where everything is, and how to
+    look at it.
 
     It runs in a data directory of its own (--dir), never in the configured
     one: the demo's documents carry real DOIs and URLs. A second run finds
