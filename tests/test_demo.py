@@ -26,6 +26,7 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.demo import EXPECTED, REQUESTS, SITE, DemoPage, DemoSite, site_pages
 from sandcrawler.web.landing import parse_html
 from tests.conftest import run_cli
+from tests.test_packaging import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 ARTICLES = json.loads((SITE.parent / "articles.json").read_text(encoding="utf-8"))["articles"]
@@ -163,6 +164,18 @@ def test_each_full_text_is_the_article_its_landing_page_describes(
                   if t.get("{http://www.w3.org/XML/1998/namespace}lang")]
         assert titles[0] == landing["title"]
         assert root.find(".//article-id[@pub-id-type='doi']").text == article["doi"]
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_demo(tmp_path: Path) -> None:
+    """``pip install`` users have the demo: every file of it is package data."""
+    names = build_wheel(REPO, ["pyproject.toml", "README.md", "src"], tmp_path)
+    demo = SITE.parent
+    shipped = {f"sandcrawler/demo/{p.relative_to(demo).as_posix()}"
+               for p in demo.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert "sandcrawler/demo/site/plos.pdf" in shipped
+    assert "sandcrawler/demo/SOURCES.md" in shipped
+    assert shipped <= set(names)
 
 
 # --- the command ----------------------------------------------------------------------------
