@@ -99,12 +99,14 @@ def test_a_doi_is_crawled_to_the_plos_pdf_and_everything_is_kept(
     metadata = services.catalogue.metadata(processing["uuid"])
     assert metadata["title"] == [result["html_biblio"]["title"]]
     assert metadata["metadata_source"] == "landing_page"
-    # every hop is in the web archive: the DOI redirect, the landing page, the PDF
+    # every hop is in the web archive: the DOI redirect, the landing page, the PDF, and
+    # the robots.txt of each host that said the crawler might fetch them
     with begin(services.engine) as conn:
         rows = conn.execute(select(web_cdx.c.url, web_cdx.c.status_code, web_cdx.c.warc_path)
                             ).all()
     assert {(r.url, r.status_code) for r in rows} == {
-        ("https://doi.org/10.1371/journal.pone.0213978", 302), (PLOS, 200), (pdf_url, 200)}
+        ("https://doi.org/10.1371/journal.pone.0213978", 302), (PLOS, 200), (pdf_url, 200),
+        ("https://doi.org/robots.txt", 200), ("https://journals.plos.org/robots.txt", 200)}
     assert len({r.warc_path for r in rows}) == 1  # one WARC file for the batch
     warc = services.blobs.get(rows[0].warc_path)
     kinds = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"))
