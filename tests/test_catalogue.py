@@ -374,7 +374,8 @@ def test_rebuild(engine: Engine, pdfs: list[Path], metadata_file: Path) -> None:
     with engine.begin() as conn:
         conn.execute(delete(catalogue))
     counts = cat.rebuild()
-    assert counts == {"documents": 4, "with-metadata": 4, "corrupt-metadata": 0, "removed": 0}
+    assert counts == {"documents": 4, "with-metadata": 4, "corrupt-metadata": 0, "removed": 0,
+                      "changed": 4}
     assert rows(engine) == before
 
     # stale details in rows are corrected too
@@ -413,6 +414,39 @@ def test_rebuild(engine: Engine, pdfs: list[Path], metadata_file: Path) -> None:
     assert blobs.get("README.txt") == b"hello" and blobs.exists("foreign/data.json")
     exported = [e["id"] for e in lines(invoke(["catalogue", "export"]).stdout)]
     assert exported == sorted([a, b, c, meta_only])
+
+
+def test_rebuild_keeps_when_each_document_changed(engine: Engine, pdfs: list[Path]) -> None:
+    """``updated`` says when a document last changed: a rebuild rewrites only rows
+    that differ from the store (issue 23: every row's time became the rebuild's,
+    so the pages' recent activity listed everything at once)."""
+    cat = open_cat(engine)
+    a = store_add(pdfs[0])["id"]
+    b = store_add(pdfs[1])["id"]
+    with engine.begin() as conn:  # written long ago
+        conn.execute(update(catalogue).values(updated=datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)))
+        conn.execute(update(catalogue).where(catalogue.c.uuid == b).values(doi="10.1/stale"))
+    counts = cat.rebuild()
+    times = {e.uuid: e.updated for e in cat.entries()}
+    assert times[a] == datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)  # unchanged: kept
+    assert times[b] is not None and times[b].year > 2020  # corrected: now
+    assert cat.get(b).doi is None
+    assert counts["documents"] == 2 and counts["changed"] == 1
+
+    # into an empty table: each row gets the time its files were written
+    entry = cat.get(a)
+    assert entry is not None and "pdf" in entry.resources
+    with engine.begin() as conn:
+        conn.execute(delete(catalogue))
+    stamp = datetime(2021, 6, 7, 8, 9, 10, tzinfo=UTC).timestamp()
+    for kind in entry.resources:  # the store is a local directory here
+        os.utime(Path(cat.resources.blobs.url) / resource_key(a, kind), (stamp, stamp))
+    counts = cat.rebuild()
+    times = {e.uuid: e.updated for e in cat.entries()}
+    assert times[a] == datetime(2021, 6, 7, 8, 9, 10, tzinfo=UTC)
+    assert counts["changed"] == 2
+    assert cat.rebuild()["changed"] == 0
+    assert {e.uuid: e.updated for e in cat.entries()} == times
 
 
 def test_rebuild_into_a_new_database(engine: Engine, pdfs: list[Path], tmp_path: Path,

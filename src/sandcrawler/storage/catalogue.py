@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 from sqlalchemy import Connection, Engine, delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from sandcrawler.db.engine import begin
 from sandcrawler.db.locks import exclusive
@@ -313,28 +315,34 @@ class Catalogue:
     ) -> dict[str, int]:
         """Re-derive the whole table from the store; rows of documents no longer in
         the store are removed. A document whose metadata cannot be read is counted
-        and indexed from its listing alone. Returns counts."""
-        counts = {"documents": 0, "with-metadata": 0, "corrupt-metadata": 0, "removed": 0}
+        and indexed from its listing alone. A row that already says what the store
+        says keeps its ``updated`` (so it still tells when the document last
+        changed); a document new to the table gets the time its files were last
+        written. Returns counts."""
+        counts = {"documents": 0, "with-metadata": 0, "corrupt-metadata": 0, "removed": 0,
+                  "changed": 0}
         seen: set[str] = set()
         pending: list[CatalogueEntry] = []
-        for doc, kinds in self.resources.documents():
+        for listing in self.resources.listings():
+            doc, kinds = listing.uuid, listing.kinds
             try:
                 entry = self._entry_from_store(doc, kinds)
             except CorruptData:
                 counts["corrupt-metadata"] += 1
                 entry = self._entry_from_store(doc, [k for k in kinds if k.name != "metadata"])
                 entry.resources = tuple(sorted(k.name for k in kinds))
+            entry.updated = listing.modified
             counts["documents"] += 1
             counts["with-metadata"] += "metadata" in entry.resources
             seen.add(doc)
             pending.append(entry)
             if len(pending) >= batch:
-                self._write(pending)
+                counts["changed"] += self._write_changed(pending)
                 pending = []
                 if on_progress:
                     on_progress(counts["documents"])
         if pending:
-            self._write(pending)
+            counts["changed"] += self._write_changed(pending)
         stale = [e.uuid for e in self.entries() if e.uuid not in seen]
         for start in range(0, len(stale), batch):
             with begin(self.engine) as conn:
@@ -346,8 +354,38 @@ class Catalogue:
             on_progress(counts["documents"])
         return counts
 
+    def _write_changed(self, entries: list[CatalogueEntry]) -> int:
+        """Write the entries whose row is missing or says something else; a new row's
+        ``updated`` is the entry's (when its files were written), a changed row's
+        now. Returns how many rows were written."""
+        with begin(self.engine) as conn:
+            stored = {e.uuid: e for e in map(_entry, conn.execute(select(catalogue).where(
+                catalogue.c.uuid.in_([e.uuid for e in entries]))).mappings())}
+        changed = [e for e in entries if e.uuid in stored and not _same(e, stored[e.uuid])]
+        new = [e for e in entries if e.uuid not in stored]
+        if changed:
+            self._write(changed)
+        if new:
+            rows = [{"uuid": e.uuid, **{n: getattr(e, n) for n in IDENTIFIERS},
+                     "resources": list(e.resources), "title": e.title,
+                     **({"updated": e.updated} if e.updated is not None else {})}
+                    for e in new]
+            with begin(self.engine) as conn:
+                # a row another writer added meanwhile is newer than this listing
+                insert = (pg_insert if conn.dialect.name == "postgresql" else sqlite_insert)
+                for row in rows:  # rows with and without ``updated`` differ in columns
+                    conn.execute(insert(catalogue).values(row).on_conflict_do_nothing(
+                        index_elements=["uuid"]))
+        return len(changed) + len(new)
+
     def paths(self, entry: CatalogueEntry) -> dict[str, str]:
         return {name: resource_key(entry.uuid, name) for name in entry.resources if name in KINDS}
+
+
+def _same(a: CatalogueEntry, b: CatalogueEntry) -> bool:
+    """Whether two entries say the same (``updated`` aside)."""
+    return (all(getattr(a, n) == getattr(b, n) for n in IDENTIFIERS)
+            and sorted(a.resources) == sorted(b.resources) and a.title == b.title)
 
 
 def _entry(row: Mapping[str, Any]) -> CatalogueEntry:

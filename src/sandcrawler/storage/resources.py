@@ -17,6 +17,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import IO
 
 from sandcrawler.errors import CorruptData, InvalidName
@@ -25,6 +26,16 @@ from sandcrawler.storage.blobs import CHUNK, BlobInfo, BlobStore
 from sandcrawler.storage.docid import parse_uuid, shard_dir
 
 GZIP_LEVEL = 6  # zlib's default: 9 costs ~3x the time for ~2 % smaller XML
+
+
+@dataclass(slots=True)
+class DocumentListing:
+    """A document's files as the store lists them."""
+
+    uuid: str
+    kinds: list[ResourceKind]
+    #: when the latest of them was written (None when the store does not say)
+    modified: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,17 +234,24 @@ class ResourceStore:
     def documents(self, prefix: str = "") -> Iterator[tuple[str, list[ResourceKind]]]:
         """Every document in the store with its resources, in UUID order. Keys that
         are not in the layout (other data sharing the store) are passed over."""
-        current: str | None = None
-        kinds: list[ResourceKind] = []
+        for listing in self.listings(prefix):
+            yield listing.uuid, listing.kinds
+
+    def listings(self, prefix: str = "") -> Iterator[DocumentListing]:
+        """``documents`` with the time each document's files last changed."""
+        current: DocumentListing | None = None
         for info in self.blobs.list(prefix):
             parsed = parse_resource_key(info.key)
             if parsed is None:
                 continue
             doc, kind = parsed
-            if doc != current:
+            if current is None or doc != current.uuid:
                 if current is not None:
-                    yield current, kinds
-                current, kinds = doc, []
-            kinds.append(kind)
+                    yield current
+                current = DocumentListing(doc, [])
+            current.kinds.append(kind)
+            if info.modified is not None and (current.modified is None
+                                              or info.modified > current.modified):
+                current.modified = info.modified
         if current is not None:
-            yield current, kinds
+            yield current
