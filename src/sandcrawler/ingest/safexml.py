@@ -32,6 +32,7 @@ from defusedxml.ElementTree import DefusedXMLParser
 
 from sandcrawler.errors import RecordError
 from sandcrawler.models.statuses import ProcessingStatus
+from sandcrawler.textfix import readable
 
 #: larger XML is not parsed: the biggest PMC articles are a few MB
 MAX_XML_BYTES = 64 * 2**20
@@ -96,4 +97,5 @@ def text_of(el: ET.Element | None, sep: str = "") -> str | None:
         joined = sep.join(t.strip() for t in el.itertext() if t.strip())
     else:
         joined = "".join(el.itertext())
-    return " ".join(joined.split()) or None
+    # readable: XML declared ISO-8859-1 that holds cp1252 (SciELO's ``Azote\x92y``)
+    return readable(" ".join(joined.split())) or None

@@ -31,6 +31,7 @@ from PIL import Image
 from sandcrawler.config import PdfSettings
 from sandcrawler.mime import sniff_mime
 from sandcrawler.models.statuses import PdfStatus, SandboxStatus
+from sandcrawler.textfix import readable
 
 # The defaults are the settings' ([pdf] in config.py): one place for them.
 _DEFAULTS = PdfSettings()
@@ -153,7 +154,8 @@ def _info(doc: pdfium.PdfDocument) -> dict[str, str]:
             continue
         buffer = ctypes.create_string_buffer(size)
         pdfium_c.FPDF_GetMetaText(doc, wanted, buffer, size)
-        value = buffer.raw[:size - 2].decode("utf-16-le", errors="replace").strip()
+        # readable: writers put cp1252 or UTF-8 bytes where PDFDocEncoding belongs
+        value = readable(buffer.raw[:size - 2].decode("utf-16-le", errors="replace").strip())
         if value:
             out[name] = value
     return out

@@ -19,6 +19,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
+from sandcrawler.textfix import readable
 from sandcrawler.web.urls import absolute_url
 
 #: field -> meta names (lower-cased), best first; the first name present wins
@@ -87,7 +88,8 @@ def collect_meta(tree: LexborHTMLParser) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for node in tree.css("meta"):
         attrs = node.attributes
-        content = (attrs.get("content") or "").strip()
+        # readable: a page in cp1252 declared (or taken as) ISO-8859-1 has C1 controls
+        content = readable((attrs.get("content") or "").strip())
         if not content:
             continue
         for key in ("name", "property", "itemprop"):

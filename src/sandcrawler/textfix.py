@@ -1,0 +1,34 @@
+"""Text from documents made readable where it was decoded with the wrong charset.
+
+Two faults are common in titles and names that publishers' pages, XML and PDF
+information dictionaries carry:
+
+* Windows-1252 bytes read as ISO-8859-1: cp1252's punctuation (0x80-0x9F: quotes,
+  dashes, the ellipsis) becomes C1 control characters, which no font draws (a
+  missing-glyph box). A SciELO article declared ISO-8859-1 writes "Azote'y" with
+  byte 0x92 for its apostrophe.
+* UTF-8 read as Latin-1 or cp1252 (mojibake: ``CafÃ©``).
+
+ftfy repairs both; it runs only when the text shows one of them, so correct text
+is never touched (and the common case costs one regular-expression search).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ftfy import TextFixerConfig, fix_text
+
+#: C1 controls, or a character that starts UTF-8-as-Latin-1 mojibake (U+00C2..U+00F4)
+_SUSPECT = re.compile("[\u0080-\u009f\u00c2-\u00f4]")
+_CONFIG = TextFixerConfig(unescape_html=False, fix_line_breaks=False,
+                          fix_character_width=False, uncurl_quotes=False,
+                          normalization=None, explain=False)
+
+
+def readable(text: str) -> str:
+    """``text`` with C1 controls read as the cp1252 characters they were, and
+    mojibake undone; unchanged when it shows neither."""
+    if not _SUSPECT.search(text):
+        return text
+    return fix_text(text, _CONFIG)
