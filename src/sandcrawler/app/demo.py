@@ -17,12 +17,9 @@ from typing import Any
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
-from sandcrawler.db.engine import begin
-from sandcrawler.db.persist import write_tables
 from sandcrawler.demo import REQUESTS
 from sandcrawler.ingest.references import RefsWriter
-from sandcrawler.ingest.worker import request_row
-from sandcrawler.models.fileset import IngestResultView
+from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
 from sandcrawler.models.ingest import IngestRequest
 
 #: the demo's database file in its directory (the embedded default's name)
@@ -73,14 +70,7 @@ def run_demo(services: Services) -> DemoReport:
         results = ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
     finally:
         ingester.close()
-    outputs: list[dict[str, dict[str, Any]]] = []
-    for result in results:
-        out = {"ingest_file_result": IngestResultView.model_validate(result).file_row()}
-        if (row := request_row(result["request"])) is not None:
-            out["ingest_request"] = row
-        outputs.append(out)
-    with begin(services.engine) as conn:
-        write_tables(conn, outputs)
+    record_results(services.engine, PersistIngestFileWorker(), results)
     report = DemoReport(results, Counter(r["status"] for r in results))
     refs = RefsWriter(services.engine)
     for result in results:

@@ -13,20 +13,17 @@ import click
 import orjson
 
 from sandcrawler.app.demo import default_demo_dir, demo_settings, look_command, run_demo
-from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
 from sandcrawler.cli.waiting import reporting_waits
-from sandcrawler.db.engine import begin
-from sandcrawler.db.persist import write_tables
 from sandcrawler.demo import EXPECTED as DEMO_EXPECTED
 from sandcrawler.demo import REQUESTS, SITE, DemoSite
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
 from sandcrawler.ingest.requests import doi_request, doi_requests
-from sandcrawler.ingest.worker import PersistIngestFileWorker, parse_request
+from sandcrawler.ingest.worker import PersistIngestFileWorker, parse_request, record_results
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestType
 from sandcrawler.pipeline.opening import OPENING, guess
@@ -34,7 +31,6 @@ from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 from sandcrawler.web.hosts import host_of
 from sandcrawler.web.urls import request_url
-from sandcrawler.work import Item, RecordWorker
 
 strategy_option = click.option(
     "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,
@@ -87,14 +83,6 @@ def _print(result: dict[str, Any], pretty: bool) -> None:
     sys.stdout.flush()
 
 
-def _record(services: Services, worker: RecordWorker, result: dict[str, Any]) -> None:
-    """Write a result's rows as ``persist ingest-file`` (or ``ingest-fileset``)
-    would from the printed line: the same worker makes them."""
-    outcome = worker.process(Item(where="the result", data=orjson.dumps(result)))
-    with begin(services.engine) as conn:
-        write_tables(conn, [outcome.output])
-
-
 def _missed(arg: str, status: str, error: str | None) -> None:
     click.echo(f"{arg}: {status}: {error or ''}".rstrip(": "), err=True)
     sys.exit(EXIT_FAILED)
@@ -138,7 +126,7 @@ def ingest_file(url_or_doi: str, ingest_type: str, force_recrawl: bool, doi: str
             result = ingester.ingest(request)
     finally:
         ingester.close()
-    _record(services, PersistIngestFileWorker(), result)
+    record_results(services.engine, PersistIngestFileWorker(), [result])
     _print(result, pretty)
     if not result["hit"]:
         _missed(url_or_doi, result["status"], result.get("error_message"))
@@ -173,7 +161,7 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
     ingester = services.fileset_ingester(IngestStrategy(strategy) if strategy else None)
     with reporting_waits():
         out = ingester.ingest(request)
-    _record(services, PersistIngestFilesetWorker(), out.result)
+    record_results(services.engine, PersistIngestFilesetWorker(), [out.result])
     _print(out.result, pretty)
     if file_result and out.file_result is not None:
         _print(out.file_result, pretty)

@@ -4,9 +4,15 @@ file ingest results → SQL rows."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+from sqlalchemy import Engine
+
+from sandcrawler.db.engine import begin
+from sandcrawler.db.persist import write_tables
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import FilesetIngester
 from sandcrawler.ingest.file_ingest import FileIngester
@@ -100,6 +106,17 @@ class PersistIngestFileWorker(RecordWorker):
         if (row := request_row(raw.get("request") or {})) is not None:
             output["ingest_request"] = row
         return Outcome(where=item.where, status=IngestFileStatus.SUCCESS, output=output)
+
+
+def record_results(engine: Engine, worker: RecordWorker,
+                   results: Iterable[dict[str, Any]]) -> None:
+    """Write results' rows as the persist command of ``worker`` writes them from
+    the printed lines (``PersistIngestFileWorker``, ``PersistIngestFilesetWorker``):
+    for the one-request commands and the demo, which record what they print."""
+    outputs = [worker.process(Item(where="a result", data=orjson.dumps(result))).output
+               for result in results]
+    with begin(engine) as conn:
+        write_tables(conn, outputs)
 
 
 def request_row(request: dict[str, Any]) -> dict[str, Any] | None:
