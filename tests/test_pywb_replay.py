@@ -1,7 +1,8 @@
 """pywb, the replay tool of web archives, replays what our crawler archived.
 
 A landing page and its PDF are crawled by the file ingester from a loopback
-site at its own URLs (``http.routes``); ``sandcrawler web cdxj`` exports the
+site at its own URLs (``http.routes``), and so is the offline demo (its PLOS
+ONE article replayed too); ``sandcrawler web cdxj`` exports the
 index; the real pywb from PyPI (its own virtual environment, made by the test
 kit: it is GPL-3.0 and pins old dependencies, so it is never imported) serves
 our WARC files from the blob store by that index, on loopback. It replays the
@@ -12,6 +13,7 @@ where our index says it is.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import urllib.error
 import urllib.request
@@ -21,8 +23,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from sandcrawler.app.demo import run_demo
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.demo import PLOS, PLOS_PDF, DemoSite
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler_testkit.pdfs import make_pdf
@@ -118,6 +122,37 @@ def test_pywb_replays_the_page_and_the_pdf_we_crawled(
         # a URL never captured is pywb's 404, not a page from elsewhere
         status, _, _ = fetch(pywb.replay_url(landing_ts, "https://journal.example/never"))
         assert status == 404
+
+
+def test_pywb_replays_the_demo(pywb_venv: Path, tmp_path: Path,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offline demo (``run_demo`` over ``DemoSite``, real publishers' URLs):
+    its PLOS ONE landing page and the PDF behind it, replayed from its WARCs."""
+    with DemoSite() as demo:
+        monkeypatch.setenv("SANDCRAWLER_HTTP_ROUTES", orjson.dumps(demo.routes()).decode())
+        services = Services(load_settings({}))
+        try:
+            report = run_demo(services)
+            store = services.blobs
+        finally:
+            services.close()
+        pdf = demo.content(PLOS_PDF)
+        landing = demo.content(PLOS).decode("utf-8")
+    assert report.statuses["success"] >= 3, report.statuses
+    assert isinstance(store, LocalBlobStore)
+    cdxj = tmp_path / "demo.cdxj"
+    done = invoke(["web", "cdxj", "-o", str(cdxj)])
+    assert done.exit_code == 0, done.stderr
+    index = captures(cdxj.read_text().splitlines())
+    with PywbServer(pywb_venv, tmp_path / "pywb", archive_dir=store.root) as pywb:
+        pywb.add_index(cdxj)
+        status, html, _ = fetch(pywb.replay_url(index[PLOS][0], PLOS))
+        assert status == 200, pywb.log.read_text(errors="replace")[-3000:]
+        title = re.search(r"<title>(.*?)</title>", landing, re.S)
+        assert title is not None and title.group(1).strip() in html.decode("utf-8")
+        assert "wombat" in html.decode("utf-8")
+        status, body, _ = fetch(pywb.replay_url(index[PLOS_PDF][0], PLOS_PDF, as_recorded=True))
+        assert status == 200 and body == pdf
 
 
 def test_pywb_finds_each_record_where_our_index_says(pywb_venv: Path, crawled: dict) -> None:

@@ -187,7 +187,7 @@ class RobotsRules:
                 return _Entry(None, Refusal(IngestFileStatus.ROBOTS_DISALLOWED, why), expires)
             if not 200 <= status < 300:  # 4xx, or a redirect without a Location
                 return _Entry(None, None, expires)
-            if cut == "time":
+            if cut == "time" and opened.clock is not None:
                 why = f"the host does not answer in time ({url}: {opened.clock.describe()})"
                 log.info("%s", why)
                 return _Entry(None, Refusal(FetchStatus.FETCH_TIMEOUT, why),
