@@ -142,3 +142,84 @@ def test_missing_config_option_names_the_option() -> None:
     err = result.stderr.decode()
     assert result.returncode == 2
     assert "Invalid value for '--config'" in err and "SANDCRAWLER_CONFIG" not in err
+
+
+def test_variables_are_matched_whatever_their_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As pydantic-settings matched them; `config show` names the variable that gave it."""
+    monkeypatch.setenv("sandcrawler_grobid_url", "http://grobid:8070/")
+    monkeypatch.setenv("Sandcrawler_Env", "qa")
+    s = load_settings()
+    assert (s.grobid.url, s.env) == ("http://grobid:8070", "qa")
+    lines = {line.split()[0]: line for line in invoke(["config", "show"]).stdout.splitlines()[1:]
+             if line.strip()}
+    assert lines["grobid.url"].endswith("[env]  sandcrawler_grobid_url")
+    assert lines["env"].endswith("[env]  Sandcrawler_Env")
+
+
+@pytest.mark.parametrize(("name", "value", "setting", "expected"), [
+    ("SANDCRAWLER_BATCH_SIZE", "30", "batch_size", 30),
+    ("SANDCRAWLER_DATA_DIR", "/srv/sc", "data_dir", Path("/srv/sc")),
+    ("SANDCRAWLER_CRAWL_ROBOTS", "false", "crawl.robots", False),
+    ("SANDCRAWLER_STORE_FSYNC", "0", "store.fsync", False),
+    ("SANDCRAWLER_HTTP_TIMEOUT", "1e1", "http.timeout", 10.0),
+    ("SANDCRAWLER_GROBID_URL", "", "grobid.url", ""),  # an empty value is a value
+    ("SANDCRAWLER_PDFTABLE_VERSION", "2", "pdftable.version", 2),
+    ("SANDCRAWLER_ZENODO_HOSTS", '["z.example"]', "zenodo.hosts", ["z.example"]),
+])
+def test_variables_are_validated_like_file_values(
+        monkeypatch: pytest.MonkeyPatch, name: str, value: str, setting: str,
+        expected: object) -> None:
+    monkeypatch.setenv(name, value)
+    found: object = load_settings()
+    for part in setting.split("."):
+        found = getattr(found, part)
+    assert found == expected
+
+
+@pytest.mark.parametrize(("name", "value", "message"), [
+    ("SANDCRAWLER_BATCH_SIZE", "", "batch_size (given ''): Input should be a valid integer"),
+    ("SANDCRAWLER_GROBID_RETRIES", "", "grobid.retries (given ''): Input should be a valid "
+     "integer"),
+    ("SANDCRAWLER_CRAWL_ROBOTS", "maybe", "crawl.robots (given 'maybe'): Input should be a "
+     "valid boolean"),
+    ("SANDCRAWLER_HTTP_ROUTES", "", "SANDCRAWLER_HTTP_ROUTES: '' is not JSON"),
+    ("SANDCRAWLER_GROBID", "[1]", "SANDCRAWLER_GROBID: '[1]' is not a JSON object; expected "
+     "the [grobid] settings"),
+])
+def test_bad_variable_is_one_config_error(monkeypatch: pytest.MonkeyPatch, name: str,
+                                          value: str, message: str) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        load_settings()
+    assert len(str(caught.value).splitlines()) == 1
+
+
+def test_a_section_as_one_json_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SANDCRAWLER_GROBID holds the whole [grobid] table; its own variables win over it."""
+    monkeypatch.setenv("SANDCRAWLER_GROBID", '{"url": "http://a:1", "timeout": 5}')
+    monkeypatch.setenv("SANDCRAWLER_GROBID_URL", "http://b:2")
+    s = load_settings()
+    assert (s.grobid.url, s.grobid.timeout) == ("http://b:2", 5.0)
+
+
+def test_a_dict_setting_is_replaced_whole(isolated_env: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """By the environment and by an option: never the union with the file's."""
+    (isolated_env / "sandcrawler.toml").write_text(
+        '[http]\ntimeout = 5\n[http.routes]\n"https://b.example" = "http://127.0.0.1:2"\n')
+    routes = {"https://a.example": "http://127.0.0.1:1"}
+    assert load_settings({"http.routes": routes}).http.routes == routes
+    monkeypatch.setenv("SANDCRAWLER_HTTP_ROUTES", orjson.dumps(routes).decode())
+    s = load_settings()
+    assert (s.http.routes, s.http.timeout) == (routes, 5.0)  # the section's other keys stay
+
+
+def test_unrelated_variables_are_not_settings(isolated_env: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """SANDCRAWLER_* names that are no setting are left alone; config_file only says
+    which file was read."""
+    monkeypatch.setenv("SANDCRAWLER_TEST_SOMETHING", "1")
+    monkeypatch.setenv("SANDCRAWLER_CONFIG_FILE", "/elsewhere.toml")
+    (isolated_env / "sandcrawler.toml").write_text('ENV = "qa"\n')  # top-level names: any case
+    s = load_settings()
+    assert (s.config_file, s.env) == (Path("sandcrawler.toml"), "qa")

@@ -13,9 +13,15 @@ A setting has one name per place it can be given:
     dotted name            grobid.url   (what ``config show`` prints)
 
 The variable is the section and the key joined by ``_`` (the first ``_`` after
-the prefix splits them). Dict and list settings are TOML tables and arrays, or
-JSON in the environment. Two settings were renamed when the HTTP settings
-became one section; their old names still work (``RENAMED``).
+the prefix splits them; variable names are matched whatever their case). Dict
+and list settings are TOML tables and arrays, or JSON in the environment; a
+value given by a more important source replaces the other's whole. Two settings
+were renamed when the HTTP settings became one section; their old names still
+work (``RENAMED``).
+
+The loader is ours (``load``): tomllib, ``os.environ`` and the models' own
+validation. pydantic-settings did this before, and its imports cost 0.2-0.3 s of
+CPU in every command's start-up (docs/dependencies.md, docs/benchmarks.md).
 
 The file is the one named by ``--config`` or ``SANDCRAWLER_CONFIG``, else
 ``./sandcrawler.toml``, else ``$XDG_CONFIG_HOME/sandcrawler/config.toml``; none
@@ -43,13 +49,6 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
-from pydantic_settings.exceptions import SettingsError
 
 from sandcrawler.errors import ConfigError
 
@@ -448,14 +447,12 @@ class WorkerSettings(Section):
     )
 
 
-class CoreSettings(BaseSettings):
+class CoreSettings(BaseModel):
     """The settings every process has; ``sandcrawler.app.settings`` adds one
-    section per platform. Section fields are the TOML tables."""
+    section per platform. Section fields are the TOML tables. Built by ``load``
+    (constructed directly, it reads nothing: defaults and the values given)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter="_", env_nested_max_split=1,
-        extra="forbid", frozen=True,
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     config_file: Path | None = Field(
         None, description="the TOML file these settings were read from"
@@ -495,17 +492,6 @@ class CoreSettings(BaseSettings):
         if not self.store.url:
             url = str(self.data_dir / "store")
             object.__setattr__(self, "store", self.store.model_copy(update={"url": url}))
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _TomlFileSource(settings_cls))
 
     @classmethod
     def sections(cls) -> dict[str, type[Section]]:
@@ -568,36 +554,16 @@ def nest(cls: type[CoreSettings], flat: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_config_file(cls: type[CoreSettings], path: Path) -> dict[str, Any]:
-    """The file's tables (read by pydantic-settings' TOML source), with flat and
-    old names put where they belong."""
+    """The file's tables, with flat and old names put where they belong. A
+    top-level name matches a setting whatever its case (``ENV = "qa"`` is
+    ``env``), as it did when pydantic-settings read the file."""
     try:
-        return nest(cls, TomlConfigSettingsSource(cls, toml_file=path)())
-    except (OSError, tomllib.TOMLDecodeError) as e:
+        with path.open("rb") as file:
+            data = tomllib.load(file)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise ConfigError(f"cannot read configuration file {path}: {e}") from e
-
-
-class _TomlFileSource(PydanticBaseSettingsSource):
-    """The configuration file, if there is one, as the lowest-priority source."""
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False  # unused: __call__ returns everything at once
-
-    def __call__(self) -> dict[str, Any]:
-        path = find_config_file()
-        if path is None:
-            return {}
-        cls: type[CoreSettings] = self.settings_cls  # type: ignore[assignment]
-        values = read_config_file(cls, path)
-        # A setting the environment gives is the environment's, whole: a dict
-        # setting must not become the union of the file's and the variable's.
-        old = {new: env_name([name]) for name, new in RENAMED.items()}
-        for leaf, _field in _leaves(cls):
-            if env_name(leaf) in os.environ or old.get(".".join(leaf), "") in os.environ:
-                table = values.get(leaf[0]) if len(leaf) > 1 else values
-                if isinstance(table, dict):
-                    table.pop(leaf[-1], None)
-        values["config_file"] = path
-        return values
+    fields = {name.lower(): name for name in cls.model_fields}
+    return nest(cls, {fields.get(key.lower(), key): value for key, value in data.items()})
 
 
 def env_name(path: list[str]) -> str:
@@ -620,27 +586,72 @@ def _is_complex(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (dict, list)
 
 
-def _env_values(cls: type[CoreSettings]) -> dict[str, Any]:
-    """What the environment gives that pydantic-settings would not read right:
-    old names, and JSON values, decoded here so a bad one is named in one line."""
-    out: dict[str, Any] = {}
-    for old, new in RENAMED.items():
-        value = os.environ.get(env_name([old]))
-        if value is not None and env_name(new.split(".")) not in os.environ:
-            out[new] = value
-    for path, field in _leaves(cls):
-        name = env_name(path)
-        if name not in os.environ or not _is_complex(field.annotation):
+#: what a variable sets: a setting's path -> (the variable's name, its value)
+EnvValues = dict[tuple[str, ...], tuple[str, Any]]
+
+
+def _env_values(cls: type[CoreSettings]) -> EnvValues:
+    """Every setting the environment gives, dict and list settings decoded from
+    JSON (a bad one is named in one line); the rest is left to the models'
+    validation, as a TOML value is.
+
+    Names are matched whatever their case (``sandcrawler_grobid_url`` too), as
+    pydantic-settings matched them. After the prefix, a top-level setting's name
+    is tried first (``SANDCRAWLER_DATA_DIR`` is ``data_dir``, never a section
+    ``data``), then ``<SECTION>_<KEY>`` split at the first ``_``. A variable
+    naming a section alone holds that section as a JSON object; the section's
+    own variables win over it. An old name (``RENAMED``) gives way to its new
+    one. Other ``SANDCRAWLER_*`` variables (``SANDCRAWLER_CONFIG``, the tests')
+    are not settings; ``config_file`` only says which file was read.
+    """
+    prefix, top, sections = ENV_PREFIX.lower(), cls.top_level(), cls.sections()
+    whole: EnvValues = {}
+    old: EnvValues = {}
+    own: EnvValues = {}
+    for var, text in os.environ.items():
+        name = var.lower()
+        if not name.startswith(prefix):
             continue
-        text = os.environ[name]
-        try:
-            out[".".join(path)] = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            shape = "object" if typing.get_origin(field.annotation) is dict else "array"
-            raise ConfigError(
-                f"{name}: {_clip(text)!r} is not JSON; expected a JSON {shape}, e.g. "
-                f"{_example(field.annotation)}") from None
-    return out
+        name = name[len(prefix):]
+        if name in top:
+            if name != "config_file":
+                own[(name,)] = (var, text)
+        elif name in RENAMED:
+            old[tuple(RENAMED[name].split("."))] = (var, text)
+        elif name in sections:
+            keys = {key.lower(): key for key in sections[name].model_fields}
+            for key, value in _section_json(var, text, name, list(keys)).items():
+                whole[(name, keys.get(key.lower(), key))] = (var, value)
+        else:
+            section, _, key = name.partition("_")
+            if key and section in sections:
+                own[(section, key)] = (var, text)
+    fields = {tuple(path): field for path, field in _leaves(cls)}
+    for path, (var, text) in [*old.items(), *own.items()]:
+        field = fields.get(path)
+        if field is not None and _is_complex(field.annotation):
+            try:
+                decoded = orjson.loads(text)
+            except orjson.JSONDecodeError:
+                shape = "object" if typing.get_origin(field.annotation) is dict else "array"
+                raise ConfigError(
+                    f"{var}: {_clip(text)!r} is not JSON; expected a JSON {shape}, e.g. "
+                    f"{_example(field.annotation)}") from None
+            (own if path in own else old)[path] = (var, decoded)
+    return {**whole, **old, **own}
+
+
+def _section_json(var: str, text: str, section: str, keys: list[str]) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{var}: {_clip(text)!r} is not a JSON object; expected the [{section}] settings "
+            f'as one, e.g. {{"{keys[0]}": …}}, or one variable each, e.g. '
+            f"{env_name([section, keys[0]])}")
+    return value
 
 
 def _example(annotation: Any) -> str:
@@ -652,6 +663,21 @@ def _example(annotation: Any) -> str:
 def _clip(text: Any, limit: int = 60) -> str:
     text = str(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _merge(cls: type[CoreSettings], *layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Nested values, each layer over the ones before: a section's tables are
+    merged key by key; a setting's value, a dict or list too, is replaced whole
+    (a dict setting never becomes the union of the file's and the variable's)."""
+    out: dict[str, Any] = {}
+    sections = cls.sections()
+    for layer in layers:
+        for name, value in layer.items():
+            if name in sections and isinstance(value, dict) and isinstance(out.get(name), dict):
+                out[name] = {**out[name], **value}
+            else:
+                out[name] = value
+    return out
 
 
 def _problem(cls: type[CoreSettings], err: Any) -> str:
@@ -671,17 +697,25 @@ def _problem(cls: type[CoreSettings], err: Any) -> str:
 
 def load(cls: type[CoreSettings], overrides: Mapping[str, Any] | None = None) -> CoreSettings:
     """Settings of class ``cls`` from ``overrides`` (flat or dotted names; None is
-    "not given"), the environment, the file and defaults. Every problem is a
-    ConfigError of one line."""
-    given = {k: v for k, v in (overrides or {}).items() if v is not None}
-    init = nest(cls, {**_env_values(cls), **given})
+    "not given"), the environment, the file and defaults, in that order of
+    precedence. Every problem is a ConfigError of one line."""
+    given = nest(cls, {k: v for k, v in (overrides or {}).items() if v is not None})
+    env: dict[str, Any] = {}
+    for path, (_var, value) in _env_values(cls).items():
+        *parents, leaf = path
+        table = env
+        for parent in parents:
+            table = table.setdefault(parent, {})
+        table[leaf] = value
+    path = find_config_file()
+    in_file = read_config_file(cls, path) if path else {}
+    values = _merge(cls, in_file, env, given)
+    values["config_file"] = path
     try:
-        return cls(**init)
+        return cls(**values)
     except ValidationError as e:
         problems = "; ".join(_problem(cls, err) for err in e.errors())
         raise ConfigError(f"invalid configuration: {problems}") from None
-    except SettingsError as e:
-        raise ConfigError(f"invalid configuration: {e}") from None
 
 
 # --- config show ------------------------------------------------------------------------
@@ -713,7 +747,7 @@ def describe_settings(
     cls = type(settings)
     given = nest(cls, {k: v for k, v in (overrides or {}).items() if v is not None})
     in_file = read_config_file(cls, settings.config_file) if settings.config_file else {}
-    renamed_env = {new: env_name([old]) for old, new in RENAMED.items()}
+    env = _env_values(cls)
     rows = []
     for path, field in _leaves(cls):
         if path == ["config_file"]:
@@ -722,10 +756,8 @@ def describe_settings(
         var = env_name(path)
         if _lookup(given, path):
             source = "option"
-        elif var in os.environ:
-            source = "env"
-        elif name in renamed_env and renamed_env[name] in os.environ:
-            source, var = "env", renamed_env[name]
+        elif tuple(path) in env:
+            source, var = "env", env[tuple(path)][0]
         elif _lookup(in_file, path):
             source = "file"
         else:
