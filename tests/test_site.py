@@ -5,6 +5,7 @@ clear 4xx, hostile metadata escaped, the token, the refusal to bind elsewhere.""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,11 @@ from starlette.testclient import TestClient
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.identifiers import sha1_base32
-from sandcrawler.site.app import CSP, create_app
+from sandcrawler.site.app import CSP, FILE_CSP, create_app
 from sandcrawler.site.exposure import is_loopback
+from sandcrawler.site.fields import metadata_view, pdftable_view
+from sandcrawler.site.formats import names, when
+from sandcrawler.site.reads import capture_link
 from sandcrawler.site.search import classify
 from sandcrawler_testkit.http_files import FileServer
 from tests.conftest import invoke, run_cli
@@ -86,7 +90,7 @@ def test_document_page(site: dict) -> None:
     data = get_json(client, f"/document/{doc['id']}?format=json")
     assert data["doi"] == "10.5555/example.2024.001"
     assert data["pmid"] == "31234567"
-    assert data["title"] == HOSTILE_TITLE
+    assert data["title"] == HOSTILE_TITLE.strip()
     assert data["thumbnails"] == []
     assert {r["kind"] for r in data["resource_list"]} == {"html", "metadata"}
     assert data["crossref"] is True
@@ -137,6 +141,7 @@ def test_search_finds_each_form(site: dict) -> None:
     ("PMC1234567", "pmcid"), ("pmcid:PMC1234567", "pmcid"), ("arxiv:0807.3577", "arxiv"),
     ("0807.3577v2", "arxiv"), ("hep-th/9901001", "arxiv"), ("12345", "pmid"),
     ("http://example.org/a", "url"), ("graphene oxide", "title"),
+    ("https://doi.org/robots.txt", "url"), ("https://doi.org/10.1/x", "doi"),
     ("a" * 40 + " words", "title"),
 ])
 def test_classify(query: str, what: str) -> None:
@@ -228,10 +233,20 @@ def test_token(monkeypatch: pytest.MonkeyPatch) -> None:
         assert client.get("/").status_code == 401
         assert client.get("/?token=wrong").status_code == 401
         assert client.get("/", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 200
-        answer = client.get(f"/?token={TOKEN}")  # sets the cookie the next pages send
-        assert answer.status_code == 200
+        # sets the cookie the next pages send, and sends the browser to the address
+        # without the token (out of its history and of what a user copies)
+        answer = client.get(f"/search?q=a+b&token={TOKEN}&page=1", follow_redirects=False)
+        assert answer.status_code == 303
+        assert answer.headers["location"] == "/search?q=a+b&page=1"
         assert "HttpOnly" in answer.headers["set-cookie"]
+        assert TOKEN not in answer.text
+        assert client.get(answer.headers["location"]).status_code == 200
         assert client.get("/search?q=x").status_code == 200
+        # the address sent to is this site's, whatever the path looked like
+        for path, location in [("//evil.example/x", "/evil.example/x"),
+                               ("/%5Cevil.example", "/%5Cevil.example"), ("/", "/")]:
+            answer = client.get(f"{BASE}{path}?token={TOKEN}", follow_redirects=False)
+            assert answer.headers["location"] == location, path
 
 
 @pytest.mark.parametrize(("host", "loopback"), [
@@ -263,13 +278,185 @@ def _q(query: str) -> str:
 
 
 def test_authors_of_every_shape_the_catalogue_holds_are_named() -> None:
-    """CSL names split or not (landing pages and JATS give ``name``), raw names;
-    never an empty entry (a page showed ", ," for three ``{"name": ...}``)."""
-    from sandcrawler.site.reads import _authors
+    """CSL names split or not (landing pages and JATS give ``name``), GROBID's, raw
+    strings; never an empty entry (a page showed ", ," for three ``{"name": ...}``)."""
+    assert names([{"given": "Jane", "family": "Doe"}, {"name": "Ann Lee"},
+                  {"literal": "The Consortium"}, {"family": "Solo"}, {}, 7,
+                  "A. Person", {"full_name": "Z. Cheng"},
+                  {"given_name": "Y.", "surname": "Shi"}, {"name": "Ca\x92n"}]) == [
+        "Jane Doe", "Ann Lee", "The Consortium", "Solo", "A. Person", "Z. Cheng", "Y. Shi",
+        "Ca\u2019n"]
+    assert names(None) == [] and names({"name": "One"}) == ["One"]
 
-    assert _authors({"author": [{"given": "Jane", "family": "Doe"}, {"name": "Ann Lee"},
-                                {"literal": "The Consortium"}, {"family": "Solo"}, {},
-                                "not a dict"]}) == [
-        "Jane Doe", "Ann Lee", "The Consortium", "Solo"]
-    assert _authors({"contrib_raw_names": ["A. Person"]}) == ["A. Person"]
-    assert _authors({}) == []
+
+@pytest.mark.parametrize(("value", "shown"), [
+    ("20261125211332", "2026-11-25 21:13:32 UTC"),
+    ("2026-11-25T21:13:32Z", "2026-11-25 21:13:32 UTC"),
+    ("2026-11-25T21:13:32.123456Z", "2026-11-25 21:13:32 UTC"), (None, ""), ("soon", "soon"),
+    ("99999999999999", "99999999999999"),
+])
+def test_human_dates(value: str | None, shown: str) -> None:
+    assert when(value) == shown
+
+
+def test_metadata_and_pdf_table_as_fields() -> None:
+    """Every key of the metadata and of a PDF-table row is a labelled field; nothing
+    is shown as JSON text; where each field came from and the conflicts read as
+    sentences' parts (storage.precedence's keys)."""
+    view = metadata_view({
+        "id": "x", "title": ["A title"], "author": [{"name": "Ann Lee"}],
+        "container-title": ["PLOS ONE"], "issued": {"date-parts": [[2019, 4, 22]]},
+        "DOI": "10.1/x", "abstract": "Long " * 10, "page": "e1", "publisher_id": "S1",
+        "custom": {"nested": {"deep": [1, 2]}, "flag": True},
+        "field_sources": {"title": "landing_page", "DOI": "request", "author": "pdf"},
+        "conflicts": {"pdf": {"title": ["Another title"],
+                              "author": [{"given": "K.", "family": "B."}]}},
+        "metadata_source": "landing_page",
+        "ingest": {"base_url": "https://doi.org/10.1/x", "terminal_dt": "20190422101010"},
+    })
+    shown = {f.label: f.text for f in view.fields}
+    assert shown["title"] == "A title" and shown["authors"] == "Ann Lee"
+    assert shown["journal"] == "PLOS ONE" and shown["published"] == "2019-04-22"
+    assert shown["DOI"] == "10.1/x" and shown["publisher's id"] == "S1"
+    assert view.sources == [("title", "the landing page"), ("DOI", "the ingest request"),
+                            ("authors", "the PDF's own metadata")]
+    assert [(c.source, c.label, c.value) for c in view.conflicts] == [
+        ("the PDF's own metadata", "title", "Another title"),
+        ("the PDF's own metadata", "authors", "K. B.")]
+    assert view.source == "the landing page"
+    assert {f.label: f.text for f in view.crawl}["captured"] == "2019-04-22 10:10:10 UTC"
+    custom = next(f for f in view.other if f.label == "custom")
+    assert custom.kind == "group"
+    assert [(f.label, f.kind) for f in custom.children] == [("nested", "group"), ("flag", "text")]
+    assert custom.children[0].children[0].text == "1, 2"
+    families = pdftable_view({
+        "file": {"size": 605850, "mime": "application/pdf",
+                 "cdx": {"url": "https://x/a.pdf", "dt": "20190422101010",
+                         "warc": "warcs/a.warc.gz", "offset": "12"}},
+        "pdf0": {"pdf_status": "success", "pdf_meta": {"page_count": 15, "info": {
+            "title": "T"}}, "text": "x" * 3000},
+    })
+    file = {f.label: f for f in families[0].fields}
+    assert file["size"].text == "605,850 bytes (591.7 KB)"
+    assert file["captured"].href == "/capture?warc=warcs%2Fa.warc.gz&offset=12"
+    pdf0 = {f.label: f for f in families[1].fields}
+    assert {f.label: f.text for f in pdf0["PDF metadata"].children}["pages"] == "15"
+    assert pdf0["text"].kind == "long" and pdf0["text"].text.endswith("(3,000 characters)")
+
+    def texts(fields: Any) -> str:
+        return " ".join(f.text + texts(f.children) for f in fields)
+    everything = texts(view.fields + view.other + view.crawl) + texts(
+        [f for fam in families for f in fam.fields])
+    assert "{" not in everything and "[" not in everything
+
+
+def test_document_page_fields_and_sections(site: dict) -> None:
+    """An HTML document: its metadata as fields (authors named, not ", ,"); no PDF
+    table section (there is no PDF); the metadata's JSON one link away, shown in a
+    sandbox."""
+    client, doc = site["client"], site["doc"]
+    html = client.get(f"/document/{doc['id']}").text
+    assert "<h2>PDF table</h2>" not in html
+    assert "<th dir=\"auto\">authors</th>" in html and ", ," not in html
+    data = get_json(client, f"/document/{doc['id']}")
+    assert data["pdftable_expected"] is False
+    assert [f["label"] for f in data["metadata_view"]["fields"]][:2] == ["title", "authors"]
+    meta = client.get(f"/document/{doc['id']}/resource/metadata")
+    assert meta.headers["content-type"] == "application/json"
+    assert meta.headers["content-disposition"].startswith("inline")
+    assert meta.headers["content-security-policy"] == FILE_CSP
+    assert meta.json()["id"] == doc["id"]
+    saved = client.get(f"/document/{doc['id']}/resource/metadata?download=1")
+    assert saved.headers["content-disposition"].startswith("attachment")
+    assert client.get(f"/document/{doc['id']}/resource/html").headers[
+        "content-security-policy"] == FILE_CSP
+
+
+def test_capture_page_size_hashes_timeline_replay(site: dict, db_url: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The capture page shows the size and the hashes web_cdx holds (it showed
+    " bytes" and dashes), links to every capture of its URL, and with serve.replay_url
+    to the capture in pywb."""
+    client, capture = site["client"], site["capture"]
+    path = f"/capture?warc={capture.warc_path}&offset={capture.warc_offset}"
+    data = get_json(client, path)
+    assert (data["size"], data["sha256hex"], data["md5hex"]) == (
+        len(HTML_DOC), capture.sha256hex, capture.md5hex)
+    assert capture.sha256hex and capture.md5hex
+    html = client.get(path).text
+    assert f"{len(HTML_DOC)} bytes" in html and capture.sha256hex in html
+    assert capture.md5hex in html and "Replay in pywb" not in html
+    assert data["replay_link"] is None and data["capture_count"] == 1
+    timeline = get_json(client, data["timeline_link"])
+    assert [c["link"] for c in timeline["captures"]] == [
+        capture_link(capture.warc_path, capture.warc_offset)]
+    assert timeline["total"] == 1 and timeline["url"] == capture.url
+    assert "<ol class=\"timeline\">" in client.get(data["timeline_link"]).text
+    assert client.get("/timeline?url=https://nowhere.example/").status_code == 404
+    with Services(load_settings({"serve.replay_url": "http://localhost:8080/sandcrawler/"})
+                  ) as services, TestClient(create_app(services), base_url=BASE) as other:
+        data = get_json(other, path)
+        assert data["replay_link"] == (
+            f"http://localhost:8080/sandcrawler/{capture.datetime}/{capture.url}")
+        assert "Replay in pywb" in other.get(path).text
+    payload = client.get(data["payload_link"])
+    assert payload.headers["content-security-policy"] == FILE_CSP
+    assert payload.headers["content-disposition"].startswith("attachment")
+
+
+def test_replay_url_must_be_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SANDCRAWLER_SERVE_REPLAY_URL", "javascript:alert(1)")
+    result = invoke(["config", "show"])
+    assert result.exit_code != 0
+    assert "not an http(s) URL" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_ingest_status_list_pages_and_sorts(db_url: str, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dashboard's status bars lead to the results with that status, 50 a page,
+    newest or oldest first."""
+    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", db_url)
+    invoke(["db", "init"])
+
+    def persist(name: str, n: int, status: str) -> None:
+        lines = [orjson.dumps({"request": {"ingest_type": "pdf",
+                                           "base_url": f"https://example.org/{name}/{i:03d}"},
+                               "hit": False, "status": status}) for i in range(n)]
+        (tmp_path / f"{name}.json").write_bytes(b"\n".join(lines) + b"\n")
+        result = invoke(["persist", "ingest-file", "--no-progress", str(tmp_path / f"{name}.json")])
+        assert result.exit_code == 0, result.stderr
+
+    persist("old", 60, "no-pdf-link")
+    persist("other", 3, "success")
+    time.sleep(1.1)  # the next rows are updated a second later: sorting tells them apart
+    persist("new", 60, "no-pdf-link")
+    with Services(load_settings()) as services, \
+            TestClient(create_app(services), base_url=BASE) as client:
+        dashboard = get_json(client, "/")
+        link = dashboard["status_links"]["pdf"]["no-pdf-link"]
+        assert link == "/ingest?type=pdf&status=no-pdf-link"
+        assert f'href="{link.replace("&", "&amp;")}"' in client.get("/").text
+        first = get_json(client, link)
+        assert (first["total"], first["pages"], len(first["results"])) == (120, 3, 50)
+        assert {r["status"] for r in first["results"]} == {"no-pdf-link"}
+        assert all("/new/" in r["base_url"] for r in first["results"])
+        third = get_json(client, first["next"].replace("?", "/ingest?", 1).replace(
+            "page=2", "page=3"))
+        assert len(third["results"]) == 20 and third["next"] is None
+        oldest = get_json(client, "/ingest" + first["sorts"]["date"])
+        assert all("/old/" in r["base_url"] for r in oldest["results"])
+        html = client.get(link + "&page=2").text
+        assert 'rel="prev"' in html and 'rel="next"' in html and "page 2 of 3" in html
+        assert get_json(client, "/ingest?status=success")["total"] == 3
+        assert get_json(client, "/ingest")["total"] == 123
+        for bad in ("/ingest?sort=size", "/ingest?page=0", "/ingest?page=x"):
+            assert client.get(bad).status_code == 400, bad
+
+
+def test_favicon_and_files_csp(site: dict) -> None:
+    client = site["client"]
+    icon = client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert '<link rel="icon" href="/static/favicon.svg"' in client.get("/").text
+    assert client.get("/static/favicon.svg").status_code == 200
+    assert client.get("/").headers["content-security-policy"] == CSP

@@ -1,8 +1,9 @@
 """The pages of ``sandcrawler serve`` in a real headless browser (Debian's Chromium
 driven by Playwright; no browser download), on a database filled by the real
 commands: the offline demo's ingests (processed PDFs with thumbnails, JATS, HTML,
-references), Crossref records with parsed references, and a stored document
-without thumbnails whose metadata is hostile.
+references; in the demo's own SQLite database), Crossref records with parsed
+references, and a stored document without thumbnails whose metadata is hostile.
+The same pages on PostgreSQL are tested in-process (test_site.py).
 
 Every page is saved as a screenshot in ``$SANDCRAWLER_TEST_ARTIFACTS`` (default
 ``test-artifacts/`` in the repository). Without Chromium the tests skip, saying
@@ -12,6 +13,7 @@ why; in CI (``SANDCRAWLER_TEST_REQUIRE_BROWSER=1``) they fail instead.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import threading
@@ -86,11 +88,14 @@ class Server:
         self.thread.join(10)
 
 
-def _fill(tmp_path: Path, shared_data: Path) -> dict[str, Any]:
-    """The database filled by the real commands; what it holds."""
-    assert invoke(["db", "init"]).exit_code == 0
-    demo = invoke(["ingest", "demo", "--data", str(shared_data)])
+def _fill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The demo's data directory (its own SQLite database and store: the demo never
+    writes elsewhere), then the real commands on it; what it holds."""
+    demo_dir = tmp_path / "demo"
+    demo = invoke(["ingest", "demo", "--dir", str(demo_dir)])
     assert demo.exit_code == 0, demo.stderr
+    monkeypatch.delenv("SANDCRAWLER_DATABASE_URL", raising=False)
+    monkeypatch.setenv("SANDCRAWLER_DATA_DIR", str(demo_dir))
     refs = invoke(["persist", "crossref", "--parse-refs",
                    str(REPO / "examples" / "crossref-works.jsonl")])
     assert refs.exit_code == 0, refs.stderr
@@ -112,7 +117,9 @@ def _shot(page: Any, name: str) -> None:
 
 def _check_links(page: Any, base: str, seen: set[str]) -> None:
     """Every same-site link on the page answers below 400."""
-    for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+    # getAttribute: an SVG link's href is not a string (the dashboard's status bars)
+    hrefs = "els => els.map(e => new URL(e.getAttribute('href'), document.baseURI).href)"
+    for href in page.eval_on_selector_all("a[href]", hrefs):
         parts = urlsplit(href)
         if f"{parts.scheme}://{parts.netloc}" != base or href in seen:
             continue
@@ -121,11 +128,10 @@ def _check_links(page: Any, base: str, seen: set[str]) -> None:
         assert answer.status < 400, f"{href} answered {answer.status} on {page.url}"
 
 
-def test_pages_in_a_browser(browser: Any, db_url: str, shared_data: Path, tmp_path: Path,
+def test_pages_in_a_browser(browser: Any, tmp_path: Path,
                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", db_url)
-    backend = "postgresql" if db_url.startswith("postgresql") else "sqlite"
-    held = _fill(tmp_path, shared_data)
+    backend = "sqlite"  # the demo's own database
+    held = _fill(tmp_path, monkeypatch)
     errors: list[str] = []
     with Services(load_settings()) as services, Server(services) as server:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -142,7 +148,7 @@ def test_pages_in_a_browser(browser: Any, db_url: str, shared_data: Path, tmp_pa
         # the dashboard: every table counted, charts drawn
         visit("/", "dashboard")
         tables = page.locator("table.numbers").inner_text()
-        assert "ingest_file_result" in tables and "catalogue" in tables
+        assert "file ingest results" in tables and "documents in the catalogue" in tables
         assert page.locator("svg.chart").count() >= 3
         _check_links(page, server.url, seen)
 
@@ -231,3 +237,181 @@ def test_pages_in_a_browser(browser: Any, db_url: str, shared_data: Path, tmp_pa
         for name in ("dashboard", "document-pdf", "search-title", "ingest-result", "capture",
                      "crossref", "document-hostile"):
             shutil.copy(ARTIFACTS / f"sqlite-{name}.png", img / f"serve-{name}.png")
+
+
+# --- pages worth reading (issue 23) ---------------------------------------------------------
+
+#: a title as an ISO-8859-1 page or XML holding cp1252 gives it: byte 0x92 as U+0092
+C1_TITLE = "Yby Yau y Azote\x92y: a community\x92s health"
+AUTHORS = [{"name": "Ann Lee"}, {"given": "Jane", "family": "Doe"},
+           {"literal": "The Consortium"}, "Raw String", {"name": "Bo Chen"}]
+SCRIPTED = (b"<!doctype html><html><head><title>captured</title>"
+            b"<script>document.title='pwned'</script></head><body>x</body></html>")
+
+
+def _fill_readable(tmp_path: Path, services: Services) -> dict[str, Any]:
+    """Beside the demo: a document whose metadata has names of every CSL shape and
+    a title with a C1 control, and a captured HTML page with a script."""
+    (tmp_path / "named.html").write_bytes(b"<!doctype html><p>named</p>")
+    (tmp_path / "named.json").write_bytes(orjson.dumps({
+        "title": [C1_TITLE], "author": AUTHORS, "DOI": "10.5555/named.1",
+        "container-title": ["Journal of Names"], "issued": {"date-parts": [[2019, 4, 22]]}}))
+    added = invoke(["store", "add", str(tmp_path / "named.html"), "--kind", "html",
+                    "--metadata", str(tmp_path / "named.json")])
+    assert added.exit_code == 0, added.stderr
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "scripted.html").write_bytes(SCRIPTED)
+    from sandcrawler_testkit.http_files import FileServer
+
+    with FileServer(www) as origin:
+        capturing = Services(load_settings({"http.routes": {"https://example.org": origin.url},
+                                            "http.allow_networks": ["127.0.0.0/8"]}))
+        with capturing, capturing.web_archive.session() as session:
+            session.capture("https://example.org/scripted.html", max_bytes=10**6).close()
+            session.commit()
+    scripted = services.web_archive.latest("https://example.org/scripted.html")
+    assert scripted is not None
+    return {"named": orjson.loads(added.stdout), "scripted": scripted}
+
+
+def test_pages_read_well(browser: Any, tmp_path: Path,
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: fields, not JSON; names, dates, sizes and hashes shown; no empty
+    sections; references from 1; each search result once; the dashboard's titles,
+    dates and status lists; a PDF viewed inline in a sandbox, captured HTML never
+    rendered; a timeline per URL; the replay link; no 404 or CSP error on the way."""
+    backend = "sqlite"  # the demo's own database
+    _fill(tmp_path, monkeypatch)
+    replay = "http://localhost:8080/sandcrawler"
+    with Services(load_settings({"serve.replay_url": replay})) as services:
+        held = _fill_readable(tmp_path, services)
+        server = Server(services)
+        with server:
+            page = browser.new_page(viewport={"width": 1280, "height": 900},
+                                    accept_downloads=True)
+            problems: list[str] = []
+            page.on("pageerror", lambda e: problems.append(f"error: {e}"))
+            page.on("console", lambda m: problems.append(f"console: {m.text}")
+                    if m.type == "error" else None)
+            page.on("response", lambda r: problems.append(f"{r.status} {r.url}")
+                    if r.status >= 400 else None)
+
+            def visit(path: str, name: str) -> Any:
+                answer = page.goto(server.url + path)
+                assert answer.status == 200, f"{path}: {answer.status}"
+                _shot(page, f"{backend}-readable-{name}")
+                return answer
+
+            # the dashboard: no internal names, human dates, titles, status lists
+            visit("/", "dashboard")
+            main = page.locator("main").inner_text()
+            assert "wbgrp" not in main and "pdftable_cells" not in main
+            assert not re.search(r"\b\d{14}\b", main), "a CDX timestamp shown as digits"
+            assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", main)
+            docs = page.locator("table.recent-documents a")
+            titles = [docs.nth(i).inner_text() for i in range(docs.count())]
+            assert "Yby Yau y Azote\u2019y: a community\u2019s health" in titles
+            assert not any(re.fullmatch(r"[0-9a-f-]{36}", t) for t in titles)
+            bar = page.locator("svg.chart a.bar[data-label='no-pdf-link']")
+            assert bar.count() == 1
+            bar.locator("rect").click()
+            page.wait_for_url("**/ingest?*status=no-pdf-link*")
+            _shot(page, f"{backend}-readable-status-list")
+            statuses = page.locator("table.results tbody tr td:nth-child(4)").all_inner_texts()
+            assert statuses and set(statuses) == {"no-pdf-link"}
+            page.locator("a.sort", has_text="oldest first").click()
+            assert "sort=date" in page.url
+            assert page.locator("table.results tbody tr").count() == len(statuses)
+
+            # a document whose metadata has names of every shape and a cp1252 title
+            named = held["named"]
+            visit(f"/document/{named['id']}", "document-named")
+            assert page.locator("h1").inner_text() == (
+                "Yby Yau y Azote\u2019y: a community\u2019s health")
+            assert page.locator("p.authors").inner_text() == (
+                "Ann Lee, Jane Doe, The Consortium, Raw String, Bo Chen")
+            metadata = page.locator("table.metadata").inner_text()
+            assert "journal\tJournal of Names" in metadata
+            assert "published\t2019-04-22" in metadata
+            assert "{" not in metadata and ", ," not in page.content()
+            # an HTML document has no PDF table, not even an empty one
+            assert page.locator("h2", has_text="PDF table").count() == 0
+
+            # a processed PDF: its PDF table as fields, its sources, viewed inline
+            pdf = next(e for e in services.catalogue.entries()
+                       if "pdf" in e.resources and "thumb-medium" in e.resources and e.doi)
+            visit(f"/document/{pdf.uuid}", "document-pdf")
+            tables = page.locator("table.pdftable").all_inner_texts()
+            assert tables and not any("{" in t for t in tables)
+            assert "pages\t" in "\n".join(tables)
+            assert page.locator("h3", has_text="Where each field came from").count() == 1
+            first_ref = page.locator("table.refs tbody tr td").first
+            if first_ref.count():
+                assert first_ref.inner_text() == "1"
+            answer = page.request.get(f"{server.url}/document/{pdf.uuid}/resource/pdf")
+            assert answer.headers["content-disposition"].startswith("inline")
+            assert answer.headers["content-security-policy"].startswith("sandbox;")
+            assert answer.headers["content-type"] == "application/pdf"
+            downloads: list[Any] = []
+            page.on("download", lambda d: downloads.append(d))
+            page.goto(f"{server.url}/document/{pdf.uuid}/resource/pdf")
+            page.wait_for_timeout(1000)  # not an assert on time: the viewer loads its frame
+            _shot(page, f"{backend}-readable-pdf-inline")
+            assert downloads == [], "the PDF should be shown, not downloaded"
+            assert any(f.url.startswith("chrome-extension://") for f in page.frames), (
+                "Chromium's PDF viewer did not open the PDF")
+            # a thumbnail on its own: Chromium's image viewer styles it, no CSP error
+            visit(f"/document/{pdf.uuid}/resource/thumb-medium", "thumbnail")
+
+            # captured HTML with a script: a download, never a page of ours
+            scripted = held["scripted"]
+            visit(f"/capture?warc={scripted.warc_path}&offset={scripted.warc_offset}",
+                  "capture-html")
+            href = page.locator("a", has_text="download").get_attribute("href")
+            with page.expect_download() as got:
+                try:
+                    page.goto(server.url + href)
+                except Exception as e:  # Chromium reports the navigation as aborted
+                    assert "net::ERR_ABORTED" in str(e) or "Download" in str(e), e
+            assert got.value.suggested_filename == "scripted.html"
+            assert page.title() != "pwned"
+
+            # a capture of a PDF: size and the hashes the index holds; timeline; replay
+            with services.engine.connect() as conn:
+                row = conn.exec_driver_sql(
+                    "SELECT url, datetime, warc_path, warc_offset, size, sha256hex, md5hex "
+                    "FROM web_cdx WHERE mimetype = 'application/pdf' AND size > 0 "
+                    "ORDER BY url LIMIT 1").first()
+            visit("/capture?" + urlencode({"warc": row[2], "offset": row[3]}), "capture-pdf")
+            assert page.locator("td.payload").inner_text().startswith(f"{row[4]:,} bytes")
+            assert page.locator("td.sha256").inner_text() == row[5]
+            assert page.locator("td.md5").inner_text() == row[6]
+            assert page.locator("a.replay").get_attribute("href") == f"{replay}/{row[1]}/{row[0]}"
+            page.locator("a", has_text="capture").filter(has_text="of this URL").click()
+            page.wait_for_url("**/timeline?*")
+            _shot(page, f"{backend}-readable-timeline")
+            with services.engine.connect() as conn:
+                n = conn.exec_driver_sql("SELECT count(*) FROM web_cdx WHERE url = ?",
+                                         (row[0],)).scalar()
+            assert page.locator("ol.timeline li").count() == n
+            page.locator("ol.timeline li a").first.click()
+            page.wait_for_url("**/capture?*")
+
+            # a URL search lists each capture once (two ingests of one URL in the same
+            # second recorded it twice: one row, "recorded 2 times")
+            with services.engine.connect() as conn:
+                urls = [r[0] for r in conn.exec_driver_sql(
+                    "SELECT url FROM web_cdx WHERE url NOT LIKE 'https://doi.org/%' "
+                    "GROUP BY url ORDER BY count(*) DESC, url LIMIT 3")]
+            for i, url in enumerate(urls):
+                visit("/search?" + urlencode({"q": url}), f"search-url-{i}")
+                rows = page.locator("table.captures tbody tr").all_inner_texts()
+                keys = [r.split("\t")[1:3] for r in rows]
+                assert len(keys) == len({tuple(k) for k in keys}), rows
+            page.close()
+    assert problems == []
+    if UPDATE_DOC_IMAGES:
+        img = REPO / "docs" / "img"
+        for name in ("status-list", "timeline"):
+            shutil.copy(ARTIFACTS / f"sqlite-readable-{name}.png", img / f"serve-{name}.png")

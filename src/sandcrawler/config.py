@@ -416,6 +416,18 @@ class ServeSettings(Section):
         "proxy that sets Host itself); others are refused (DNS rebinding)")
     workers: int = Field(40, ge=1, le=512,
                          description="threads answering requests at once (database reads)")
+    replay_url: str = Field("", description="a pywb collection that replays our WARCs, e.g. "
+                            "http://localhost:8080/sandcrawler: capture pages link to "
+                            "{replay_url}/{timestamp}/{url}; empty: no link")
+
+    @field_validator("replay_url")
+    @classmethod
+    def _replay_url(cls, url: str) -> str:
+        url = url.strip()
+        if url and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+            raise ValueError(f"{url[:80]!r} is not an http(s) URL (a pywb collection's, "
+                             "e.g. http://localhost:8080/sandcrawler)")
+        return url.rstrip("/")
 
     @field_validator("allowed_hosts")
     @classmethod

@@ -22,7 +22,7 @@ from http import HTTPStatus
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, parse_qsl, quote, urlencode
 
 import anyio.to_thread
 import orjson
@@ -44,8 +44,9 @@ from sandcrawler.errors import (
     RecordError,
     SandcrawlerError,
 )
-from sandcrawler.site import cdx_api, charts, exposure, reads, search
+from sandcrawler.site import cdx_api, charts, exposure, formats, lists, reads, search
 from sandcrawler.storage.resources import KINDS
+from sandcrawler.textfix import readable
 from sandcrawler.version import __version__
 from sandcrawler.web.warc import BadWarc
 
@@ -53,19 +54,26 @@ log = logging.getLogger(__name__)
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
        "base-uri 'none'; frame-ancestors 'none'")
+#: what stored and captured files are served under: a sandbox (a unique origin, no
+#: scripts, no forms), nothing loaded from anywhere. Chromium's PDF viewer still
+#: shows a PDF under it, and its image viewer styles an image inline (a violation
+#: with style-src 'self', logged in the console for every thumbnail).
+FILE_CSP = "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
 TOKEN_COOKIE = "sandcrawler_token"
 TOKEN_PARAM = "token"
-#: what a resource is served as: images shown, everything else downloaded
+#: what a resource is served as: images, PDFs and the metadata shown (under
+#: FILE_CSP), everything else downloaded
 _INLINE = {"thumb-small": "image/png", "thumb-medium": "image/png", "thumb-large": "image/png",
-           "thumb-listing": "image/jpeg"}
+           "thumb-listing": "image/jpeg", "pdf": "application/pdf",
+           "metadata": "application/json"}
 _SPOOL = 8 * 2**20
 _STATIC = Path(__file__).parent / "static"
+_FAVICON = (_STATIC / "favicon.svg").read_bytes()
 
 
 class Guard:
@@ -94,22 +102,28 @@ class Guard:
         if refusal is not None:
             await _send(send, *refusal, [])
             return
-        set_cookie = False
         if self.token:
-            given, set_cookie = self._given(scope)
+            given, from_query = self._given(scope)
             if not hmac.compare_digest(given, self.token):
                 await _send(send, 401, b"401 Unauthorized: this server needs its token "
                             b"(Authorization: Bearer TOKEN, or ?token=TOKEN)\n",
                             [(b"www-authenticate", b"Bearer")])
                 return
+            if from_query:
+                # the cookie from now on, and the address without the token: it stays
+                # out of the history, bookmarks and what a user copies to others
+                await _send(send, 303, b"", [
+                    (b"location", _without_token(scope).encode("ascii")),
+                    (b"set-cookie", f"{TOKEN_COOKIE}={self.token.decode()}; "
+                     "HttpOnly; SameSite=Strict; Path=/".encode())])
+                return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                if not any(k.lower() == b"content-security-policy" for k, _ in headers):
+                    headers.append((b"content-security-policy", CSP.encode()))
                 headers += SECURITY_HEADERS
-                if set_cookie:
-                    headers.append((b"set-cookie", f"{TOKEN_COOKIE}={self.token.decode()}; "
-                                    "HttpOnly; SameSite=Strict; Path=/".encode()))
                 message["headers"] = headers
             await send(message)
 
@@ -129,10 +143,20 @@ class Guard:
         return b"", False
 
 
+def _without_token(scope: Scope) -> str:
+    """The path and query a request asked for, less ``token``: a path of this site
+    (one leading slash: ``//name`` would be another site's), its query re-encoded."""
+    path = "/" + quote(scope.get("path", "/"), safe="/:@!$&'()*+,;=-._~").lstrip("/")
+    query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                                          keep_blank_values=True) if k != TOKEN_PARAM]
+    return path + ("?" + urlencode(query) if query else "")
+
+
 async def _send(send: Send, status: int, body: bytes, headers: list) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                             (b"content-length", str(len(body)).encode()),
+                            (b"content-security-policy", CSP.encode()),
                             *SECURITY_HEADERS, *headers]})
     await send({"type": "http.response.body", "body": body})
 
@@ -146,6 +170,10 @@ def _jinja() -> Environment:
     env.filters["pretty"] = lambda value: orjson.dumps(
         value, option=orjson.OPT_INDENT_2, default=str).decode()
     env.filters["intcomma"] = lambda n: f"{n:,}" if isinstance(n, int) else n
+    env.filters["when"] = formats.when
+    env.filters["iso"] = formats.iso
+    env.filters["size"] = formats.size
+    env.filters["readable"] = lambda t: readable(t) if isinstance(t, str) else t
     return env
 
 
@@ -202,14 +230,31 @@ class Pages:
         return self.render(request, "document.html", data)
 
     def resource(self, request: Request) -> Response:
+        """A stored file: images, PDFs and the metadata shown in the browser
+        (``?download=1``: saved), under FILE_CSP; every other kind downloaded."""
         doc, kind = reads.resource_kind(request.path_params["uuid"], request.path_params["kind"])
         stream = self.services.resources.open(doc, kind)
-        media = _INLINE.get(kind)
+        media = None if request.query_params.get("download") else _INLINE.get(kind)
         name = f"{doc}{KINDS[kind].suffix}"
         headers = {"content-disposition": f'{"inline" if media else "attachment"}; '
-                                          f'filename="{name}"'}
+                                          f'filename="{name}"',
+                   "content-security-policy": FILE_CSP}
         return StreamingResponse(_chunks(stream), media_type=media or "application/octet-stream",
                                  headers=headers)
+
+    def ingest_list(self, request: Request) -> Response:
+        q = request.query_params
+        data = lists.ingest_list(self.services, q.get("type", ""), q.get("status", ""),
+                                 _int(q.get("page", "1"), "page"), q.get("sort", "-date"))
+        return self.render(request, "ingest_list.html", data)
+
+    def timeline(self, request: Request) -> Response:
+        url = request.query_params.get("url", "")
+        data = lists.timeline(self.services, url,
+                              _int(request.query_params.get("page", "1"), "page"))
+        if data is None:
+            raise NotFound(f"no capture of {url[:200]} in our web archive")
+        return self.render(request, "timeline.html", data)
 
     def search(self, request: Request) -> Response:
         page = _int(request.query_params.get("page", "1"), "page")
@@ -232,7 +277,8 @@ class Pages:
 
     def capture(self, request: Request) -> Response:
         return self.render(request, "capture.html",
-                           reads.capture(self.services, self._capture(request)))
+                           reads.capture(self.services, self._capture(request),
+                                         self.services.settings.serve.replay_url))
 
     def payload(self, request: Request) -> Response:
         row = self._capture(request)
@@ -250,7 +296,9 @@ class Pages:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
         return StreamingResponse(
             _chunks(spool), media_type="application/octet-stream",
+            # a download, never a page of ours: captured HTML runs nothing here
             headers={"content-disposition": f'attachment; filename="{safe}"',
+                     "content-security-policy": FILE_CSP,
                      "content-length": str(got.size),
                      "x-captured-content-type": (got.content_type or "")[:200]})
 
@@ -318,16 +366,24 @@ def create_app(services: Services) -> ASGIApp:
         services.check_schema()  # once, before the first request
         yield
 
+    def favicon(request: Request) -> Response:
+        # browsers ask for /favicon.ico whatever the page links to
+        return Response(_FAVICON, media_type="image/svg+xml",
+                        headers={"cache-control": "max-age=86400"})
+
     routes = [
         Route("/", handle(pages.dashboard)),
         Route("/search", handle(pages.search)),
         Route("/document/{uuid}", handle(pages.document)),
         Route("/document/{uuid}/resource/{kind}", handle(pages.resource)),
+        Route("/ingest", handle(pages.ingest_list)),
         Route("/ingest/{ingest_type}", handle(pages.ingest)),
+        Route("/timeline", handle(pages.timeline)),
         Route("/capture", handle(pages.capture)),
         Route("/capture/payload", handle(pages.payload)),
         Route("/crossref/{doi:path}", handle(pages.crossref)),
         cdx_api.route(services),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=_STATIC), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,

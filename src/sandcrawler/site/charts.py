@@ -24,8 +24,10 @@ def _colour(label: str) -> str:
     return "#546e7a"
 
 
-def bar_chart(counts: Mapping[str, int], title: str = "") -> Markup:
-    """A horizontal bar chart of ``counts`` (label -> number), largest first."""
+def bar_chart(counts: Mapping[str, int], title: str = "",
+              links: Mapping[str, str] | None = None) -> Markup:
+    """A horizontal bar chart of ``counts`` (label -> number), largest first; with
+    ``links`` (label -> a URL of this site) each bar, its label and number are a link."""
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     if not items:
         return Markup("")
@@ -39,11 +41,14 @@ def bar_chart(counts: Mapping[str, int], title: str = "") -> Markup:
         y = GAP + i * (BAR_HEIGHT + GAP)
         w = max(1, round(BAR_WIDTH * n / top))
         short = label if len(label) <= 28 else label[:27] + "…"
-        parts.append(
-            f'<text x="{LABEL_WIDTH - 6}" y="{y + 13}" text-anchor="end" font-size="12">'
-            f"{escape(short)}</text>"
-            f'<rect x="{LABEL_WIDTH}" y="{y}" width="{w}" height="{BAR_HEIGHT}" '
-            f'fill="{_colour(label)}"><title>{escape(label)}: {n:,}</title></rect>'
-            f'<text x="{LABEL_WIDTH + w + 6}" y="{y + 13}" font-size="12">{n:,}</text>')
+        bar = (f'<text x="{LABEL_WIDTH - 6}" y="{y + 13}" text-anchor="end" font-size="12">'
+               f"{escape(short)}</text>"
+               f'<rect x="{LABEL_WIDTH}" y="{y}" width="{w}" height="{BAR_HEIGHT}" '
+               f'fill="{_colour(label)}"><title>{escape(label)}: {n:,}</title></rect>'
+               f'<text x="{LABEL_WIDTH + w + 6}" y="{y + 13}" font-size="12">{n:,}</text>')
+        href = (links or {}).get(label)
+        if href:
+            bar = f'<a href="{escape(href)}" class="bar" data-label="{escape(label)}">{bar}</a>'
+        parts.append(bar)
     parts.append("</svg>")
     return Markup("".join(parts))

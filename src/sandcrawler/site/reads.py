@@ -32,16 +32,24 @@ from sandcrawler.db.types import JsonDoc
 from sandcrawler.errors import CorruptData, InvalidName, NotFound
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.site import fields, formats
 from sandcrawler.storage.blobs import check_key
 from sandcrawler.storage.docid import SCHEMES, parse_uuid
 from sandcrawler.storage.resources import KINDS
+from sandcrawler.textfix import readable
 from sandcrawler.timestamps import iso_utc
 from sandcrawler.web.archive import REDIRECT_CODES
 from sandcrawler.web.warc import BadWarc
 
-#: tables counted on the dashboard, in the order shown
+#: tables counted on the dashboard, in the order shown, and what their rows are
 TABLES = (catalogue, crossref, grobid_refs, ingest_request, ingest_file_result,
           ingest_fileset_platform, web_cdx, pdftables, pdftable_cells)
+TABLE_LABELS = {"catalogue": "documents in the catalogue", "crossref": "Crossref records",
+                "grobid_refs": "reference lists parsed", "ingest_request": "ingest requests",
+                "ingest_file_result": "file ingest results",
+                "ingest_fileset_platform": "dataset ingest results",
+                "web_cdx": "captures in the web archive", "pdftables": "PDF tables",
+                "pdftable_cells": "PDF-table cells"}
 RECENT = 10
 #: rows listed where a page lists what relates to one thing
 RELATED = 50
@@ -70,6 +78,17 @@ def capture_link(warc_path: str, warc_offset: int) -> str:
     return "/capture?" + urlencode({"warc": warc_path, "offset": warc_offset})
 
 
+def timeline_link(url: str) -> str:
+    return "/timeline?" + urlencode({"url": url})
+
+
+def documents_of(conn: Connection, sha1: str) -> list[dict[str, Any]]:
+    """The documents whose primary file is ``sha1``, with their titles."""
+    return [{"uuid": u, "title": formats.first_text(t), "link": f"/document/{u}"}
+            for u, t in conn.execute(select(catalogue.c.uuid, catalogue.c.title).where(
+                catalogue.c.sha1 == sha1).order_by(catalogue.c.uuid).limit(RELATED))]
+
+
 # --- dashboard ---------------------------------------------------------------------------
 
 
@@ -94,8 +113,9 @@ def dashboard(services: Services) -> dict[str, Any]:
                                          ingest_file_result.c.updated)
                             .order_by(ingest_file_result.c.updated.desc()).limit(RECENT)),
             "documents": _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
-                                            catalogue.c.updated)
-                               .order_by(catalogue.c.updated.desc()).limit(RECENT)),
+                                            catalogue.c.updated, catalogue.c.title)
+                               .order_by(catalogue.c.updated.desc(), catalogue.c.uuid)
+                               .limit(RECENT)),
             "captures": _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime,
                                            web_cdx.c.status_code, web_cdx.c.mimetype,
                                            web_cdx.c.warc_path, web_cdx.c.warc_offset)
@@ -106,8 +126,21 @@ def dashboard(services: Services) -> dict[str, Any]:
         row["link"] = ingest_link(row["ingest_type"], row["base_url"])
     for row in recent["captures"]:
         row["link"] = capture_link(row["warc_path"], row["warc_offset"])
-    return {"tables": counts, "ingest": ingest, "processing": processing,
+    for row in recent["documents"]:
+        row["title"] = formats.first_text(row["title"])
+        row["link"] = f"/document/{row['uuid']}"
+    counted = [{"table": name, "label": TABLE_LABELS.get(name, name), "rows": n}
+               for name, n in counts.items()]
+    status_links = {kind: {status: status_list_link(kind, status) for status in by_status}
+                    for kind, by_status in ingest.items()}
+    return {"tables": counts, "counted": counted, "ingest": ingest,
+            "status_links": status_links, "processing": processing,
             "references": refs, "recent": recent, "pdftable": services.pdftable_name}
+
+
+def status_list_link(ingest_type: str, status: str) -> str:
+    """The list of the ingest results of one type with one status."""
+    return "/ingest?" + urlencode({"type": ingest_type, "status": status})
 
 
 def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[str, int]]:
@@ -155,7 +188,7 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
                             .where(grobid_refs.c.source == "document",
                                    grobid_refs.c.source_id == doc)).first()
         out["references"] = [r for r in refs[0] or [] if isinstance(r, dict)] if refs else []
-        out["reference_rows"] = [ref_row(r, i) for i, r in enumerate(out["references"])]
+        out["reference_rows"] = [ref_row(r, i) for i, r in enumerate(out["references"], 1)]
         out["crossref"] = bool(entry.doi) and conn.execute(
             select(crossref.c.doi).where(crossref.c.doi == entry.doi)).first() is not None
         results: list[dict[str, Any]] = []
@@ -174,8 +207,13 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
         except (CorruptData, NotFound) as e:
             out["metadata_error"] = str(e)
     meta = out["metadata"] or {}
-    out["title"] = _title(meta)
-    out["authors"] = _authors(meta)
+    out["title"] = formats.first_text(meta.get("title")) or entry.title
+    out["authors"] = formats.names(meta.get("author"))
+    out["metadata_view"] = fields.metadata_view(meta, with_pdf=out["pdftable"] is not None)
+    out["pdftable_view"] = (fields.pdftable_view(out["pdftable"]["families"])
+                            if out["pdftable"] else [])
+    # a PDF table section only where one belongs: a PDF, or a row (HTML and XML have none)
+    out["pdftable_expected"] = out["pdftable"] is not None or "pdf" in entry.resources
     out["resource_list"] = [
         {"kind": name, "description": KINDS[name].description,
          "key": cat.paths(entry).get(name), "href": f"/document/{doc}/resource/{name}"}
@@ -188,33 +226,6 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
         c["link"] = capture_link(c["warc_path"], c["warc_offset"])
     out["ingest_results"] = results
     out["captures"] = captures
-    return out
-
-
-def _title(meta: Mapping[str, Any]) -> str | None:
-    title = meta.get("title")
-    if isinstance(title, list):
-        title = next((t for t in title if isinstance(t, str)), None)
-    return title if isinstance(title, str) and title.strip() else None
-
-
-def _authors(meta: Mapping[str, Any]) -> list[str]:
-    names = meta.get("contrib_raw_names")
-    if isinstance(names, list):
-        return [str(n) for n in names]
-    authors = meta.get("author")
-    if not isinstance(authors, list):
-        return []
-    out = []
-    for a in authors:
-        if not isinstance(a, dict):
-            continue
-        # CSL: given + family, or one name (``name``, ``literal``) for an organisation
-        # or a name that was never split, as landing pages and JATS give them
-        name = " ".join(str(a[k]).strip() for k in ("given", "family") if a.get(k))
-        name = name or str(a.get("name") or a.get("literal") or "").strip()
-        if name:
-            out.append(name)
     return out
 
 
@@ -290,11 +301,9 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[s
         if rows:
             row = rows[0]
             out["result"] = row
-            docs = []
-            if row["terminal_sha1hex"]:
-                docs = list(conn.execute(select(catalogue.c.uuid).where(
-                    catalogue.c.sha1 == row["terminal_sha1hex"]).limit(RELATED)).scalars())
-            out["documents"] = docs
+            out["document_list"] = (documents_of(conn, row["terminal_sha1hex"])
+                                    if row["terminal_sha1hex"] else [])
+            out["documents"] = [d["uuid"] for d in out["document_list"]]
             terminal = None
             if row["terminal_url"] and row["terminal_dt"]:
                 found = _rows(conn, select(web_cdx).where(
@@ -344,8 +353,11 @@ def capture_row(services: Services, warc_path: str, offset: str | int) -> CdxRec
     return services.web_archive.capture(warc_path, warc_offset)
 
 
-def capture(services: Services, row: CdxRecord) -> dict[str, Any]:
-    out: dict[str, Any] = _plain(row.model_dump())
+def capture(services: Services, row: CdxRecord, replay_url: str = "") -> dict[str, Any]:
+    """A capture: its index row (size and hashes included), WARC and HTTP headers,
+    where its payload is, what was made of it; with ``replay_url`` (a pywb
+    collection's URL) the link that replays it there."""
+    out: dict[str, Any] = _plain(row.to_row())
     out["sha1b32"] = row.sha1b32
     out["revisit"] = row.is_revisit
     out["headers"], out["headers_error"] = None, None
@@ -361,9 +373,14 @@ def capture(services: Services, row: CdxRecord) -> dict[str, Any]:
     out["downloadable"] = row.status_code == 200 or out["original_link"] is not None
     out["payload_link"] = capture_link(row.warc_path, row.warc_offset).replace(
         "/capture?", "/capture/payload?", 1)
+    out["timeline_link"] = timeline_link(row.url)
+    out["replay_link"] = (f"{replay_url.rstrip('/')}/{row.datetime}/{row.url}"
+                          if replay_url else None)
     with begin(services.engine) as conn:
-        out["documents"] = list(conn.execute(select(catalogue.c.uuid).where(
-            catalogue.c.sha1 == row.sha1hex).limit(RELATED)).scalars()) if row.sha1hex else []
+        out["document_list"] = documents_of(conn, row.sha1hex) if row.sha1hex else []
+        out["documents"] = [d["uuid"] for d in out["document_list"]]
+        out["capture_count"] = conn.execute(select(func.count()).select_from(web_cdx).where(
+            web_cdx.c.url == row.url)).scalar_one()
         results = _rows(conn, select(ingest_file_result.c.ingest_type,
                                      ingest_file_result.c.base_url,
                                      ingest_file_result.c.status).where(
@@ -401,11 +418,12 @@ def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
         if match is not None:
             matched.add(id(match))
         pairs.append({"deposited": _deposited(ref),
-                      "parsed": ref_row(match, i) if match is not None else None})
-    pairs += [{"deposited": None, "parsed": ref_row(p, i)} for i, p in enumerate(parsed)
+                      "parsed": ref_row(match, i + 1) if match is not None else None})
+    pairs += [{"deposited": None, "parsed": ref_row(p, i)} for i, p in enumerate(parsed, 1)
               if id(p) not in matched]
     return {"doi": doi, "indexed": iso_utc(row["indexed"]),
-            "source_ts": iso_utc(row["source_ts"]), "title": _title(record),
+            "source_ts": iso_utc(row["source_ts"]),
+            "title": formats.first_text(record.get("title")),
             "deposited_count": len(deposited), "parsed_count": len(parsed),
             "parsed": row["refs_json"] is not None, "pairs": pairs, "documents": docs}
 
@@ -413,21 +431,15 @@ def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
 def _text(value: Any) -> str:
     if value is None:
         return ""
-    return value if isinstance(value, str) else str(value)
+    return readable(value) if isinstance(value, str) else str(value)
 
 
 def ref_row(ref: Mapping[str, Any], n: int) -> dict[str, Any]:
     """One parsed reference as the columns of a table (any shape of JSON tolerated),
-    with the reference itself as ``raw``."""
-    authors = ref.get("authors")
-    names = []
-    if isinstance(authors, list):
-        for a in authors:
-            name = a.get("full_name") or a.get("name") if isinstance(a, dict) else a
-            if name:
-                names.append(_text(name))
-    return {"n": ref.get("index", n), "authors": ", ".join(names),
-            "title": _text(ref.get("title") or ref.get("unstructured")),
+    with the reference itself as ``raw``. ``n`` is its number on the page, from 1
+    on every page (a parser's own ``index`` counts from 0: it stays in ``raw``)."""
+    return {"n": n, "authors": ", ".join(formats.names(ref.get("authors"))),
+            "title": formats.first_text(ref.get("title") or ref.get("unstructured")) or "",
             "container": _text(ref.get("journal") or ref.get("container_name")),
             "year": _text(ref.get("date") or ref.get("year")), "volume": _text(ref.get("volume")),
             "pages": _text(ref.get("pages")), "doi": _text(ref.get("doi")), "raw": dict(ref)}
@@ -453,7 +465,7 @@ def find_documents(services: Services, scheme: str, value: str) -> list[dict[str
                      .where(column_ == value).order_by(catalogue.c.uuid).limit(RELATED))
 
 
-def find_url(services: Services, url: str) -> dict[str, list[dict[str, Any]]]:
+def find_url(services: Services, url: str) -> dict[str, Any]:
     with begin(services.engine) as conn:
         results = _rows(conn, select(ingest_file_result.c.ingest_type,
                                      ingest_file_result.c.base_url,
@@ -465,15 +477,45 @@ def find_url(services: Services, url: str) -> dict[str, list[dict[str, Any]]]:
                                       ingest_fileset_platform.c.status).where(
             ingest_fileset_platform.c.base_url == url).limit(RELATED))
         captures = _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime, web_cdx.c.status_code,
-                                      web_cdx.c.mimetype, web_cdx.c.warc_path,
-                                      web_cdx.c.warc_offset)
-                         .where(web_cdx.c.url == url).order_by(web_cdx.c.datetime.desc())
+                                      web_cdx.c.mimetype, web_cdx.c.location, web_cdx.c.sha1hex,
+                                      web_cdx.c.warc_path, web_cdx.c.warc_offset)
+                         .where(web_cdx.c.url == url)
+                         .order_by(web_cdx.c.datetime.desc(), web_cdx.c.mimetype,
+                                   web_cdx.c.warc_path, web_cdx.c.warc_offset)
                          .limit(RELATED))
-    for r in results:
-        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
     for c in captures:
         c["link"] = capture_link(c["warc_path"], c["warc_offset"])
-    return {"ingest_results": results, "captures": captures}
+    return {"ingest_results": _once(results), "captures": same_once(captures),
+            "timeline_link": timeline_link(url) if captures else None}
+
+
+def _once(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each ingest result once (a URL can be a result's base URL and terminal URL),
+    with its link."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in results:
+        key = (r["ingest_type"], r["base_url"])
+        if key not in seen:
+            seen.add(key)
+            out.append({**r, "link": ingest_link(*key)})
+    return out
+
+
+def same_once(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Captures that recorded the same answer in the same second (two ingests of one
+    URL at once, or a revisit beside its original) as one row, ``copies`` saying
+    how many records hold it."""
+    out: list[dict[str, Any]] = []
+    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for c in captures:
+        key = (c["url"], c["datetime"], c["status_code"], c.get("sha1hex"), c.get("location"))
+        if key in by_key:
+            by_key[key]["copies"] += 1
+            continue
+        by_key[key] = {**c, "copies": 1}
+        out.append(by_key[key])
+    return out
 
 
 def find_title(services: Services, words: list[str], page: int,
@@ -498,9 +540,10 @@ def find_title(services: Services, words: list[str], page: int,
     by_doi: dict[str, list[str]] = {}
     for d in docs:
         by_doi.setdefault(d["doi"], []).append(d["uuid"])
-    records = [{"doi": doi, "title": _title({"title": t}), "documents": by_doi.get(doi, []),
+    records = [{"doi": doi, "title": formats.first_text(t), "documents": by_doi.get(doi, []),
                 "link": f"/crossref/{doi}"} for doi, t in rows[:per_page]]
-    documents = [{**d, "link": f"/document/{d['uuid']}"} for d in found[:per_page]]
+    documents = [{**d, "title": formats.first_text(d["title"]), "link": f"/document/{d['uuid']}"}
+                 for d in found[:per_page]]
     return {"crossref": records, "titled_documents": documents,
             "more": len(rows) > per_page or len(found) > per_page}
 
@@ -536,4 +579,4 @@ def find_crossref(services: Services, doi: str) -> list[dict[str, Any]]:
     with begin(services.engine) as conn:
         rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"])
                             .where(crossref.c.doi == doi)).all()
-    return [{"doi": d, "title": _title({"title": t}), "link": f"/crossref/{d}"} for d, t in rows]
+    return [{"doi": d, "title": formats.first_text(t), "link": f"/crossref/{d}"} for d, t in rows]

@@ -23,13 +23,14 @@ def classify(query: str) -> tuple[str, str]:
     """(what, normalised value): a catalogue identifier scheme (``uuid``, ``doi``,
     ``sha1``, ``pmid``, ``pmcid``, ``arxiv``), ``url``, or ``title``."""
     text = query.strip()
-    if text.lower().startswith(("http://", "https://")) and not re.match(
-            r"^https?://(dx\.)?doi\.org/", text, re.IGNORECASE):
+    is_url = text.lower().startswith(("http://", "https://"))
+    if is_url and not re.match(r"^https?://(dx\.)?doi\.org/", text, re.IGNORECASE):
         return "url", text
     try:
         return parse_identifier(text)
     except RecordError:
-        pass
+        if is_url:  # a doi.org URL that names no DOI (its robots.txt)
+            return "url", text
     if text.isdigit() and len(text) <= 10:
         return "pmid", SCHEMES["pmid"](text)
     if _ARXIV.match(text):
@@ -59,6 +60,9 @@ def search(services: Services, query: str, page: int = 1) -> dict[str, Any]:
             out.update(reads.find_title(services, words, page))
     else:
         out["documents"] = reads.find_documents(services, what, value)
+        if what == "doi" and query.strip().lower().startswith(("http://", "https://")):
+            # a doi.org URL is also what requests and crawls started from
+            out.update(reads.find_url(services, query.strip()))
         if what == "sha1":
             out.update(reads.find_sha1(services, value))
         if what == "doi":
