@@ -460,9 +460,11 @@ def _deposited(ref: Mapping[str, Any]) -> dict[str, Any]:
 def find_documents(services: Services, scheme: str, value: str) -> list[dict[str, Any]]:
     column_ = catalogue.c["uuid" if scheme == "uuid" else scheme]
     with begin(services.engine) as conn:
-        return _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
-                                  catalogue.c.pmid, catalogue.c.pmcid, catalogue.c.arxiv)
-                     .where(column_ == value).order_by(catalogue.c.uuid).limit(RELATED))
+        found = _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
+                                   catalogue.c.pmid, catalogue.c.pmcid, catalogue.c.arxiv,
+                                   catalogue.c.title)
+                      .where(column_ == value).order_by(catalogue.c.uuid).limit(RELATED))
+    return [{**d, "title": formats.first_text(d["title"])} for d in found]
 
 
 def find_url(services: Services, url: str) -> dict[str, Any]:
