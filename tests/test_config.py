@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -223,3 +225,19 @@ def test_unrelated_variables_are_not_settings(isolated_env: Path,
     (isolated_env / "sandcrawler.toml").write_text('ENV = "qa"\n')  # top-level names: any case
     s = load_settings()
     assert (s.config_file, s.env) == (Path("sandcrawler.toml"), "qa")
+
+
+def test_reading_the_settings_imports_little() -> None:
+    """Every command reads the settings (issue 23, start-up): no settings library
+    (pydantic-settings imported asyncio, argparse and dotenv), and of the platform
+    modules' dependencies only what defining their helpers needs, not the fileset
+    records with their captures and files."""
+    code = ("import sys\nfrom sandcrawler.app.settings import load_settings\n"
+            "load_settings()\nprint('\\n'.join(sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
+                            check=True)
+    modules = set(result.stdout.decode().split())
+    assert "sandcrawler.fileset.platforms.zenodo" in modules  # the sections were read
+    assert not modules & {"pydantic_settings", "asyncio", "argparse", "dotenv",
+                          "sandcrawler.models.fileset", "sandcrawler.models.capture",
+                          "sandcrawler.models.ingest", "sandcrawler.web.fetch"}

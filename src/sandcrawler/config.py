@@ -713,8 +713,8 @@ def load(cls: type[CoreSettings], overrides: Mapping[str, Any] | None = None) ->
     precedence. Every problem is a ConfigError of one line."""
     given = nest(cls, {k: v for k, v in (overrides or {}).items() if v is not None})
     env: dict[str, Any] = {}
-    for path, (_var, value) in _env_values(cls).items():
-        *parents, leaf = path
+    for setting, (_var, value) in _env_values(cls).items():
+        *parents, leaf = setting
         table = env
         for parent in parents:
             table = table.setdefault(parent, {})

@@ -11,7 +11,6 @@ they hold are typed: ``file_meta`` (``FileMeta``), ``terminal`` (``Terminal``),
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,63 +19,11 @@ from sandcrawler.models.base import Record as _Record
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.ingest import IngestRequest as IngestRequest  # every type's request
-from sandcrawler.models.statuses import FilesetStatus
 
-
-class IngestStrategy(StrEnum):
-    """``{storage_backend}-{fatcat_entity}``, ``-bundled`` when one enclosing file
-    (a platform's "download all" zip) is stored for many."""
-
-    WEB_FILE = "web-file"
-    WEB_FILESET = "web-fileset"
-    WEB_FILESET_BUNDLED = "web-fileset-bundled"
-    ARCHIVEORG_FILE = "archiveorg-file"
-    ARCHIVEORG_FILESET = "archiveorg-fileset"
-    ARCHIVEORG_FILESET_BUNDLED = "archiveorg-fileset-bundled"
-
-    @property
-    def backend(self) -> str:
-        """``web`` (our web archive: WARC + CDX) or ``archiveorg`` (an item store)."""
-        return self.value.split("-", 1)[0]
-
-    @property
-    def entity(self) -> str:
-        """``file`` or ``fileset``: what the result describes."""
-        return self.value.split("-")[1]
-
-    @property
-    def bundled(self) -> bool:
-        return self.value.endswith("-bundled")
-
-
-class FilesetManifestFile(_Record):
-    path: str = Field(min_length=1)
-    size: int | None = Field(None, ge=0)
-    md5: str | None = None
-    sha1: str | None = None
-    sha256: str | None = None
-    mimetype: str | None = None
-    extra: dict[str, Any] | None = None
-    status: str | None = None
-    platform_url: str | None = None
-    terminal_url: str | None = None
-    terminal_dt: str | None = None
-
-
-class FilesetPlatformItem(_Record):
-    platform_name: str
-    platform_status: FilesetStatus
-    platform_domain: str | None = None
-    platform_id: str | None = None
-    manifest: list[FilesetManifestFile] | None = None
-    archiveorg_item_name: str | None = None
-    archiveorg_item_meta: dict[str, Any] | None = None
-    web_base_url: str | None = None
-    web_bundle_url: str | None = None
-    #: beyond the seed: for a file-level request (one file of a dataset), the item
-    #: the whole dataset is archived under; ``archiveorg_item_name`` is then the
-    #: file's own item, so archiving the file never replaces the dataset's
-    archiveorg_dataset_item: str | None = None
+# the platform helpers' types: defined apart (start-up), fileset records all the same
+from sandcrawler.models.platform_item import FilesetManifestFile as FilesetManifestFile
+from sandcrawler.models.platform_item import FilesetPlatformItem as FilesetPlatformItem
+from sandcrawler.models.platform_item import IngestStrategy as IngestStrategy
 
 
 class ArchiveStrategyResult(_Record):

@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from pydantic import Field
@@ -37,13 +37,15 @@ from sandcrawler.fileset.platforms.base import (
     choose_strategy,
     file_item_name,
 )
-from sandcrawler.models.fileset import (
+from sandcrawler.models.platform_item import (
     FilesetManifestFile,
     FilesetPlatformItem,
-    IngestRequest,
     IngestStrategy,
 )
 from sandcrawler.models.statuses import FilesetStatus
+
+if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.ingest import IngestRequest
 
 
 class ArchiveOrgSettings(Section):

@@ -18,10 +18,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.errors import RecordError
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
+from sandcrawler.models.platform_item import FilesetPlatformItem, IngestStrategy
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.ingest import IngestRequest
     from sandcrawler.web.fetch import HttpFetcher
 
 

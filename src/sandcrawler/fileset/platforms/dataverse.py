@@ -21,7 +21,7 @@ native API of the installation the landing page is on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from pydantic import Field
@@ -38,8 +38,11 @@ from sandcrawler.fileset.platforms.base import (
     query_param,
     url_host,
 )
-from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
 from sandcrawler.models.statuses import FilesetStatus
+
+if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.ingest import IngestRequest
 
 
 class DataverseSettings(Section):

@@ -19,7 +19,7 @@ its public API v2.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from pydantic import Field
@@ -33,8 +33,11 @@ from sandcrawler.fileset.platforms.base import (
     PlatformScopeError,
     item_name,
 )
-from sandcrawler.models.fileset import FilesetManifestFile, FilesetPlatformItem, IngestRequest
+from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
 from sandcrawler.models.statuses import FilesetStatus
+
+if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.ingest import IngestRequest
 
 
 class FigshareSettings(Section):
