@@ -130,10 +130,15 @@ def cat_blob(what: str, resource: str | None, output: Path | None, raw: bool) ->
 def _blob_key(cat: Catalogue, blobs: BlobStore, what: str,
               resource: str | None) -> tuple[str, bool]:
     """(the key to read, whether it is gzipped and read as a document's resource)."""
-    uuids = cat.resolve(what)
+    if resource is None and "/" in what and blobs.exists(what):
+        return what, False  # a blob's key (a DOI has a '/' too, but is no key)
+    try:
+        uuids = cat.resolve(what)
+    except RecordError as e:
+        if "/" in what:  # meant as a key
+            raise NotFound(f"no blob {what} in the store (and {e})") from None
+        raise
     if not uuids:
-        if resource is None and blobs.exists(what):
-            return what, False
         raise NotFound(f"no document for {what} in the catalogue, and no blob with that key")
     if len(uuids) > 1:
         raise click.ClickException(f"{what} names {len(uuids)} documents "
