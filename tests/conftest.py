@@ -59,7 +59,7 @@ SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
 SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_pdf",
                 "test_worker_ingest_fileset",
-                "test_worker_ingest_file", "test_site_browser",
+                "test_worker_ingest_file", "test_site_browser", "test_site_walk",
                 "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
 #: tests that wait out timeouts, retries or stalls on purpose, or start a Kafka broker in
 #: a module of otherwise fast tests (seconds each): `slow`
