@@ -115,8 +115,8 @@ def cat_blob(what: str, resource: str | None, output: Path | None, raw: bool) ->
         try:
             first = stream.read(64 * 1024)
         except (OSError, EOFError) as e:
-            raise RecordError(f"{key}: not readable as gzip ({e}); --raw writes it as stored",
-                              status="bad-gzip") from None
+            raise click.ClickException(f"{key}: not readable as gzip ({e}); --raw writes "
+                                       "it as stored") from None
         if output is None and sys.stdout.isatty() and _binary(first):
             raise click.ClickException(
                 f"{key} is binary: not written to a terminal (redirect it, > FILE, "
