@@ -14,12 +14,10 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from sandcrawler_testkit._cache import tool_cache
+from sandcrawler_testkit.http_process import HttpProcess
 from sandcrawler_testkit.postgres import free_port
 
 POSTGREST_VERSION = "12.0.2"
@@ -87,58 +85,25 @@ def postgrest_version(binary: Path) -> str:
     return out.stdout.strip() or out.stderr.strip()
 
 
-class PostgrestServer:
+class PostgrestServer(HttpProcess):
     """``postgrest CONFIG`` in a child process; ``url`` once ``start()`` returned.
 
     The configuration file is the one ``sandcrawler db api`` wrote (its
     ``server-port`` is this server's ``port``)."""
 
+    name = "postgrest"
+
     def __init__(self, binary: Path, config: Path, port: int) -> None:
+        super().__init__(port, config.with_suffix(".log"))
         self.binary = binary
         self.config = config
-        self.port = port
-        self.log = config.with_suffix(".log")
-        self._proc: subprocess.Popen[bytes] | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0) -> str:
-        with open(self.log, "wb") as log:
-            self._proc = subprocess.Popen([str(self.binary), str(self.config)], stdout=log,
-                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"postgrest exited ({self._proc.returncode}): "
-                                   f"{self.log.read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=2) as resp:
-                    if resp.status == 200:
-                        return self.url
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"postgrest did not answer on {self.url} within {timeout} s")
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._proc = None
+    def command(self) -> list[str]:
+        return [str(self.binary), str(self.config)]
 
     def __enter__(self) -> PostgrestServer:
         self.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 __all__ = [

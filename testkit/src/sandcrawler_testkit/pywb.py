@@ -16,12 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from sandcrawler_testkit._cache import tool_cache
+from sandcrawler_testkit.http_process import HttpProcess
 from sandcrawler_testkit.postgres import free_port
 
 PYWB_VERSION = "2.10.0"
@@ -91,7 +90,7 @@ def pywb_version(venv: Path) -> str:
     return (out.stdout.strip() or out.stderr.strip()).splitlines()[-1]
 
 
-class PywbServer:
+class PywbServer(HttpProcess):
     """``wayback`` serving one collection, ``collection``, from ``root`` (a
     directory of its own): its index is the CDXJ files put in
     ``index_dir`` (``add_index``), its WARC files are found under
@@ -99,20 +98,17 @@ class PywbServer:
     returned; a capture replays at ``{url}/{collection}/{timestamp}/{url}``
     (rewritten) or ``…/{timestamp}id_/{url}`` (as recorded)."""
 
+    name = "pywb"
+    poll = 0.1
+
     def __init__(self, venv: Path, root: Path, archive_dir: Path,
                  collection: str = "sandcrawler", port: int | None = None) -> None:
+        super().__init__(port or free_port(), root / "pywb.log")
         self.venv = venv
         self.root = root
         self.archive_dir = archive_dir
         self.collection = collection
-        self.port = port or free_port()
         self.index_dir = root / "collections" / collection / "indexes"
-        self.log = root / "pywb.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def replay_url(self, timestamp: str, url: str, *, as_recorded: bool = False) -> str:
         return f"{self.url}/{self.collection}/{timestamp}{'id_' if as_recorded else ''}/{url}"
@@ -134,46 +130,20 @@ class PywbServer:
             f"    archive_paths: {archive}\n"
             "framed_replay: false\n")
 
-    def start(self, timeout: float = 60.0) -> str:
+    def prepare(self) -> tuple[Path | None, Mapping[str, str] | None]:
         self._write_config()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        with open(self.log, "wb") as log:
-            self._proc = subprocess.Popen(
-                [str(self.venv / "bin" / "wayback"), "-p", str(self.port), "-b", "127.0.0.1",
-                 "-d", str(self.root)],
-                cwd=self.root, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"pywb exited ({self._proc.returncode}): "
-                                   f"{self.log.read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=2) as resp:
-                    if resp.status == 200:
-                        return self.url
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"pywb did not answer on {self.url} within {timeout} s")
+        return self.root, {**os.environ, "PYTHONUNBUFFERED": "1"}
 
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._proc = None
+    def command(self) -> list[str]:
+        return [str(self.venv / "bin" / "wayback"), "-p", str(self.port), "-b", "127.0.0.1",
+                "-d", str(self.root)]
+
+    def start(self, timeout: float = 60.0) -> str:
+        return super().start(timeout)
 
     def __enter__(self) -> PywbServer:
         self.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 __all__ = [
