@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from sandcrawler.app.workers import WORKERS
+from sandcrawler.imports import load_object
 from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.statuses import CdxStatus, PdfStatus, SandboxStatus
 
@@ -67,4 +68,4 @@ def test_what_is_not_a_result(change: dict) -> None:
 
 
 def test_registered_as_the_output_of_process_pdf() -> None:
-    assert WORKERS["process-pdf"].output is ProcessResult
+    assert load_object(WORKERS["process-pdf"].output) is ProcessResult
