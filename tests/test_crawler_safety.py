@@ -279,6 +279,7 @@ def test_a_record_ends_at_its_own_deadline(server: HostileServer) -> None:
     assert "crawl.record_timeout" in result["error_message"]
 
 
+@pytest.mark.slow  # the defaults' 30 s deadline, twice
 @pytest.mark.parametrize("how", ["drips-a-byte-every-2s", "never-answers"])
 def test_with_the_defaults_a_holding_host_ends_within_60s(
         server: HostileServer, tmp_path: Path, how: str) -> None:
@@ -478,6 +479,7 @@ def test_a_name_that_does_not_exist_is_not_looked_up_again() -> None:
     assert isinstance(again, ConnectRetry) and again.total == 2
 
 
+@pytest.mark.slow  # two commands, each retrying with back-off
 def test_retried_connections_are_not_a_warning_per_try(tmp_path: Path) -> None:
     # a port bound and never listened on refuses every connection, and is nobody
     # else's while the test holds it (a port closed again may be taken meanwhile)

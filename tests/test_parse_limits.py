@@ -38,6 +38,7 @@ DEEP_DIVS = HEAD + b"<div>" * 440_000 + b"</body></html>"
 FORMATTING = HEAD + b"".join(b"<p><b id=%d>x</p>" % i for i in range(3000)) + b"</body></html>"
 
 
+@pytest.mark.slow  # the parse deadline, 10 s
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("body", [DEEP_DIVS, FORMATTING], ids=["deep-divs", "formatting"])
 def test_a_page_the_parser_cannot_finish_is_html_too_complex(body: bytes) -> None:
