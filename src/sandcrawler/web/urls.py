@@ -120,7 +120,3 @@ def site(url: str) -> str:
     cheap stand-in for the registered domain, enough to tell a site's own links."""
     host = (urlsplit(url).hostname or "").lower()
     return ".".join(host.split(".")[-2:])
-
-
-def host_of(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
