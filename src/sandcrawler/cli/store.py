@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import gzip
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 import click
 import orjson
@@ -109,14 +108,13 @@ def cat_blob(what: str, resource: str | None, output: Path | None, raw: bool) ->
       sandcrawler store cat 3f1c2a9e-…-uuid thumb-small -o thumb.png
     """
     services = open_services()
-    key, gzipped = _blob_key(services.catalogue, services.blobs, what, resource)
-    with services.blobs.open_read(key) as stored:
-        stream: IO[bytes] = gzip.GzipFile(fileobj=stored) if gzipped and not raw else stored
-        try:
-            first = stream.read(64 * 1024)
-        except (OSError, EOFError) as e:
-            raise click.ClickException(f"{key}: not readable as gzip ({e}); --raw writes "
-                                       "it as stored") from None
+    key, doc_resource = _blob_key(services.catalogue, services.blobs, what, resource)
+    # a document's resource through the resource store, which decompresses what it
+    # stored compressed (and says so when the bytes are damaged); a key as stored
+    opened = (services.catalogue.resources.open(*doc_resource)
+              if doc_resource is not None and not raw else services.blobs.open_read(key))
+    with opened as stream:
+        first = stream.read(64 * 1024)
         if output is None and sys.stdout.isatty() and _binary(first):
             raise click.ClickException(
                 f"{key} is binary: not written to a terminal (redirect it, > FILE, "
@@ -128,10 +126,10 @@ def cat_blob(what: str, resource: str | None, output: Path | None, raw: bool) ->
 
 
 def _blob_key(cat: Catalogue, blobs: BlobStore, what: str,
-              resource: str | None) -> tuple[str, bool]:
-    """(the key to read, whether it is gzipped and read as a document's resource)."""
+              resource: str | None) -> tuple[str, tuple[str, str] | None]:
+    """(the key to read, and (document, resource kind) when it is a document's)."""
     if resource is None and "/" in what and blobs.exists(what):
-        return what, False  # a blob's key (a DOI has a '/' too, but is no key)
+        return what, None  # a blob's key (a DOI has a '/' too, but is no key)
     try:
         uuids = cat.resolve(what)
     except RecordError as e:
@@ -157,7 +155,7 @@ def _blob_key(cat: Catalogue, blobs: BlobStore, what: str,
                                  "lists them)", param_hint="RESOURCE")
     if resource not in held:
         raise NotFound(f"document {entry.uuid} has no {resource} (it has {', '.join(held)})")
-    return resource_key(entry.uuid, resource), KINDS[resource].stored_suffix.endswith(".gz")
+    return resource_key(entry.uuid, resource), (entry.uuid, resource)
 
 
 def _binary(head: bytes) -> bool:
