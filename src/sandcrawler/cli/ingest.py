@@ -22,15 +22,13 @@ from sandcrawler.demo import REQUESTS, SITE, DemoSite
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
-from sandcrawler.ingest.requests import doi_request, doi_requests
-from sandcrawler.ingest.worker import PersistIngestFileWorker, parse_request, record_results
+from sandcrawler.ingest.requests import argument_request, doi_requests
+from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
 from sandcrawler.models.fileset import IngestRequest, IngestStrategy
 from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestType
 from sandcrawler.pipeline.opening import OPENING, guess
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
-from sandcrawler.web.hosts import host_of
-from sandcrawler.web.urls import request_url
 
 strategy_option = click.option(
     "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,
@@ -52,29 +50,12 @@ def ingest() -> None:
 
 
 def _request(arg: str, **fields: Any) -> IngestRequest:
-    """The command line's request: a DOI (``10.…``, ``doi:10.…``, a doi.org URL)
-    becomes the same request as ``requests-from-dois`` makes; anything else must
-    be an http(s) URL. Anything else is one line on stderr and exit status 1."""
-    text = arg.strip()
-    given = {k: v for k, v in fields.items() if v is not None}
+    """The command line's request; one that is not is one line on stderr, exit 1."""
     try:
-        if _is_doi(text):
-            raw = {**doi_request(text, ingest_type=given.pop("ingest_type"),
-                                 source="sandcrawler-cli"), **given}
-        elif request_url(text) is None:
-            raise RecordError("not an http(s) URL or a DOI")
-        else:
-            raw = {"base_url": text, **given}
-        return parse_request(orjson.dumps(raw))
+        return argument_request(arg, source="sandcrawler-cli", **fields)
     except RecordError as e:
         click.echo(f"{arg!r}: {e}", err=True)
         sys.exit(EXIT_FAILED)
-
-
-def _is_doi(text: str) -> bool:
-    lowered = text.lower()
-    return (lowered.startswith(("10.", "doi:"))
-            or host_of(text) in ("doi.org", "dx.doi.org"))
 
 
 def _print(result: dict[str, Any], pretty: bool) -> None:

@@ -6,9 +6,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
+from sandcrawler.ingest.worker import parse_request
 from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.web.hosts import host_of
+from sandcrawler.web.urls import request_url
 
 
 def doi_request(doi: str, *, ingest_type: str = "pdf", resolver: str = "https://doi.org/",
@@ -21,6 +27,28 @@ def doi_request(doi: str, *, ingest_type: str = "pdf", resolver: str = "https://
                             link_source_id=doi, ingest_request_source=source,
                             ext_ids={"doi": doi})
     return request.to_json()
+
+
+def argument_request(text: str, *, source: str, **fields: Any) -> IngestRequest:
+    """The request one argument names (``ingest file``'s): a DOI (``10.…``,
+    ``doi:10.…``, a doi.org URL) is the request ``doi_request`` makes, anything
+    else must be an http(s) URL; ``fields`` (None: not given) complete it.
+    RecordError when it is neither, or the request does not validate."""
+    text = text.strip()
+    given = {k: v for k, v in fields.items() if v is not None}
+    if _names_a_doi(text):
+        raw = {**doi_request(text, ingest_type=given.pop("ingest_type", "pdf"), source=source),
+               **given}
+    elif request_url(text) is None:
+        raise RecordError("not an http(s) URL or a DOI", status=IngestFileStatus.BAD_REQUEST)
+    else:
+        raw = {"base_url": text, **given}
+    return parse_request(orjson.dumps(raw))
+
+
+def _names_a_doi(text: str) -> bool:
+    return (text.lower().startswith(("10.", "doi:"))
+            or host_of(text) in ("doi.org", "dx.doi.org"))
 
 
 def doi_requests(lines: Iterable[bytes], **options: str
