@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from sqlalchemy import Engine, column, select, table
+from sqlalchemy import Engine, Select, column, select, table
+from sqlalchemy.engine import Connection
 
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import (
@@ -49,8 +50,25 @@ TIMESTAMPS: dict[str, frozenset[str]] = {
        for name, t in metadata.tables.items()},
     "crossref_with_refs": frozenset({"indexed", "source_ts"}),
 }
-#: the order of a URL's captures, latest first
-CAPTURE_ORDER = ("datetime", "row_created", "warc_offset")
+#: the order of a URL's captures, latest first: the capture's second, then the one
+#: indexed last, then its place in the WARC files (the table's key, so no two tie).
+#: The one definition of "the latest capture of a URL": SQL (``latest_capture``, which
+#: the web archive's replay and the pages use) and PostgREST's ``order=`` are built
+#: from it, so the page shows the capture the crawler replays.
+CAPTURE_ORDER = ("datetime", "row_created", "warc_path", "warc_offset")
+
+
+def latest_capture_query(url: str) -> Select[Any]:
+    """The SQL of "the latest ``web_cdx`` capture of exactly this URL" (one row)."""
+    return (select(web_cdx).where(web_cdx.c.url == url)
+            .order_by(*(web_cdx.c[name].desc() for name in CAPTURE_ORDER)).limit(1))
+
+
+def latest_capture(conn: Connection, url: str) -> CdxRecord | None:
+    """The latest capture of ``url`` on an open connection (a page reads several in
+    one transaction)."""
+    row = conn.execute(latest_capture_query(url)).mappings().first()
+    return None if row is None else CdxRecord.from_row(row)
 
 
 def normalise_row(relation: str, row: Mapping[str, Any]) -> Row:
@@ -132,10 +150,8 @@ class SqlReader:
                                                  t.c.base_url == base_url))
 
     def capture(self, url: str) -> CdxRecord | None:
-        order = [web_cdx.c[name].desc() for name in CAPTURE_ORDER]
-        row = self._one(web_cdx.name, select(web_cdx).where(web_cdx.c.url == url)
-                        .order_by(*order))
-        return None if row is None else CdxRecord.from_row(row)
+        with begin(self.engine) as conn:
+            return latest_capture(conn, url)
 
     def _documents(self, name: str, value: str) -> list[Row]:
         return self._rows(catalogue.name, select(catalogue).where(catalogue.c[name] == value)

@@ -53,6 +53,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from sandcrawler.db.engine import begin
+from sandcrawler.db.reader import latest_capture
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
 from sandcrawler.filemeta import MetaWriter, file_metadata
@@ -564,10 +565,10 @@ class WebArchive:
             return [CdxRecord.from_row(r._mapping) for r in conn.execute(query)]
 
     def latest(self, url: str) -> CdxRecord | None:
-        rows = self._rows(select(web_cdx).where(web_cdx.c.url == url)
-                          .order_by(web_cdx.c.datetime.desc(), web_cdx.c.row_created.desc(),
-                                    web_cdx.c.warc_offset.desc()).limit(1))
-        return rows[0] if rows else None
+        """The latest capture of exactly ``url`` (``db.reader.CAPTURE_ORDER``: what
+        the pages and the readers show is what is replayed)."""
+        with begin(self.engine) as conn:
+            return latest_capture(conn, url)
 
     def lookup(self, url: str, *, max_hops: int = 10) -> list[CdxRecord] | None:
         """The latest capture of ``url`` through its recorded redirects, ending in a
