@@ -18,17 +18,20 @@ S3, PDF and HTTP libraries it does not use.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from sandcrawler.imports import load_object
 from sandcrawler.version import __version__
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sandcrawler.app.services import Services
     from sandcrawler.app.settings import Settings, load_settings
     from sandcrawler.app.workers import WORKERS, WorkerSpec
     from sandcrawler.citations.base import CitationParser
     from sandcrawler.citations.registry import CITATION_PARSERS
+    from sandcrawler.config import CoreSettings
     from sandcrawler.errors import (
         ConfigError,
         InfrastructureError,
@@ -109,16 +112,17 @@ def open_services(**overrides: Any) -> Services:
     """The services for the settings the CLI would use (environment, TOML file,
     defaults) with ``overrides`` (flat or dotted names: ``store_url=...``,
     ``"grobid.url": ...``). Close them with ``close()`` or a ``with`` block."""
-    services_module = importlib.import_module("sandcrawler.app.services")
-    settings_module = importlib.import_module("sandcrawler.app.settings")
-    return services_module.Services(settings_module.load_settings(overrides))
+    services: type[Services] = load_object("sandcrawler.app.services:Services")
+    load: Callable[[dict[str, Any]], CoreSettings] = \
+        load_object("sandcrawler.app.settings:load_settings")
+    return services(load(overrides))
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sandcrawler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = load_object(f"{module}:{name}")
     globals()[name] = value
     return value
 

@@ -92,6 +92,10 @@ class StoreSettings(Section):
     fsync: bool = Field(
         True, description="local store: fsync each file before it becomes visible (crash-safe)"
     )
+    schemes: dict[str, str] = Field(
+        {}, description="more store URL schemes: scheme -> package.module:Class, a blob "
+        "store with from_url (file:// and s3:// are built in)",
+    )
 
 
 class S3Settings(Section):

@@ -1,12 +1,9 @@
 """The composition root: the services of one process, built once from the settings.
 
 Every command, and every ``-j N`` worker process, has one ``Services``. It owns
-what is expensive or holds connections (the database engine and its pool, the
-blob store, the HTTP fetcher's pool, the GROBID client) and derives the rest
-from them (catalogue, PDF table, web archive, item store, platform helpers,
-the fileset ingester). Each is built on first use and closed together with
-the others by ``close()``. Components get the collaborators and the settings
-section they use, never the whole configuration.
+what is expensive or holds connections and derives the rest from them.
+Components get the collaborators and the settings section they use, never the
+whole configuration.
 
     Settings ──▶ Services ─┬─ engine (schema checked once) ─┬─ Catalogue ◀── ResourceStore ◀─┐
                            ├─ blob store ───────────────────┼─ PdfTable                       │
@@ -14,6 +11,31 @@ section they use, never the whole configuration.
                            ├─ GROBID client                 └─ DatabaseSink                   │
                            ├─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
                            └─ crawl policy (blocklist, robots.txt via the fetcher)
+
+Who owns what (the rules; tests/test_services_ownership.py checks each):
+
+- **What it caches, it closes.** The attributes built once and kept (``raw_engine``,
+  ``blobs``, ``fetcher``, ``grobid``, ``reader`` and its PostgREST fetcher, and what
+  is derived from them: ``host_gate``, ``crawl_policy``, ``resources``,
+  ``catalogue``, ``pdftable``, ``items``, ``web_archive``, ``spool_dir``,
+  ``ingest_history``, ``broker_log``) belong to the ``Services``; ``close()``
+  releases them, the most recent first. Nobody else closes or disposes them.
+- **What a method builds, the caller closes.** ``citation_parser()``,
+  ``pdf_processor()`` (its sandbox), ``file_ingester()`` (its processors),
+  ``fileset_ingester()``, ``file_locator()`` and ``database_sink()`` return a new
+  object each call; closing it releases only what it built, never the services
+  it was given.
+- **Use after close raises** ``ServicesClosedError``: a closed ``Services`` never
+  reconnects behind its caller's back. ``close()`` twice is harmless.
+- **``for_process`` closes what it replaces.** Another call with other settings in
+  the same process closes the previous ``Services``. In a forked child, the
+  parent's ``Services`` is abandoned, not closed: its database connections are
+  the parent's sockets, so the engine is disposed with ``close=False`` (the pool
+  forgets them without ending the parent's sessions) and nothing else is touched.
+
+Registries' builders (citation parsers, store backends) are called by
+``imports.call_builder``: each gets only the settings sections and services its
+parameters name.
 """
 
 from __future__ import annotations
@@ -28,7 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
 from sandcrawler.errors import ConfigError
-from sandcrawler.imports import load_object
+from sandcrawler.imports import call_builder, load_object
 
 # Each service's modules are imported where it is first built, not here: a
 # command pays only for what it uses (`citations parse` needs neither SQLAlchemy
@@ -61,12 +83,18 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class ServicesClosedError(RuntimeError):
+    """A closed ``Services`` was asked for a service: a bug in the caller, which
+    must open new services rather than use ones it (or its command) closed."""
+
+
 class Services:
     def __init__(self, settings: CoreSettings) -> None:
         self.settings = settings
         self._closers: list[Callable[[], Any]] = []
         self._schema_checked = False
         self._lock = threading.Lock()
+        self._closed = False
 
     # --- the process's own ----------------------------------------------------------
 
@@ -76,21 +104,64 @@ class Services:
     @classmethod
     def for_process(cls, settings: CoreSettings) -> Services:
         """This process's services for ``settings``: the CLI's sink and the worker it
-        runs inline share one engine; a ``-j N`` child builds its own, once."""
-        current = cls._current
-        if current is None or cls._current_pid != os.getpid() or current.settings != settings:
-            current = cls._current = cls(settings)
-            cls._current_pid = os.getpid()
-        return current
+        runs inline share one engine; a ``-j N`` child builds its own, once. The
+        services it replaces are closed (in a forked child: abandoned)."""
+        current, pid = cls._current, os.getpid()
+        if current is not None and cls._current_pid == pid and not current.closed \
+                and current.settings == settings:
+            return current
+        if current is not None:
+            if cls._current_pid != pid:
+                current.abandon()
+            else:
+                current.close()
+        cls._current, cls._current_pid = cls(settings), pid
+        return cls._current
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise ServicesClosedError("these services are closed: open new ones "
+                                      "(Services(settings) or Services.for_process)")
 
     def _owned(self, thing: T, close: Callable[[], Any]) -> T:
         self._closers.append(close)
         return thing
 
     def close(self) -> None:
-        """Close everything built, the most recent first."""
+        """Close everything built, the most recent first (each one, even when an
+        earlier one fails: the first failure is raised after). Then every use raises."""
+        if self._closed:
+            return
+        self._closed = True
+        self._forget()
+        first: BaseException | None = None
         while self._closers:
-            self._closers.pop()()
+            try:
+                self._closers.pop()()
+            except Exception as e:  # close the rest; report the first
+                first = first or e
+        if first is not None:
+            raise first
+
+    def abandon(self) -> None:
+        """After ``os.fork``, in the child: give up the parent's services without
+        closing them (closing a database connection would end the parent's
+        session). The engine's pool forgets its connections (SQLAlchemy's
+        ``dispose(close=False)``), so nothing in this process uses them again."""
+        if self._closed:
+            return
+        self._closed = True
+        engine = vars(self).get("raw_engine")
+        self._forget()
+        self._closers.clear()
+        if engine is not None:
+            engine.dispose(close=False)
+
+    def _forget(self) -> None:
         for name in list(vars(self)):
             if name in _BUILT:
                 delattr(self, name)
@@ -109,6 +180,7 @@ class Services:
     @cached_property
     def raw_engine(self) -> Engine:
         """The engine, schema not checked: for ``db init``/``upgrade``/``status``."""
+        self._require_open()
         from sandcrawler.db.engine import make_engine
 
         engine = make_engine(self.settings.database.url)
@@ -132,14 +204,17 @@ class Services:
 
     @cached_property
     def blobs(self) -> BlobStore:
+        self._require_open()
         from sandcrawler.storage.schemes import open_blob_store
 
-        store = open_blob_store(self.settings.store, self.settings.s3)
-        return self._owned(store, store.close)
+        store = self.settings.store
+        backend = open_blob_store(store.url, self._sections(), store.schemes)
+        return self._owned(backend, backend.close)
 
     @cached_property
     def host_gate(self) -> HostGate:
         """This process's per-host politeness, shared by every fetch (crawl.*)."""
+        self._require_open()
         from sandcrawler.web.hosts import HostGate
 
         crawl = self.settings.crawl
@@ -147,6 +222,7 @@ class Services:
 
     @cached_property
     def fetcher(self) -> HttpFetcher:
+        self._require_open()
         from sandcrawler.web.addresses import AddressPolicy
         from sandcrawler.web.fetch import HttpFetcher
 
@@ -163,6 +239,7 @@ class Services:
     @cached_property
     def crawl_policy(self) -> CrawlPolicy:
         """What the crawler may fetch: the blocklist, then robots.txt (crawl.*)."""
+        self._require_open()
         from sandcrawler.web.blocklist import UrlBlocklist
         from sandcrawler.web.policy import CrawlPolicy
         from sandcrawler.web.robots import RobotsRules
@@ -177,6 +254,7 @@ class Services:
     @cached_property
     def grobid(self) -> GrobidClient | None:
         """The GROBID client, or None when no GROBID URL is configured."""
+        self._require_open()
         from sandcrawler.grobid_client import GrobidClient
 
         g = self.settings.grobid
@@ -196,6 +274,7 @@ class Services:
     def reader(self) -> Reader:
         """The system's lookups of its own records: SQL, or PostgREST over HTTP with
         a fetcher of its own (no politeness gate: it is our server) (api.*)."""
+        self._require_open()
         from sandcrawler.db.reader import SqlReader
         from sandcrawler.web.fetch import HttpFetcher
         from sandcrawler.web.postgrest import PostgrestReader
@@ -217,12 +296,14 @@ class Services:
 
     @cached_property
     def resources(self) -> ResourceStore:
+        self._require_open()
         from sandcrawler.storage.resources import ResourceStore
 
         return ResourceStore(self.blobs)
 
     @cached_property
     def catalogue(self) -> Catalogue:
+        self._require_open()
         from sandcrawler.storage.catalogue import Catalogue
 
         return Catalogue(self.engine, self.resources)
@@ -231,10 +312,12 @@ class Services:
     def pdftable_name(self) -> str:
         from sandcrawler.storage.pdftable import table_name
 
+        self._require_open()
         return table_name(self.settings.pdftable.version, self.settings.env)
 
     @cached_property
     def pdftable(self) -> PdfTable:
+        self._require_open()
         from sandcrawler.storage.pdftable import PdfTable
 
         return PdfTable(self.engine, self.pdftable_name)
@@ -243,6 +326,7 @@ class Services:
     def items(self) -> ItemStore:
         """The item store; its writers of one item take turns under the database's
         lock, among every process that shares the database."""
+        self._require_open()
         from sandcrawler.db.locks import exclusive
         from sandcrawler.storage.items import ItemStore
 
@@ -250,6 +334,7 @@ class Services:
 
     @cached_property
     def web_archive(self) -> WebArchive:
+        self._require_open()
         from sandcrawler.web.archive import WarcInfo, WebArchive
 
         crawl = self.settings.crawl
@@ -263,6 +348,7 @@ class Services:
     def spool_dir(self) -> Path:
         """Where downloads wait on disk (``fileset.tmp_dir``, else ``<data_dir>/spool``);
         what processes killed before they could clean up left there is removed now."""
+        self._require_open()
         from sandcrawler.spool import sweep
 
         directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
@@ -304,10 +390,13 @@ class Services:
 
     def citation_parser(self, name: str | None = None) -> CitationParser:
         """The parser ``name`` (a registry name, or None for the setting); the
-        caller closes it."""
+        caller closes it. Its builder gets what its parameters name: a settings
+        section, or ``grobid_client`` (this process's GROBID client)."""
+        self._require_open()
         spec = choose_parser(name or self.settings.citation.parser, self.settings.grobid.url)
-        client = self.require_grobid() if spec.needs_grobid else None
-        return spec.build(self.settings.citation, self.settings.grobid, client)
+        offers = {**self._sections(), "grobid_client": self.require_grobid}
+        parser: CitationParser = call_builder(spec.load(), offers)
+        return parser
 
     def check_citation_parser(self, name: str | None = None) -> None:
         """Fail before any input is read when the parser cannot work (ConfigError,
@@ -318,7 +407,7 @@ class Services:
         finally:
             parser.close()
 
-    def platform_helpers(self) -> list[PlatformHelper]:
+    def platform_helpers(self) -> list[PlatformHelper[Any]]:
         from sandcrawler.app.settings import platform_sections
         from sandcrawler.fileset.platforms import platform_helpers
 
@@ -335,6 +424,7 @@ class Services:
 
     @cached_property
     def ingest_history(self) -> IngestHistory:
+        self._require_open()
         from sandcrawler.ingest.history import IngestHistory
 
         return IngestHistory(self.reader, self.catalogue, self.pdftable)
@@ -354,6 +444,10 @@ class Services:
         return FileIngester(self.web_archive, crawler, processors, self.ingest_history,
                             concurrency=crawl.concurrency)
 
+    def _sections(self) -> dict[str, Callable[[], object]]:
+        """Each settings section by its name, for a builder that asks for it."""
+        return {name: partial(getattr, self.settings, name) for name in self.settings.sections()}
+
     def _build(self, path: str) -> Any:
         """What the builder a registry names as ``module:function`` makes of these
         services (the module is imported now, not before)."""
@@ -364,11 +458,13 @@ class Services:
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
         from sandcrawler.kafka import topic_name
 
+        self._require_open()
         return topic_name(self.settings.env, name, prefix)
 
     @cached_property
     def broker_log(self) -> BrokerLog:
         """One for the process's clients: an outage is said once, not per client."""
+        self._require_open()
         from sandcrawler.kafka import BrokerLog, require_brokers
 
         return BrokerLog(require_brokers(self.settings.kafka))

@@ -45,7 +45,8 @@ _FILE_INGEST_RESULT = "sandcrawler.models.ingest:FileIngestResult"
 @dataclass(frozen=True, slots=True)
 class WorkerSpec:
     name: str
-    #: ``module:function`` in ``sandcrawler.app.builders``: (services, **options) -> worker
+    #: ``package.module:function`` (in ``sandcrawler.app.builders``), like every registry
+    #: entry: (services, **options) -> worker
     build: str
     description: str
     batch_size: int = 100
@@ -90,46 +91,47 @@ class WorkerSpec:
 
 
 WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
-    WorkerSpec("parse-crossref-refs", "refs:parse_crossref_refs",
+    WorkerSpec("parse-crossref-refs", "sandcrawler.app.builders.refs:parse_crossref_refs",
                "Crossref works -> grobid_refs rows", output=_GROBID_REFS_ROW),
-    WorkerSpec("persist-crossref", "refs:persist_crossref",
+    WorkerSpec("persist-crossref", "sandcrawler.app.builders.refs:persist_crossref",
                "Crossref works (and their parsed references) -> the database",
                # nothing slow in the loop: large batches amortise the COPY and the
                # upsert; with a parser in it, results come back sooner
                batch_size=2000, batch_size_when=("parse_refs", 100),
                topics_in=(API_CROSSREF,), sink="database"),
-    WorkerSpec("persist-grobid-refs", "refs:persist_grobid_refs",
+    WorkerSpec("persist-grobid-refs", "sandcrawler.app.builders.refs:persist_grobid_refs",
                "grobid_refs rows -> the database", batch_size=2000, input=_GROBID_REFS_ROW,
                sink="database"),
-    WorkerSpec("parse-citations", "citations:parse_citations",
+    WorkerSpec("parse-citations", "sandcrawler.app.builders.citations:parse_citations",
                "reference strings -> GrobidBiblio objects"),
-    WorkerSpec("backfill-cdx", "pdf:backfill_cdx", "CDX lines -> PDF table file:cdx and file:mime",
+    WorkerSpec("backfill-cdx", "sandcrawler.app.builders.pdf:backfill_cdx",
+               "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),
-    WorkerSpec("process-pdf", "pdf:process_pdf",
+    WorkerSpec("process-pdf", "sandcrawler.app.builders.pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
                batch_size=8, output=_PROCESS_RESULT, topics_in=(PDF_FILES,),
                topics_out=(PDF_RESULTS,), key="sandcrawler.pdf.worker:result_key"),
-    WorkerSpec("ingest-fileset", "fileset:ingest_fileset",
+    WorkerSpec("ingest-fileset", "sandcrawler.app.builders.fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=_INGEST_REQUEST, output=_FILESET_INGEST_RESULT,
                topics_in=(INGEST_FILE_REQUESTS,),
                topics_out=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS),
                key="sandcrawler.fileset.worker:result_key"),
-    WorkerSpec("ingest", "ingest:ingest",
+    WorkerSpec("ingest", "sandcrawler.app.builders.ingest:ingest",
                "ingest requests of every type -> file and fileset ingest results",
                batch_size=20, input=_INGEST_REQUEST),
-    WorkerSpec("ingest-file", "ingest:ingest_file",
+    WorkerSpec("ingest-file", "sandcrawler.app.builders.ingest:ingest_file",
                "file ingest requests (pdf, xml, html) -> crawled, archived, processed full "
                "text and file ingest results",
                # one WARC file per batch: fewer, larger files; a batch is redone whole
                batch_size=20, input=_INGEST_REQUEST, output=_FILE_INGEST_RESULT,
                topics_in=(INGEST_FILE_REQUESTS,), topics_out=(INGEST_FILE_RESULTS,),
                key="sandcrawler.fileset.worker:result_key"),
-    WorkerSpec("persist-ingest-file", "ingest:persist_ingest_file",
+    WorkerSpec("persist-ingest-file", "sandcrawler.app.builders.ingest:persist_ingest_file",
                "file ingest results -> ingest_file_result, ingest_request",
                batch_size=2000, input=_INGEST_RESULT_VIEW, topics_in=(INGEST_FILE_RESULTS,),
                sink="database"),
-    WorkerSpec("persist-ingest-fileset", "fileset:persist_ingest_fileset",
+    WorkerSpec("persist-ingest-fileset", "sandcrawler.app.builders.fileset:persist_ingest_fileset",
                "fileset and file ingest results -> ingest_file_result, ingest_fileset_platform",
                batch_size=2000, input=_INGEST_RESULT_VIEW,
                topics_in=(INGEST_FILESET_RESULTS, INGEST_FILE_RESULTS), sink="database"),
@@ -138,15 +140,17 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
 
 def build_worker(name: str, settings: CoreSettings, options: dict[str, Any]) -> Worker:
     """The worker ``name`` with ``options``, on this process's services."""
-    builder = load_object(WORKERS[name].build, "sandcrawler.app.builders.")
-    worker: Worker = builder(Services.for_process(settings), **options)
-    return worker
+    builder: Callable[..., Worker] = load_object(WORKERS[name].build)
+    return builder(Services.for_process(settings), **options)
 
 
 def message_key(name: str) -> Callable[[Any], str | bytes | None]:
     """The Kafka message key of worker ``name``'s outputs (none: no key)."""
     key = WORKERS[name].key
-    return load_object(key) if key else (lambda _: None)
+    if key is None:
+        return lambda _: None
+    function: Callable[[Any], str | bytes | None] = load_object(key)
+    return function
 
 
 def worker_factory(name: str, settings: CoreSettings, **options: Any) -> Callable[[], Worker]:

@@ -10,7 +10,7 @@ from grobid_tei_xml import GrobidBiblio
 
 from sandcrawler.citations.base import check_alignment
 from sandcrawler.citations.tei import parse_citation_list
-from sandcrawler.config import CitationSettings, GrobidSettings
+from sandcrawler.config import GrobidSettings
 from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.models.statuses import ParserStatus
@@ -85,10 +85,8 @@ class GrobidCitationParser:
         return results
 
 
-def build(_citation: CitationSettings, grobid: GrobidSettings,
-          client: GrobidClient | None) -> GrobidCitationParser:
+def build(grobid: GrobidSettings, grobid_client: GrobidClient) -> GrobidCitationParser:
     """The registry's builder: requests of ``grobid.max_citations``, ``grobid.concurrency``
     in flight, on the composition root's client."""
-    assert client is not None, "the registry gives needs_grobid parsers a client"
-    return GrobidCitationParser(client, max_citations=grobid.max_citations,
+    return GrobidCitationParser(grobid_client, max_citations=grobid.max_citations,
                                 concurrency=grobid.concurrency)

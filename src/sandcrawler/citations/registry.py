@@ -1,9 +1,13 @@
 """The citation parser registry: name -> how to build that backend.
 
 A new backend is one module with a ``CitationParser`` and a ``build`` function,
-and one entry here; the
-``--parser`` choices, the ``citation.parser`` setting's check and the docs read
-the names from ``CITATION_PARSERS``.
+and one entry here; the ``--parser`` choices, the ``citation.parser`` setting's
+check and the docs read the names from ``CITATION_PARSERS``.
+
+A builder declares what it needs by its parameters' names, and gets only that
+(``imports.call_builder``): a settings section (``citation``, ``grobid``, ...) or
+``grobid_client``, the process's GROBID client. The embedded CRF parser's is
+``build(citation)``; GROBID's is ``build(grobid, grobid_client)``.
 """
 
 from __future__ import annotations
@@ -17,25 +21,23 @@ from sandcrawler.imports import load_object
 
 if TYPE_CHECKING:  # the registry is read by --help: it imports no backend
     from sandcrawler.citations.base import CitationParser
-    from sandcrawler.config import CitationSettings, GrobidSettings
-    from sandcrawler.grobid_client import GrobidClient
 
-#: (citation section, GROBID section, a GROBID client when one is configured) -> parser
-ParserBuilder = Callable[["CitationSettings", "GrobidSettings", "GrobidClient | None"],
-                         "CitationParser"]
+#: (what its parameters name, by keyword) -> parser
+ParserBuilder = Callable[..., "CitationParser"]
 
 
 @dataclass(frozen=True, slots=True)
 class ParserSpec:
     name: str
     description: str
-    #: ``module:function``, a ParserBuilder, imported when the parser is built (the
-    #: CRF model and the TEI reader are not every command's business)
+    #: ``package.module:function``, a ParserBuilder, imported when the parser is built
+    #: (the CRF model and the TEI reader are not every command's business)
     builder: str
+    #: its builder asks for ``grobid_client``: said here too, so that the settings
+    #: are checked without importing the builder (a test keeps the two in step)
     needs_grobid: bool = False
 
-    @property
-    def build(self) -> ParserBuilder:
+    def load(self) -> ParserBuilder:
         build: ParserBuilder = load_object(self.builder)
         return build
 

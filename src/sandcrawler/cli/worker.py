@@ -86,7 +86,7 @@ def consumer_options(name: str, what: str = "Records per batch (one offset commi
             consuming = Consuming(**{k: kwargs.pop(k) for k in _CONSUMING})
             return f(consuming, **kwargs)
 
-        for dec in reversed([
+        decorators: list[Callable[[F], F]] = [
             click.option("--topic", "topics", multiple=True,
                          help=f"Topic to consume{' (repeatable)' if multiple else ''} "
                               f"[default: {_topics_help(name, 'topics_in')}]."),
@@ -103,9 +103,11 @@ def consumer_options(name: str, what: str = "Records per batch (one offset commi
                               "ADDRESS being setting worker.metrics_address (127.0.0.1); 0 "
                               "takes any free port [default: setting worker.metrics_port; "
                               "none]."),
-        ]):
-            command = dec(command)
-        return command
+        ]
+        decorated: F = command
+        for dec in reversed(decorators):
+            decorated = dec(decorated)
+        return decorated
 
     return decorate
 

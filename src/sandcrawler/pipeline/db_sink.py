@@ -14,7 +14,8 @@ from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.pipeline.sinks import Rejection
 from sandcrawler.work import Outcome
 
-Writer = Callable[[Connection, list[Any]], None]
+#: writes a batch's outputs on the connection (what it returns, a count, is not used)
+Writer = Callable[[Connection, list[Any]], object]
 
 
 class DatabaseSink:
@@ -24,6 +25,9 @@ class DatabaseSink:
     retried in its own transaction so only the offending records fail. The schema
     is checked before the first write (``prepare``): a database that is down then
     is an infrastructure error like any other, which workers back off from.
+
+    The engine belongs to whoever gave it (the services of the process): the
+    sink never disposes it.
     """
 
     def __init__(self, engine: Engine, writer: Writer = write_tables,
@@ -60,4 +64,4 @@ class DatabaseSink:
         return rejected
 
     def close(self) -> None:
-        self.engine.dispose()
+        """Nothing of its own to release: the engine is its owner's to dispose."""

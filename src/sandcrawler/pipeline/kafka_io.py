@@ -38,8 +38,8 @@ class KafkaSource:
     durable, so a crash re-delivers (at-least-once) and never skips.
     """
 
-    progress_unit = "rec"
-    progress_total = None
+    progress_unit: str = "rec"
+    progress_total: int | None = None
 
     def __init__(
         self,
@@ -118,7 +118,8 @@ class KafkaSource:
                         self._log.problem(f"consuming {self.topic}: {err.str()}")
                     continue
                 where = f"{msg.topic()}[{msg.partition()}]@{msg.offset()}"
-                tp = (msg.topic(), msg.partition())
+                # a message without an error has both (the client types them optional)
+                tp = (msg.topic() or "", msg.partition() or 0)
                 batch.append(Item(where, msg.value() or b"",
                                   (*tp, msg.offset(), self._owned.get(tp, 0))))
             self._count += len(batch)

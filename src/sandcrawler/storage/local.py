@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO
 
-from sandcrawler.config import S3Settings, StoreSettings
+from sandcrawler.config import StoreSettings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.retry import Backoff, RetryPolicy
@@ -174,8 +174,8 @@ class LocalBlobStore(BlobStore):
             raise ConfigError(f"cannot use {self.root} as a blob store: {e}") from e
 
     @classmethod
-    def from_url(cls, rest: str, store: StoreSettings, _s3: S3Settings) -> LocalBlobStore:
-        """``file://DIR`` or a plain directory."""
+    def from_url(cls, rest: str, store: StoreSettings) -> LocalBlobStore:
+        """``file://DIR`` or a plain directory, with ``store.fsync``."""
         return cls(rest, fsync=store.fsync)
 
     def path(self, key: str) -> Path:
@@ -199,7 +199,7 @@ class LocalBlobStore(BlobStore):
         except BaseException:
             f.close()
             raise
-        return _Limited(f, length)
+        return io.BufferedReader(_Limited(f, length))
 
     def stat(self, key: str) -> BlobInfo | None:
         key = check_key(key)
@@ -227,7 +227,7 @@ class LocalBlobStore(BlobStore):
         except (FileNotFoundError, NotADirectoryError):
             return
         # Sort as S3 does, by the full key: a directory "a" sorts as "a/".
-        def sort_key(e: os.DirEntry) -> str:
+        def sort_key(e: os.DirEntry[str]) -> str:
             return e.name + "/" if e.is_dir(follow_symlinks=False) else e.name
 
         for entry in sorted(entries, key=sort_key):

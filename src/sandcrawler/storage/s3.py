@@ -21,7 +21,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sandcrawler.config import S3Settings, StoreSettings
+from sandcrawler.config import S3Settings
 from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.filemeta import new_hashers
 from sandcrawler.models.statuses import StoreStatus
@@ -228,7 +228,7 @@ class S3BlobStore(BlobStore):
         )
 
     @classmethod
-    def from_url(cls, rest: str, _store: StoreSettings, s3: S3Settings) -> S3BlobStore:
+    def from_url(cls, rest: str, s3: S3Settings) -> S3BlobStore:
         """``s3://BUCKET[/PREFIX]``, with the endpoint and credentials of ``s3``."""
         bucket, _, prefix = rest.partition("/")
         return cls(bucket, prefix, endpoint_url=s3.endpoint_url, region=s3.region,

@@ -1,51 +1,61 @@
 """The store URL scheme registry: ``store.url`` -> a blob store.
 
 A new backend is one ``BlobStore`` module with a ``from_url`` class method and
-one entry in ``STORE_SCHEMES``. Entries name their class as ``module:Class``,
-imported when a store of that scheme is opened: boto3 alone costs a tenth of a
-second, which a command on a local store should not pay. A URL without a
-scheme is a local directory.
+one line: an entry in ``STORE_SCHEMES`` for a backend of this package, or in
+the ``store.schemes`` setting for one outside it (the test kit's ``testgcs``).
+Entries name their class as ``package.module:Class``, resolved by
+``imports.load_object`` when a store of that scheme is opened: boto3 alone
+costs a tenth of a second, which a command on a local store should not pay.
+A URL without a scheme is a local directory.
+
+``from_url(rest, ...)`` gets the URL after ``scheme://`` and, by the names of
+its other parameters, only the settings sections it reads (``store`` for the
+local store, ``s3`` for S3): the builder signature rule of ``imports.call_builder``.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable, Mapping
 
-from sandcrawler.config import S3Settings, StoreSettings
 from sandcrawler.errors import ConfigError
-from sandcrawler.imports import load_object
+from sandcrawler.imports import call_builder, load_object
 from sandcrawler.storage.blobs import BlobStore
 
-
-class StoreBackend(Protocol):
-    @classmethod
-    def from_url(cls, rest: str, store: StoreSettings, s3: S3Settings) -> BlobStore:
-        """The store named by the URL after ``scheme://``."""
-        ...
-
-
+#: scheme -> ``package.module:Class``, a BlobStore with ``from_url``
 STORE_SCHEMES: dict[str, str] = {
     "file": "sandcrawler.storage.local:LocalBlobStore",
     "s3": "sandcrawler.storage.s3:S3BlobStore",
 }
 
 
-def store_backend(scheme: str) -> type[StoreBackend] | None:
-    path = STORE_SCHEMES.get(scheme)
-    if path is None:
-        return None
-    backend: type[StoreBackend] = load_object(path)
-    return backend
+def store_schemes(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The registry with the ``store.schemes`` setting's entries (which may add a
+    scheme, never replace one of ours)."""
+    clash = sorted(set(extra or ()) & set(STORE_SCHEMES))
+    if clash:
+        raise ConfigError(f"store.schemes: {', '.join(clash)} is a built-in scheme")
+    return {**STORE_SCHEMES, **(extra or {})}
 
 
-def open_blob_store(store: StoreSettings, s3: S3Settings) -> BlobStore:
-    """The store ``store.url`` names: a directory, ``file://DIR`` or ``s3://BUCKET/PREFIX``."""
-    scheme, sep, rest = store.url.partition("://")
+def open_blob_store(url: str, offers: Mapping[str, Callable[[], object]],
+                    extra: Mapping[str, str] | None = None) -> BlobStore:
+    """The store ``url`` names: a directory, ``file://DIR``, ``s3://BUCKET/PREFIX``
+    or a scheme of ``extra``. ``offers``: the settings sections (and services) a
+    backend's ``from_url`` may ask for by name."""
+    schemes = store_schemes(extra)
+    scheme, sep, rest = url.partition("://")
     if not sep:
-        scheme, rest = "file", store.url
-    backend = store_backend(scheme)
-    if backend is None:
-        known = ", ".join(f"{s}://" for s in STORE_SCHEMES)
-        raise ConfigError(f"unsupported store.url {store.url!r}: use a directory or one of "
-                          f"{known}")
-    return backend.from_url(rest, store, s3)
+        scheme, rest = "file", url
+    path = schemes.get(scheme)
+    if path is None:
+        known = ", ".join(f"{s}://" for s in schemes)
+        raise ConfigError(f"unsupported store.url {url!r}: use a directory or one of {known}")
+    backend = load_object(path)
+    from_url: Callable[..., object] | None = getattr(backend, "from_url", None)
+    if from_url is None:
+        raise ConfigError(f"store scheme {scheme}:// names {path!r}, which has no from_url")
+    store = call_builder(from_url, offers, rest)
+    if not isinstance(store, BlobStore):
+        raise ConfigError(f"store scheme {scheme}:// names {path!r}, whose from_url made "
+                          f"{type(store).__name__}, not a BlobStore")
+    return store

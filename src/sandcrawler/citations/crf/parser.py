@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
-from sandcrawler.config import CitationSettings, GrobidSettings
+from sandcrawler.config import CitationSettings
 from sandcrawler.errors import CitationParseError
-
-if TYPE_CHECKING:  # no client is needed: urllib3 stays unimported
-    from sandcrawler.grobid_client import GrobidClient
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +38,6 @@ class CrfCitationParser:
         pass
 
 
-def build(citation: CitationSettings, _grobid: GrobidSettings,
-          _client: GrobidClient | None) -> CrfCitationParser:
+def build(citation: CitationSettings) -> CrfCitationParser:
     """The registry's builder: the model of ``citation.model``, or the shipped one."""
     return CrfCitationParser(CrfModel.load(citation.model))
