@@ -79,8 +79,8 @@ def parse_file_record(data: bytes) -> FileRecord:
     if not raw.startswith(b"{"):
         if not raw:
             raise RecordError("empty record", status=FileRecordStatus.MISSING_PATH)
-        path = os.fsdecode(raw)
-        return FileRecord(path, path=path)
+        bare = os.fsdecode(raw)
+        return FileRecord(bare, path=bare)
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.mime import SNIFF_BYTES, sniff_mime
@@ -25,7 +25,15 @@ CHUNK = 1024 * 1024
 HASHES = ("sha1", "sha256", "md5")
 
 
-def new_hashers(names: Iterable[str]) -> dict[str, Any]:
+class Hasher(Protocol):
+    """A hash object as hashlib makes them: all that hashing a stream needs."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def hexdigest(self) -> str: ...
+
+
+def new_hashers(names: Iterable[str]) -> dict[str, Hasher]:
     """``hashlib`` objects by name; an unknown name is a configuration error."""
     try:
         return {name: hashlib.new(name) for name in names}
@@ -84,7 +92,7 @@ class _Lane:
 
     __slots__ = ("busy", "hasher", "queue")
 
-    def __init__(self, hasher: Any) -> None:
+    def __init__(self, hasher: Hasher) -> None:
         self.hasher = hasher
         self.queue: deque[bytes] = deque()
         self.busy = False
@@ -100,7 +108,7 @@ class MultiHasher:
     chunk waiting for the slowest digest of the one before. Memory: at most
     ``depth`` chunks held."""
 
-    def __init__(self, hashers: dict[str, Any], depth: int = 4) -> None:
+    def __init__(self, hashers: dict[str, Hasher], depth: int = 4) -> None:
         self.hashers = hashers
         self._pool = _hash_pool()
         self._lanes = [_Lane(h) for h in hashers.values()]
@@ -173,7 +181,8 @@ class MetaWriter:
     one pass for copying, hashing and sniffing. ``extra`` hash objects (e.g. a
     WARC block digest already fed the HTTP headers) are updated alongside."""
 
-    def __init__(self, write: Callable[[bytes], Any], extra: dict[str, Any] | None = None) -> None:
+    def __init__(self, write: Callable[[bytes], Any],
+                 extra: dict[str, Hasher] | None = None) -> None:
         self._write = write
         self.size = 0
         self._head = b""

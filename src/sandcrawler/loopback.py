@@ -37,6 +37,8 @@ class LoopbackHTTPServer:
     def url(self) -> str:
         assert self._server is not None, "not started"
         host, port = self._server.server_address[:2]
+        # an IP socket's host is a str (the type allows bytes, for AF_UNIX)
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def start(self) -> Self:

@@ -88,7 +88,8 @@ def path_problem(path: str) -> str | None:
     return None
 
 
-def safe_relative_path(path: str, *, what: str = "path", status: str | None = None) -> str:
+def safe_relative_path(path: str, *, what: str = "path",
+                       status: StoreStatus | None = None) -> str:
     """``path`` in NFC if it is a safe relative path, else UnsafePath saying why
     (``what`` names it in the message; ``status`` overrides ``unsafe-path``)."""
     problem = path_problem(path)

@@ -23,11 +23,13 @@ import resource
 import signal
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from sandcrawler.errors import RecordError
 from sandcrawler.lifetime import die_with_parent
 from sandcrawler.models.statuses import SandboxStatus
+
+T = TypeVar("T")
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 #: seconds a new child may take to import what its calls need (not a call's time)
@@ -123,7 +125,7 @@ class Sandbox:
             self._conn.close()
             self._conn = None
 
-    def call(self, fn: Callable[..., Any], *args: Any, timeout: float, **kwargs: Any) -> Any:
+    def call(self, fn: Callable[..., T], *args: Any, timeout: float, **kwargs: Any) -> T:
         if self._proc is None or not self._proc.is_alive():
             if self._proc is not None:
                 self.restarts += 1
@@ -152,7 +154,8 @@ class Sandbox:
                 what = f"exit status {code}"
             raise TaskCrashed(f"the child process died ({what})") from None
         if kind == "ok":
-            return value
+            result: T = value  # what fn returned, unpickled from the child
+            return result
         if kind == "memory":
             limit = f"{self.memory_limit / 2**20:,.0f} MiB" if self.memory_limit else "?"
             raise TaskMemoryLimit(f"ran out of memory (limit {limit})")

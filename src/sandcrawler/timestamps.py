@@ -32,15 +32,19 @@ def iso_utc(ts: datetime | None) -> str | None:
     ts = parse_timestamp(ts)
     if ts is None:
         return None
-    # warcio formats naive UTC datetimes
-    return datetime_to_iso_date(ts.replace(tzinfo=None), use_micros=True)
+    # warcio formats naive UTC datetimes (warcio has no type hints: its strings
+    # are typed where they are taken, here and below)
+    iso: str = datetime_to_iso_date(ts.replace(tzinfo=None), use_micros=True)
+    return iso
 
 
 def now14() -> str:
     """Now, as the 14 digits of a CDX line (UTC, to the second)."""
-    return timestamp_now()
+    dt14: str = timestamp_now()
+    return dt14
 
 
 def warc_date(dt14: str) -> str:
     """``WARC-Date`` of a 14-digit timestamp: ``2017-07-06T00:59:50Z``."""
-    return timestamp_to_iso_date(dt14)
+    iso: str = timestamp_to_iso_date(dt14)
+    return iso

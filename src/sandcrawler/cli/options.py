@@ -92,7 +92,7 @@ def pipeline_options(worker: str) -> Callable[[F], F]:
 
 
 def _pipeline_options(f: F, worker: str) -> F:
-    decorators = [
+    decorators: list[Callable[[F], F]] = [
         click.option("-j", "--jobs", type=click.IntRange(1, 256), default=1, show_default=True,
                      help="Worker processes; output keeps input order."),
         batch_size_option(worker),

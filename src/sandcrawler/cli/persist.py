@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from sandcrawler.app.services import Services
@@ -32,7 +34,7 @@ def database_sink(services: Services) -> DatabaseSink:
     return services.database_sink()
 
 
-def _persist(name: str, worker: str, options: dict, input_file: str, services: Services,
+def _persist(name: str, worker: str, options: dict[str, Any], input_file: str, services: Services,
              jobs: int, batch_size: int | None, limit: int | None, progress: bool | None,
              silent: bool, fail_fast: bool) -> None:
     run_pipeline(name, JsonLinesSource(input_file, limit=limit), worker, options,

@@ -91,7 +91,7 @@ class SafeText(TypeDecorator[str]):
         return storable_text(value) if isinstance(value, str) else value
 
 
-class UTCDateTime(TypeDecorator):
+class UTCDateTime(TypeDecorator[datetime]):
     """TIMESTAMP WITH TIME ZONE; on SQLite stored as naive UTC and read back aware."""
 
     impl = DateTime(timezone=True)
@@ -107,7 +107,7 @@ class UTCDateTime(TypeDecorator):
         return parse_timestamp(value)
 
 
-class octet_length(FunctionElement):
+class octet_length(FunctionElement[int]):
     """``octet_length(x)``: PostgreSQL has it; SQLite (< 3.43) needs the BLOB cast."""
 
     type = Integer()

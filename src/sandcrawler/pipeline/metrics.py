@@ -183,7 +183,9 @@ class MetricsServer:
     @property
     def url(self) -> str:
         host, port = self.server.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
+        # an IP socket's host is a str (the type allows bytes, for AF_UNIX)
+        assert isinstance(host, str)
+        host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}/metrics"
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from selectolax.lexbor import SelectolaxError
 
 from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import Status
 from sandcrawler.sandbox import Sandbox, TaskCrashed, TaskMemoryLimit, TaskTimeout
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ class HtmlWork:
     """A sandbox for HTML work, started on first use. ``status``: what a page gets
     when its work is stopped; ``memory_limit``: the child's address space."""
 
-    def __init__(self, status: str, *, memory_limit: int) -> None:
+    def __init__(self, status: Status, *, memory_limit: int) -> None:
         self.status = status
         self.memory_limit = memory_limit
         self._sandbox: Sandbox | None = None
@@ -76,11 +77,11 @@ class HtmlWork:
         return self._sandbox
 
 
-_SHARED: dict[tuple[str, int], HtmlWork] = {}
+_SHARED: dict[tuple[Status, int], HtmlWork] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_work(status: str, *, memory_limit: int) -> HtmlWork:
+def shared_work(status: Status, *, memory_limit: int) -> HtmlWork:
     """This process's ``HtmlWork`` for ``status`` and ``memory_limit`` (made on
     first use; never closed by its users)."""
     with _SHARED_LOCK:

@@ -21,10 +21,12 @@ such connections; ``policy=None`` checks no address (the operator's routes).
 from __future__ import annotations
 
 import socket
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
-from urllib3 import HTTPConnectionPool, HTTPSConnectionPool, PoolManager, Retry
+from urllib3 import BaseHTTPResponse, HTTPConnectionPool, HTTPSConnectionPool, PoolManager, Retry
 from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import ConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
     MaxRetryError,
@@ -52,11 +54,14 @@ class ConnectRetry(Retry):
     """urllib3's Retry, except that a host name that does not exist fails at once."""
 
     def increment(self, method: str | None = None, url: str | None = None,
-                  response: Any = None, error: Exception | None = None,
-                  _pool: Any = None, _stacktrace: Any = None) -> Retry:
+                  response: BaseHTTPResponse | None = None, error: Exception | None = None,
+                  _pool: ConnectionPool | None = None,
+                  _stacktrace: TracebackType | None = None) -> Self:
         lookup = error.__cause__ if isinstance(error, NameResolutionError) else None
         if isinstance(lookup, socket.gaierror) and lookup.errno in _NO_SUCH_NAME:
-            raise MaxRetryError(_pool, url or "", error) from error
+            # urllib3 raises it without a pool too (its own increment, same ignore):
+            # the annotation asks for one that the error only carries for display
+            raise MaxRetryError(_pool, url or "", error) from error  # type: ignore[arg-type]
         return super().increment(method, url, response, error, _pool, _stacktrace)
 
 

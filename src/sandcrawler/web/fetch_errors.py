@@ -42,7 +42,7 @@ def cause(e: BaseException) -> BaseException:
 
 
 def describe(e: BaseException, *, read_timeout: float | None = None,
-             received: int | None = None) -> tuple[str, str]:
+             received: int | None = None) -> tuple[FetchStatus, str]:
     """``(status, what happened)`` for a failure of one request; ``received``: the
     bytes of the body that came before it (said unless the error says it)."""
     status, what = _describe(cause(e), read_timeout)
@@ -52,7 +52,7 @@ def describe(e: BaseException, *, read_timeout: float | None = None,
     return status, what
 
 
-def _describe(inner: BaseException, read_timeout: float | None) -> tuple[str, str]:
+def _describe(inner: BaseException, read_timeout: float | None) -> tuple[FetchStatus, str]:
     if isinstance(inner, NameResolutionError):
         return FetchStatus.FETCH_ERROR, "the host name does not resolve"
     if isinstance(inner, ConnectTimeoutError):

@@ -43,7 +43,7 @@ from protego import Protego
 from urllib3.exceptions import HTTPError
 
 from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
+from sandcrawler.models.statuses import FetchStatus, IngestFileStatus, Status
 from sandcrawler.web.archive import WarcSession
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate, host_of
@@ -63,7 +63,7 @@ MAX_BYTES = 500 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    status: str  # robots-disallowed, or fetch-error for a host that does not answer
+    status: Status  # robots-disallowed, or fetch-error for a host that does not answer
     reason: str
 
 

@@ -105,9 +105,10 @@ class Report:
         self.references += 1
         g, p = field_values(gold), field_values(predicted)
         for name in FIELDS:
+            gold_value, predicted_value = g[name], p[name]
             for norm, table in ((strict, self.strict), (soft, self.soft)):
-                gv = norm(g[name]) if g[name] else ""
-                pv = norm(p[name]) if p[name] else ""
+                gv = norm(gold_value) if gold_value else ""
+                pv = norm(predicted_value) if predicted_value else ""
                 c = table[name]
                 if gv and pv == gv:
                     c.tp += 1

@@ -9,11 +9,11 @@ ingester's "no platform matched" message and the docs' list read it from here.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
-from sandcrawler.fileset.platforms.base import PlatformHelper
+from sandcrawler.fileset.platforms.base import PlatformHelper, S
 from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
@@ -23,15 +23,17 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class Platform:
+class Platform(Generic[S]):
+    """A helper with the settings section it takes (the checker holds them to it)."""
+
     name: str
-    helper: type[PlatformHelper]
-    settings: type[Section]
+    helper: type[PlatformHelper[S]]
+    settings: type[S]
     #: what people call it, for messages and docs
     title: str
 
 
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (
+PLATFORMS: dict[str, Platform[Any]] = {p.name: p for p in (
     Platform("dataverse", DataverseHelper, DataverseSettings, "Dataverse"),
     Platform("figshare", FigshareHelper, FigshareSettings, "figshare"),
     Platform("zenodo", ZenodoHelper, ZenodoSettings, "Zenodo"),
@@ -40,6 +42,6 @@ PLATFORMS: dict[str, Platform] = {p.name: p for p in (
 
 
 def platform_helpers(sections: dict[str, Section], fetcher: HttpFetcher,
-                     rule: FilesetSettings) -> list[PlatformHelper]:
+                     rule: FilesetSettings) -> list[PlatformHelper[Any]]:
     """One helper per registered platform, each with its own settings section."""
     return [p.helper(sections[name], fetcher, rule) for name, p in PLATFORMS.items()]
