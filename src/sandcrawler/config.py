@@ -676,8 +676,8 @@ def _example(annotation: Any) -> str:
     return '["a", "b"]'
 
 
-def _clip(text: Any, limit: int = 60) -> str:
-    text = str(text)
+def _clip(value: object, limit: int = 60) -> str:
+    text = str(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
