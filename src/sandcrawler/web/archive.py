@@ -7,22 +7,12 @@ replayed); a final body whose sha1 the archive already holds is written as a
 ``revisit`` record (identical-payload-digest profile) that refers to the first
 capture instead of storing the bytes again.
 
-A body is read once, in 1 MiB chunks, while its sha1, sha256, md5, the WARC block
-digest (and a stored gzip member's CRC-32) are worked out on hash threads and its
-MIME type is sniffed, so memory stays flat for any size. Its record is written one
-of two ways:
-
-* straight into the WARC file, when the body's length is announced, it is not to
-  be deflated and the store's writer can overwrite (the local store): the header
-  goes first with placeholder digests of the same length and is overwritten once
-  they are known; a payload the archive already holds turns out only at the end,
-  so that record is cut off again and a revisit written instead;
-* through a spool file, otherwise (a body to deflate, no Content-Length, the S3
-  store, or a caller that wants the body kept: ``capture(keep_body=True)``).
-
-A record that is not deflated is still its own gzip member: a stored one (deflate
-blocks of up to 65,535 bytes, framed here), since deflating already-compressed
-data costs several times the download for nothing.
+A body is read once, in 1 MiB chunks, while its digests are worked out on hash
+threads and its MIME type is sniffed, so memory stays flat for any size. The
+bytes of the records (straight into the WARC file or through a spool file, each
+record its own gzip member, and why not warcio's writer) are
+``sandcrawler.web.warc_writer``'s; this module fetches, chooses between a
+response and a revisit, and indexes.
 
 A ``WarcSession`` is one WARC file in the making. Nothing it holds is visible
 (neither the file in the store nor its index rows) until ``commit()``; ``abort()``
@@ -32,14 +22,10 @@ leaves nothing behind. That is what lets a dataset be archived all or nothing.
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import re
 import socket
-import struct
 import uuid
-import zlib
-from base64 import b32encode
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -50,61 +36,35 @@ from urllib.parse import urlsplit
 from sqlalchemy import Engine, insert, select
 from sqlalchemy.exc import DBAPIError, OperationalError
 from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from sandcrawler.db.engine import begin
 from sandcrawler.db.reader import latest_capture
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.filemeta import MetaWriter, file_metadata
+from sandcrawler.filemeta import file_metadata
 from sandcrawler.mime import normalize_mime
 from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.statuses import FetchStatus
-from sandcrawler.spool import spool_file
 from sandcrawler.storage.blobs import BlobStore, BlobWriter
 from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
 from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import CHUNK, Hop, HttpFetcher, Opened, TooLarge
+from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, TooLarge
 from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_headers
+from sandcrawler.web.warc_writer import Placed, WarcWriter, new_record_id
 
 log = logging.getLogger(__name__)
 
 WARC_PREFIX = "warcs"
 WARC_FORMAT = "WARC File Format 1.1"
 WARC_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
-REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 # Hop-by-hop framing that no longer describes the body as recorded: urllib3
 # de-chunks, and an encoded body is recorded decoded (what was hashed).
 _FRAMING = {"transfer-encoding"}
 _ENCODING = {"content-encoding", "content-length"}
-_RECORD_END = b"\r\n\r\n"
-#: a digest of the right length, written first and overwritten when known
-_PLACEHOLDER = "sha1:" + "A" * 32
-#: gzip member header: deflate, no name, no time, Unix
-_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03"
-_STORED_MAX = 65535
-_BLOCK_HEADER_LEN = 5
-#: the last deflate block: stored, empty
-_STORED_END = b"\x01\x00\x00\xff\xff"
-_SAMPLE = 24 * 1024
-_COMPRESSED_KINDS = ("image/", "video/", "audio/")
-_RAW_MEDIA = {"image/svg+xml", "image/bmp", "image/tiff", "audio/wav", "audio/x-wav"}
-#: formats whose bytes are compressed already (PDF is not among them: sampled)
-_COMPRESSED = {"application/zip", "application/gzip", "application/x-bzip2",
-               "application/x-xz", "application/zstd", "application/x-7z-compressed",
-               "application/x-rar-compressed", "application/vnd.rar", "application/epub+zip",
-               "application/vnd.apache.parquet"}
-
-
-def _sha1(data: bytes | None) -> Any:
-    return hashlib.sha1(data or b"")
-
-
-def _digest(hexdigest: str) -> str:
-    return "sha1:" + b32encode(bytes.fromhex(hexdigest)).decode()
+_EMPTY_SHA1 = hashlib.sha1(b"").hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,51 +111,21 @@ class WebCapture:
             self.spool = None
 
 
-class _GzipMember:
-    """Write side of one gzip member: each WARC record is its own member, so a
-    reader can start at any record's offset."""
-
-    def __init__(self, out: IO[bytes] | BlobWriter, level: int) -> None:
-        self._out = out
-        self._z = zlib.compressobj(level, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-
-    def write(self, data: bytes) -> int:
-        if out := self._z.compress(data):
-            self._out.write(out)
-        return len(data)
-
-    def flush(self) -> None:
-        pass  # the member is finished by close(); flushing mid-record only costs ratio
-
-    def close(self) -> None:
-        self._out.write(self._z.flush())
-
-
 class WarcSession:
-    """One WARC file being written, and the index rows for its records."""
+    """One WARC file being written, and the index rows for its records. The bytes
+    of each record are ``WarcWriter``'s (``sandcrawler.web.warc_writer``); the
+    session fetches, decides between a response and a revisit, and indexes."""
 
     def __init__(self, archive: WebArchive, key: str, writer: BlobWriter) -> None:
         self.archive = archive
         self.key = key
         self._writer = writer
+        self._warc = WarcWriter(writer, gzip_level=archive.gzip_level,
+                                block_digest=archive.block_digest, spool_dir=archive.spool_dir)
         self._rows: list[CdxRecord] = []
         self._by_sha1: dict[str, CdxRecord] = {}
-        self._warcio = WARCWriter(None, gzip=False, warc_version="WARC/1.1")
         self.closed = False
-        self._write(self._warcio.create_warcinfo_record(key.rsplit("/", 1)[-1],
-                                                        archive.info.fields()))
-
-    def _write(self, record: Any) -> tuple[int, int]:
-        """Append one record without a body (warcinfo, request, revisit, redirect),
-        its own gzip member; its offset and compressed size."""
-        offset = self._writer.size
-        if self.archive.gzip_level:
-            member = _GzipMember(self._writer, self.archive.gzip_level)
-            WARCWriter(member, gzip=False, warc_version="WARC/1.1").write_record(record)
-            member.close()
-        else:
-            WARCWriter(self._writer, gzip=False, warc_version="WARC/1.1").write_record(record)
-        return offset, self._writer.size - offset
+        self._warc.warcinfo(key.rsplit("/", 1)[-1], archive.info.fields())
 
     def capture(self, url: str, *, max_bytes: int | Callable[[Hop], int],
                 keep_body: bool = True,
@@ -210,7 +140,7 @@ class WarcSession:
         opened = self.archive.fetcher.open(url, check=check)
         try:
             # redirect bodies were read and dropped by the fetcher: headers only
-            rows = [self._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
+            rows = [self._record(hop, now14(), _http_headers(hop), b"", None)
                     for hop in opened.hops[:-1]]
             limit = max_bytes(opened.final) if callable(max_bytes) else max_bytes
             capture = self._record_final(opened, limit, keep_body)
@@ -226,251 +156,82 @@ class WarcSession:
         ``truncated`` (``length``, ``disconnect``, ``time``) when ``body`` is not all
         of it, said in ``WARC-Truncated`` (and then never a revisit). The rows are
         indexed with the session's other captures."""
-        rows = [self._record(hop, now14(), _http_headers(hop), io.BytesIO(), None)
+        rows = [self._record(hop, now14(), _http_headers(hop), b"", None)
                 for hop in opened.hops[:-1]]
         hop = opened.final
-        http = _http_headers(hop)
         meta = file_metadata(body)
         ok = hop.status_code == 200 and truncated is None
         earlier = self.find_sha1(meta.sha1hex) if ok else None
-        block = _sha1(http.headers_buff + body).hexdigest()
-        rows.append(self._record(hop, now14(), http, io.BytesIO(body), meta, block_sha1=block,
+        rows.append(self._record(hop, now14(), _http_headers(hop), body, meta,
                                  refers_to=earlier, truncated=truncated))
         return rows
 
     def _record_final(self, opened: Opened, max_bytes: int, keep_body: bool) -> WebCapture:
-        """Stream the final body once, hashing it (sha1, sha256, md5, the WARC block
-        digest and, for a stored gzip member, its CRC-32) on the hash threads
-        meanwhile. How it is recorded is decided on its first chunk:
-
-        * direct: a body of announced length that is not deflated (incompressible,
-          or gzip off) into a writer that can overwrite (the local store) goes
-          straight into the WARC file behind a header of placeholder digests,
-          which is overwritten once they are known; a revisit cuts the record
-          off again and writes the revisit instead;
-        * spool: otherwise the body is spooled to disk and the record written
-          from the spool once its digests are known."""
+        """Stream the final body once into its response record (``ResponseWriter``:
+        straight into the WARC file, or through a spool file), hashing it meanwhile;
+        a payload the archive already holds becomes a revisit record. On any
+        failure no part of the record is left in the WARC file."""
         hop = opened.final
         dt = now14()
-        http = _http_headers(hop)
-        level = self.archive.gzip_level
-        record_id = f"<urn:uuid:{uuid.uuid4()}>"
-        offset = self._writer.size
-        state: dict[str, Any] = {}
-        spool: Path | None = None
-        out: _Framer | None = None
-        meta_writer: MetaWriter | None = None
-
-        def start(first: bytes) -> MetaWriter:
-            nonlocal spool, out
-            deflate = bool(level) and _compressible(first, hop.header("Content-Type"))
-            stored = bool(level) and not deflate
-            state.update(deflate=deflate, stored=stored)
-            extra = {"block": _sha1(http.headers_buff)}
-            if stored:  # the member's CRC-32 of the HTTP headers and body, on a hash thread
-                extra["crc"] = _Crc32(zlib.crc32(http.headers_buff))
-            length = _declared_length(hop)
-            if not (keep_body or deflate or length is None or not self._writer.rewritable):
-                head = self._head(hop, dt, record_id, http, length, _PLACEHOLDER, _PLACEHOLDER)
-                if not stored or len(head) <= _STORED_MAX:
-                    state.update(direct=True, head_len=len(head), length=length)
-                    out = _Framer(self._writer, stored)
-                    if stored:
-                        self._writer.write(_GZIP_HEADER)
-                    out.write(head)
-                    out.write(http.headers_buff)
-                    return MetaWriter(out.write, extra=extra)
-            spool = spool_file(self.archive.spool_dir, ".body")
-            f = spool.open("wb", buffering=0)
-            state["spool_file"] = f
-            return MetaWriter(f.write, extra=extra)
-
-        def write(chunk: bytes) -> None:
-            nonlocal meta_writer
-            if meta_writer is None:
-                meta_writer = start(chunk)
-            meta_writer.write(chunk)
-
+        record = self._warc.streamed_response(
+            hop.url, warc_date(dt), _http_headers(hop), content_type=hop.header("Content-Type"),
+            length=_declared_length(hop), keep_body=keep_body)
         try:
             try:
-                try:
-                    self.archive.fetcher.stream_body(opened, write, max_bytes)
-                except TooLarge as e:
-                    if hop.status_code == 200:
-                        raise
-                    raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
-                                      f"{max_bytes:,} bytes", FetchStatus.HTTP_ERROR) from e
-            finally:
-                if meta_writer is None:  # an empty body
-                    meta_writer = start(b"")
-                if (f := state.get("spool_file")) is not None:
-                    f.close()
+                self.archive.fetcher.stream_body(opened, record.write, max_bytes)
+            except TooLarge as e:
+                if hop.status_code == 200:
+                    raise
+                raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
+                                  f"{max_bytes:,} bytes", FetchStatus.HTTP_ERROR) from e
+            record.end_body()
             ok = hop.status_code == 200
             # looked up while md5 and sha256 finish on the hash threads
-            earlier = self.find_sha1(meta_writer.sha1hex()) if ok else None
-            meta, extra = meta_writer.finish()
-            if state.get("direct"):
-                if meta.size_bytes != state["length"]:
-                    raise RecordError(f"fetching {hop.url}: {meta.size_bytes:,} bytes, "
-                                      f"not the {state['length']:,} announced",
-                                      FetchStatus.FETCH_ERROR)
-                if earlier is not None:
-                    self._writer.truncate(offset)
-                    row = self._record(hop, dt, http, io.BytesIO(), meta,
-                                       block_sha1=extra["block"], refers_to=earlier)
-                else:
-                    row = self._finish_direct(hop, dt, record_id, http, meta, extra, offset,
-                                              state, out)
+            earlier = self.find_sha1(record.sha1hex()) if ok else None
+            meta = record.finish()
+            if earlier is not None:
+                placed = record.write_revisit(earlier.url, warc_date(earlier.datetime))
             else:
-                assert spool is not None
-                with spool.open("rb", buffering=0) as body:
-                    if earlier is not None:
-                        row = self._record(hop, dt, http, body, meta,
-                                           block_sha1=extra["block"], refers_to=earlier)
-                    else:
-                        row = self._record_spooled(hop, dt, record_id, http, meta, extra, body,
-                                                   state)
-                if not keep_body:
-                    spool.unlink(missing_ok=True)
-                    spool = None
-            return WebCapture([row], meta if ok else None, revisit_of=earlier, spool=spool)
+                placed = record.write_response()
+            row = self._index(hop, dt, record.record_id, meta, placed, revisit=earlier is not None)
         except BaseException:
-            if (f := state.get("spool_file")) is not None:
-                f.close()
-            if spool is not None:
-                spool.unlink(missing_ok=True)
-            if self._writer.size > offset and not self.closed:
-                if not self._writer.rewritable:
-                    raise
-                self._writer.truncate(offset)  # no part of a record is left behind
+            # a writer that cannot cut (S3) only ever has the record written from the
+            # spool, after everything that may fail for this record alone
+            record.abort(cut=not self.closed)
             raise
+        return WebCapture([row], meta if ok else None, revisit_of=earlier, spool=record.spool)
 
-    def _head(self, hop: Hop, dt: str, record_id: str, http: StatusAndHeaders, length: int,
-              block_digest: str, payload_digest: str) -> bytes:
-        """The WARC header of a response record, as warcio writes it."""
-        headers = {"WARC-Record-ID": record_id, "WARC-Date": warc_date(dt),
-                   "WARC-Block-Digest": block_digest, "WARC-Payload-Digest": payload_digest}
-        record = self._warcio.create_warc_record(
-            hop.url, "response", payload=io.BytesIO(), length=length, http_headers=http,
-            warc_headers_dict=headers)
-        buf = io.BytesIO()
-        WARCWriter(buf, gzip=False, warc_version="WARC/1.1").write_record(record)
-        return buf.getvalue()[: -len(http.headers_buff) - len(_RECORD_END)]
-
-    def _finish_direct(self, hop: Hop, dt: str, record_id: str, http: StatusAndHeaders,
-                       meta: FileMeta, extra: dict[str, str], offset: int,
-                       state: dict[str, Any], out: _Framer | None) -> CdxRecord:
-        """End the record written straight into the WARC, then write its real header
-        over the placeholder one (the same length)."""
-        assert out is not None
-        head = self._head(hop, dt, record_id, http, meta.size_bytes, _digest(extra["block"]),
-                          _digest(meta.sha1hex))
-        if len(head) != state["head_len"]:
-            raise AssertionError("a WARC header changed length with its digests")
-        out.write(_RECORD_END)
-        at = offset
-        if state["stored"]:
-            rest = len(http.headers_buff) + meta.size_bytes + len(_RECORD_END)
-            crc = zlib.crc32(_RECORD_END, int(extra["crc"], 16))
-            crc = crc32_combine(zlib.crc32(head), crc, rest)
-            self._writer.write(_STORED_END + struct.pack("<II", crc, (len(head) + rest) % 2**32))
-            at += len(_GZIP_HEADER) + _BLOCK_HEADER_LEN
-        self._writer.pwrite(head, at)
-        return self._finish_record(hop, dt, record_id, meta, offset, self._writer.size - offset)
-
-    def _record_spooled(self, hop: Hop, dt: str, record_id: str, http: StatusAndHeaders,
-                        meta: FileMeta, extra: dict[str, str], body: IO[bytes],
-                        state: dict[str, Any]) -> CdxRecord:
-        """Write the response record of a spooled body: plain, a stored gzip member
-        (framed here, its CRC-32 from the first pass) or a deflated one."""
-        head = self._head(hop, dt, record_id, http, meta.size_bytes, _digest(extra["block"]),
-                          _digest(meta.sha1hex))
-        offset = self._writer.size
-        level = self.archive.gzip_level
-        if state["deflate"]:
-            member = _GzipMember(self._writer, level)
-            sink: Any = member
-        else:
-            if state["stored"]:
-                self._writer.write(_GZIP_HEADER)
-            sink = _Framer(self._writer, state["stored"])
-        sink.write(head)
-        sink.write(http.headers_buff)
-        buf = bytearray(CHUNK)
-        view = memoryview(buf)
-        while n := body.readinto(buf):  # type: ignore[attr-defined]
-            sink.write(view[:n])
-        sink.write(_RECORD_END)
-        if state["deflate"]:
-            member.close()
-        elif state["stored"]:
-            rest = len(http.headers_buff) + meta.size_bytes + len(_RECORD_END)
-            crc = zlib.crc32(_RECORD_END, int(extra["crc"], 16))
-            crc = crc32_combine(zlib.crc32(head), crc, rest)
-            self._writer.write(_STORED_END + struct.pack("<II", crc, (len(head) + rest) % 2**32))
-        return self._finish_record(hop, dt, record_id, meta, offset, self._writer.size - offset)
-
-    def _finish_record(self, hop: Hop, dt: str, record_id: str, meta: FileMeta, offset: int,
-                       csize: int) -> CdxRecord:
-        """The request record of a response just written, and its index row."""
-        self._write_request(hop, dt, record_id)
-        row = CdxRecord(
-            url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
-            mimetype=_mimetype(hop, meta), warc_path=self.key, warc_offset=offset,
-            warc_csize=csize, location=hop.location, sha1hex=meta.sha1hex, size=meta.size_bytes,
-            sha256hex=meta.sha256hex or None, md5hex=meta.md5hex or None)
-        self._add(row)
-        return row
-
-    def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: IO[bytes],
-                meta: FileMeta | None, *, block_sha1: str | None = None,
-                refers_to: CdxRecord | None = None,
+    def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: bytes,
+                meta: FileMeta | None, *, refers_to: CdxRecord | None = None,
                 truncated: str | None = None) -> CdxRecord:
-        """Write a response record (or, with ``refers_to``, a revisit record of the
-        headers only) and its request record; index the response."""
-        record_id = f"<urn:uuid:{uuid.uuid4()}>"
-        headers = {"WARC-Record-ID": record_id, "WARC-Date": warc_date(dt)}
-        if truncated:
-            headers["WARC-Truncated"] = truncated
-        if meta is None:  # no body: a redirect
-            meta = FileMeta(size_bytes=0, sha1hex=_sha1(b"").hexdigest(), sha256hex="",
-                            md5hex="", mimetype="")
-            block_sha1 = _sha1(http.headers_buff).hexdigest()
+        """Write a response record of a body in memory (``meta`` None: a redirect's,
+        empty) or, with ``refers_to``, a revisit record of the headers only; index it."""
+        record_id = new_record_id()
+        date = warc_date(dt)
+        if meta is None:
+            meta = FileMeta(size_bytes=0, sha1hex=_EMPTY_SHA1, sha256hex="", md5hex="",
+                            mimetype="")
         if refers_to is not None:
-            rec_type, body, length = "revisit", io.BytesIO(), 0
-            block_sha1 = _sha1(http.headers_buff).hexdigest()
-            headers.update({"WARC-Profile": REVISIT_PROFILE,
-                            "WARC-Refers-To-Target-URI": refers_to.url,
-                            "WARC-Refers-To-Date": warc_date(refers_to.datetime)})
+            placed = self._warc.revisit(hop.url, date, http, record_id=record_id,
+                                        payload_sha1=meta.sha1hex, refers_to_url=refers_to.url,
+                                        refers_to_date=warc_date(refers_to.datetime))
         else:
-            rec_type, length = "response", meta.size_bytes
-        assert block_sha1 is not None
-        headers.update({"WARC-Block-Digest": _digest(block_sha1),
-                        "WARC-Payload-Digest": _digest(meta.sha1hex)})
-        record = self._warcio.create_warc_record(
-            hop.url, rec_type, payload=body, length=length, http_headers=http,
-            warc_headers_dict=headers)
-        offset, csize = self._write(record)
-        self._write_request(hop, dt, record_id)
+            placed = self._warc.response(hop.url, date, http, body, record_id=record_id,
+                                         payload_sha1=meta.sha1hex, truncated=truncated)
+        return self._index(hop, dt, record_id, meta, placed, revisit=refers_to is not None)
+
+    def _index(self, hop: Hop, dt: str, record_id: str, meta: FileMeta, placed: Placed, *,
+               revisit: bool) -> CdxRecord:
+        """The request record of a response (or revisit) just written, and its row."""
+        self._warc.request(hop.url, warc_date(dt), _request_headers(hop), record_id)
         row = CdxRecord(
             url=hop.url, datetime=dt, surt=surt(hop.url), status_code=hop.status_code,
-            mimetype=REVISIT_MIME if refers_to is not None else _mimetype(hop, meta),
-            warc_path=self.key, warc_offset=offset, warc_csize=csize, location=hop.location,
+            mimetype=REVISIT_MIME if revisit else _mimetype(hop, meta), warc_path=self.key,
+            warc_offset=placed.offset, warc_csize=placed.csize, location=hop.location,
             sha1hex=meta.sha1hex, size=meta.size_bytes, sha256hex=meta.sha256hex or None,
             md5hex=meta.md5hex or None)
         self._add(row)
         return row
-
-    def _write_request(self, hop: Hop, dt: str, concurrent_to: str) -> None:
-        parts = urlsplit(hop.url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        http = StatusAndHeaders(f"GET {target} HTTP/1.1", hop.request_headers,
-                                is_http_request=True)
-        request = self._warcio.create_warc_record(
-            hop.url, "request", payload=io.BytesIO(), length=0, http_headers=http,
-            warc_headers_dict={"WARC-Date": warc_date(dt),
-                               "WARC-Concurrent-To": concurrent_to})
-        self._write(request)
 
     def _add(self, row: CdxRecord) -> None:
         self._rows.append(row)
@@ -542,15 +303,17 @@ _OUR_WARC = re.compile(rf"{WARC_PREFIX}/\d{{4}}/\d\d/\d\d/SANDCRAWLER-\d{{14}}-[
 
 class WebArchive:
     def __init__(self, store: BlobStore, engine: Engine, fetcher: HttpFetcher, *,
-                 gzip_level: int = 1, spool_dir: str | Path | None = None,
-                 info: WarcInfo | None = None) -> None:
+                 gzip_level: int = 1, block_digest: bool = True,
+                 spool_dir: str | Path | None = None, info: WarcInfo | None = None) -> None:
         """``info``: the warcinfo of every WARC file (default: the fetcher's
-        User-Agent, no operator, robots.txt obeyed)."""
+        User-Agent, no operator, robots.txt obeyed); ``block_digest``: whether
+        records carry ``WARC-Block-Digest`` (``warc.block_digest``)."""
         self.info = info or WarcInfo(fetcher.user_agent)
         self.store = store
         self.engine = engine
         self.fetcher = fetcher
         self.gzip_level = gzip_level
+        self.block_digest = block_digest
         self.spool_dir = spool_dir
 
     def session(self) -> WarcSession:
@@ -681,24 +444,11 @@ def _http_headers(hop: Hop) -> StatusAndHeaders:
     return http
 
 
-def _compressible(first: bytes, content_type: str | None) -> bool:
-    """Is a body worth deflating, judged by its first chunk? Not if it is of a
-    compressed format; else if a sample (three 8 KiB pieces: the start, middle and
-    end of the chunk) shrinks by a tenth at level 1. Deflating data that does not
-    shrink runs at some 50 MB/s here, several times the download, for nothing;
-    a bigger sample would cost as much on small files."""
-    if len(first) < 4096:
-        return True  # a few bytes: whatever deflate gives
-    mime = normalize_mime(content_type) or ""
-    if mime in _COMPRESSED or (mime.startswith(_COMPRESSED_KINDS) and mime not in _RAW_MEDIA):
-        return False
-    piece = _SAMPLE // 3
-    if len(first) <= _SAMPLE:
-        sample = first
-    else:
-        mid = len(first) // 2 - piece // 2
-        sample = first[:piece] + first[mid:mid + piece] + first[-piece:]
-    return len(zlib.compress(sample, 1)) < 0.9 * len(sample)
+def _request_headers(hop: Hop) -> StatusAndHeaders:
+    """The request as sent, for its request record."""
+    parts = urlsplit(hop.url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return StatusAndHeaders(f"GET {target} HTTP/1.1", hop.request_headers, is_http_request=True)
 
 
 def _declared_length(hop: Hop) -> int | None:
@@ -708,83 +458,3 @@ def _declared_length(hop: Hop) -> int | None:
         return None
     declared = (hop.header("Content-Length") or "").strip()
     return int(declared) if declared.isdigit() else None
-
-
-class _Crc32:
-    """``zlib.crc32`` as a hash object, for the hash threads (zlib releases the
-    GIL on large buffers)."""
-
-    def __init__(self, value: int = 0) -> None:
-        self.value = value
-
-    def update(self, data: bytes) -> None:
-        self.value = zlib.crc32(data, self.value)
-
-    def hexdigest(self) -> str:
-        return f"{self.value:08x}"
-
-
-class _Framer:
-    """Writes data into ``out`` as is, or framed as deflate stored blocks (at most
-    65,535 bytes each, a 5-byte header before each), gathered in one write."""
-
-    def __init__(self, out: BlobWriter, stored: bool) -> None:
-        self._out = out
-        self._stored = stored
-
-    def write(self, data: bytes | memoryview) -> int:
-        n = len(data)
-        if not n:
-            return 0
-        if not self._stored:
-            self._out.writev([data])
-            return n
-        view = memoryview(data)
-        buffers: list[bytes | memoryview] = []
-        for start in range(0, n, _STORED_MAX):
-            piece = view[start:start + _STORED_MAX]
-            buffers += [_block_header(len(piece)), piece]
-        self._out.writev(buffers)
-        return n
-
-
-def _block_header(n: int) -> bytes:
-    """A deflate stored block that is not the last, of ``n`` bytes (byte-aligned)."""
-    return struct.pack("<BHH", 0, n, n ^ 0xFFFF)
-
-
-def _crc32_times(a: int, b: int) -> int:
-    """a(x) b(x) modulo the CRC-32 polynomial (reflected), as zlib's multmodp."""
-    m, p = 1 << 31, 0
-    while True:
-        if a & m:
-            p ^= b
-            if a & (m - 1) == 0:
-                return p
-        m >>= 1
-        b = (b >> 1) ^ 0xEDB88320 if b & 1 else b >> 1
-
-
-def _x2n_table() -> list[int]:
-    p, table = 1 << 30, []  # x^1
-    for _ in range(32):
-        table.append(p)
-        p = _crc32_times(p, p)
-    return table
-
-
-_X2N = _x2n_table()
-
-
-def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
-    """The CRC-32 of A + B from crc32(A), crc32(B) and len(B), as zlib's
-    ``crc32_combine`` (which Python's zlib does not offer): some 30 products,
-    whatever the length."""
-    p, k = 1 << 31, 3  # x^0; x^(len2 * 2^3): 8 bits a byte
-    while len2:
-        if len2 & 1:
-            p = _crc32_times(_X2N[k & 31], p)
-        len2 >>= 1
-        k += 1
-    return _crc32_times(p, crc1) ^ crc2
-
