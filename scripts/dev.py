@@ -10,8 +10,9 @@ nothing is installed into the system's Python (Debian refuses that, PEP 668).
 (SQLite and a store under ``~/.local/share/sandcrawler``), then the offline demo of
 file ingest, which keeps to a data directory of its own beside that one
 (``~/.local/share/sandcrawler-demo``); ``test`` also installs
-the test kit and runs ``ruff``, ``lint-imports`` and ``pytest`` (extra
-arguments go to pytest: ``python3 scripts/dev.py test -m "not slow"``).
+the test kit and runs ``ruff``, ``lint-imports``, ``mypy`` (strict on ``src/``, its
+settings in ``pyproject.toml``) and ``pytest`` (extra arguments go to pytest:
+``python3 scripts/dev.py test -m "not slow"``).
 
 Standard library only: this runs before anything is installed.
 """
@@ -83,6 +84,9 @@ def test(pytest_args: list[str]) -> int:
     pip_install("-e", ".[test]", "-e", "./testkit")
     run([str(BIN / "ruff"), "check", "src", "tests", "bench", "scripts", "testkit"])
     run([str(BIN / "lint-imports")])
+    # the files and the strictness are pyproject.toml's [tool.mypy]; its cache
+    # (.mypy_cache) makes a second run take a second or two
+    run([str(BIN / "mypy")])
     return subprocess.run([str(BIN / "python"), "-m", "pytest", *pytest_args],
                           cwd=REPO).returncode
 
