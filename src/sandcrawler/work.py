@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -14,6 +15,44 @@ from sandcrawler.models.statuses import PipelineStatus
 Kind = Literal["ok", "skip", "error"]
 
 
+class JsonResult(Protocol):
+    """An output written as JSON (stdout, Kafka): a record that knows its own dump
+    rules (which keys a line leaves out, in which order). The sink calls
+    ``to_json`` once, as it writes the line; nothing before it serialises."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class TableRow(Protocol):
+    """One row for the database sink (``db.persist.write_tables``): the table it
+    is upserted into, and its column values, made as the row is written."""
+
+    table: ClassVar[str]
+
+    def columns(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """An output for the database sink: one record's rows (several tables' at
+    times: a work and its parsed references), written in the batch's transaction."""
+
+    rows: tuple[TableRow, ...]
+
+
+class PdfCells(NamedTuple):
+    """An output for the PDF table's sink (``PdfTable.write``): cells by family and
+    qualifier, for the row of the file ``sha1hex``. The cells are the table's own
+    JSON-shaped values (``storage.pdftable`` encodes each by its column's type)."""
+
+    sha1hex: str
+    cells: Mapping[str, Mapping[str, Any]]
+
+
+#: what a worker hands to the sink, typed until the sink writes it
+Output = JsonResult | Rows | PdfCells
+
+
 @dataclass(slots=True)
 class Outcome:
     """The result of one record. ``output`` goes to the sink; ``error`` to stderr."""
@@ -21,7 +60,7 @@ class Outcome:
     where: str
     status: str
     kind: Kind = "ok"
-    output: Any = None
+    output: Output | None = None
     error: str | None = None
 
     @classmethod

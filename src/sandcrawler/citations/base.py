@@ -1,15 +1,18 @@
-"""The CitationParser protocol and what every backend shares."""
+"""The CitationParser protocol and what every backend shares.
+
+``biblio_to_dict`` (a biblio's JSON) lives with the rows that hold biblios,
+``models.refs``; it is imported here for the parsers' callers."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from functools import cache
 from typing import Any, Protocol
 
 from grobid_tei_xml import GrobidBiblio
 
 from sandcrawler.errors import CitationParseError
+from sandcrawler.models.refs import biblio_to_dict as biblio_to_dict  # re-exported
 from sandcrawler.models.statuses import ParserStatus
 
 
@@ -39,35 +42,16 @@ def check_alignment(sent: Sequence[str], parsed: Sequence[GrobidBiblio], backend
         )
 
 
-@cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+@dataclasses.dataclass(frozen=True, slots=True)
+class ParsedCitation:
+    """One parsed reference as a pipeline output (``citations parse``): written as
+    ``GrobidBiblio.to_dict()`` is, by the fast ``biblio_to_dict``, when the sink
+    writes the line."""
 
+    biblio: GrobidBiblio
 
-def biblio_to_dict(obj: Any) -> dict[str, Any]:
-    """Exactly ``GrobidBiblio.to_dict()``, without its deep copy and second pass.
-
-    ``to_dict()`` is ``asdict()`` followed by dropping ``None``, ``""`` and ``{}``
-    values recursively (lists stay, even empty ones). It was most of the
-    pipeline's CPU time per work; a test checks both agree on real GROBID output.
-    """
-    out: dict[str, Any] = {}
-    for name in _field_names(type(obj)):
-        value = getattr(obj, name)
-        if value is None:
-            continue
-        kind = type(value)
-        if kind is str:  # by far the most common: test it first
-            if not value:
-                continue
-        elif kind is list:
-            value = [biblio_to_dict(v) if dataclasses.is_dataclass(v) else v for v in value]
-        elif dataclasses.is_dataclass(value):
-            value = biblio_to_dict(value)
-            if not value:
-                continue
-        out[name] = value
-    return out
+    def to_json(self) -> dict[str, Any]:
+        return biblio_to_dict(self.biblio)
 
 
 #: reference strings longer than this are not given to any parser: real ones are

@@ -10,7 +10,7 @@ found), ``empty`` (nothing found; the biblio keeps ``unstructured``), and
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import orjson
 from grobid_tei_xml.types import GrobidBiblio
@@ -18,7 +18,7 @@ from grobid_tei_xml.types import GrobidBiblio
 from sandcrawler.citations.base import (
     MAX_CITATION_CHARS,
     CitationParser,
-    biblio_to_dict,
+    ParsedCitation,
     parse_within_limit,
 )
 from sandcrawler.errors import CitationParseError, RecordError
@@ -26,8 +26,17 @@ from sandcrawler.models.statuses import CitationStatus, PipelineStatus
 from sandcrawler.work import Item, Outcome, decode_json
 
 
-def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:
-    """(reference string, ids to carry over) from one input line."""
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One input line's reference string, and the ids it carries over to its biblio."""
+
+    text: str
+    id: str | None = None
+    index: int | None = None
+
+
+def read_reference(data: bytes) -> Reference:
+    """One input line as its reference (a RecordError for an unusable line)."""
     stripped = data.strip()
     if stripped[:1] == b'"':
         try:
@@ -35,27 +44,24 @@ def read_reference(data: bytes) -> tuple[str, dict[str, Any]]:
         except orjson.JSONDecodeError:
             obj = None
         if isinstance(obj, str):
-            return obj, {}
+            return Reference(obj)
     if stripped[:1] != b"{":
         try:
-            return data.decode("utf-8").strip("\r\n"), {}
+            return Reference(data.decode("utf-8").strip("\r\n"))
         except UnicodeDecodeError as e:
             raise RecordError(f"invalid UTF-8 at byte {e.start}",
                               status=PipelineStatus.BAD_UTF8) from None
     obj = decode_json(stripped)
     if isinstance(obj, str):
-        return obj, {}
+        return Reference(obj)
     text = obj.get("unstructured") if isinstance(obj, dict) else None
     if not isinstance(text, str):
         raise RecordError("JSON line has no string `unstructured`",
                           status=CitationStatus.MISSING_UNSTRUCTURED)
-    ids: dict[str, Any] = {}
     ref_id = obj.get("id", obj.get("key"))
-    if ref_id is not None:
-        ids["id"] = str(ref_id)
-    if isinstance(obj.get("index"), int):
-        ids["index"] = obj["index"]
-    return text, ids
+    index = obj.get("index")
+    return Reference(text, None if ref_id is None else str(ref_id),
+                     index if isinstance(index, int) else None)
 
 
 class ParseCitationsWorker:
@@ -63,13 +69,13 @@ class ParseCitationsWorker:
         self.parser = parser
 
     def process_batch(self, items: list[Item]) -> list[Outcome]:
-        read: list[tuple[str, dict[str, Any]] | Outcome] = []
+        read: list[Reference | Outcome] = []
         for item in items:
             try:
                 read.append(read_reference(item.data))
             except RecordError as e:
                 read.append(Outcome.failed(item.where, e))
-        texts = [r[0] for r in read if not isinstance(r, Outcome)]
+        texts = [r.text for r in read if not isinstance(r, Outcome)]
         parsed: list[GrobidBiblio | CitationParseError] = []
         if texts:
             whole = parse_within_limit(self.parser, [texts])[0]
@@ -90,11 +96,13 @@ class ParseCitationsWorker:
             if isinstance(biblio, CitationParseError):
                 outcomes.append(Outcome.failed(item.where, biblio))
                 continue
-            for name, value in r[1].items():
-                setattr(biblio, name, value)
-            status = (CitationStatus.TOO_LONG if len(r[0]) > MAX_CITATION_CHARS
+            if r.id is not None:
+                biblio.id = r.id
+            if r.index is not None:
+                biblio.index = r.index
+            status = (CitationStatus.TOO_LONG if len(r.text) > MAX_CITATION_CHARS
                       else CitationStatus.EMPTY if biblio.is_empty() else CitationStatus.SUCCESS)
-            outcomes.append(Outcome(item.where, status, output=biblio_to_dict(biblio)))
+            outcomes.append(Outcome(item.where, status, output=ParsedCitation(biblio)))
         return outcomes
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
 from sandcrawler.cli.options import F, open_services, parser_option, pipeline_options, run_pipeline
 from sandcrawler.errors import ConfigError, RecordError
+from sandcrawler.pipeline.sinks import json_line
 from sandcrawler.work import Item, Worker
 
 model_option = click.option(
@@ -82,7 +83,8 @@ def _parse_one(reference: str, make_worker: Callable[[], Worker]) -> None:
         worker.close()
     if outcome.kind == "error":
         raise RecordError(f"{outcome.status}: {outcome.error}", status=outcome.status)
-    click.echo(orjson.dumps(outcome.output).decode())
+    assert outcome.output is not None  # a parsed reference: ok or empty, never skipped
+    click.echo(json_line(outcome.output).decode())
 
 
 def corpus_options(f: F) -> F:

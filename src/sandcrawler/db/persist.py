@@ -1,6 +1,7 @@
 """Idempotent bulk upserts of crossref and grobid_refs rows.
 
-Rows arrive as JSON-shaped dicts (timestamps as ISO strings). A newer upstream
+Rows arrive typed (``work.Rows``: each row names its table and gives its column
+values, JSON-shaped, timestamps as ISO strings, when it is written). A newer upstream
 version always wins and an older one never overwrites a newer one, so replaying
 a topic or a file is safe: ``indexed`` orders crossref rows, ``source_ts``
 orders grobid_refs rows (a row without ``source_ts`` is always taken).
@@ -11,12 +12,12 @@ PostgreSQL bulk path: COPY into a temporary staging table, then one
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from sqlalchemy import Connection, Table, or_
+from sqlalchemy import Connection, DefaultClause, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
@@ -29,6 +30,7 @@ from sandcrawler.db.schema import (
 )
 from sandcrawler.db.types import storable_json, storable_text
 from sandcrawler.jsontext import RawJSON
+from sandcrawler.work import Rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +70,30 @@ TABLES: dict[str, UpsertSpec] = {
 }
 
 
-def write_tables(conn: Connection, outputs: Iterable[dict[str, dict[str, Any]]]) -> None:
-    """Sink writer: each output maps table name -> row; rows are upserted per table."""
-    per_table: dict[str, dict[tuple, dict[str, Any]]] = {name: {} for name in TABLES}
+def write_tables(conn: Connection,
+                 outputs: Iterable[Rows | Mapping[str, Mapping[str, Any]]]) -> None:
+    """Sink writer: each output's rows, upserted per table (in ``TABLES``' order).
+    A row becomes its column values (``columns()``) here, as it is written."""
+    per_table: dict[str, dict[tuple[Any, ...], Mapping[str, Any]]] = {
+        name: {} for name in TABLES}
     for out in outputs:
-        for name, row in out.items():
+        named: list[tuple[str, Mapping[str, Any]]]
+        if isinstance(out, Rows):
+            named = [(row.table, row.columns()) for row in out.rows]
+        else:
+            # TRANSITIONAL (issue 24): the ingest results' persist workers still
+            # hand {table: row} dicts, until they hand Rows; then this branch goes.
+            named = list(out.items())
+        for name, values in named:
             keys = TABLES[name].keys
             # One statement may not touch a key twice: the last version in the batch wins.
-            per_table[name][tuple(row[k] for k in keys)] = row
+            per_table[name][tuple(values[k] for k in keys)] = values
     for name, rows in per_table.items():
         if rows:
             upsert(conn, TABLES[name], list(rows.values()))
 
 
-def upsert(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+def upsert(conn: Connection, spec: UpsertSpec, rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert or update ``rows`` (no key twice); ``updated`` is set to now() if present."""
     if conn.dialect.name == "postgresql":
         _upsert_postgres(conn, spec, rows)
@@ -89,13 +101,15 @@ def upsert(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -
         _upsert_sqlite(conn, spec, rows)
 
 
-def _upsert_sqlite(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+def _upsert_sqlite(conn: Connection, spec: UpsertSpec, rows: Sequence[Mapping[str, Any]]) -> None:
     table, keys = spec.table, spec.keys
     stmt = sqlite_insert(table)
     data_cols = spec.data_columns
-    set_ = {c: stmt.excluded[c] for c in data_cols}
+    set_: dict[str, Any] = {c: stmt.excluded[c] for c in data_cols}
     if "updated" in table.c:
-        set_["updated"] = table.c.updated.server_default.arg  # now()
+        default = table.c.updated.server_default
+        assert isinstance(default, DefaultClause)  # the schema's now()
+        set_["updated"] = default.arg
     where = None
     if spec.order:
         existing, incoming = table.c[spec.order], stmt.excluded[spec.order]
@@ -115,7 +129,8 @@ def _pg_value(value: Any) -> Any:
     return value
 
 
-def _upsert_postgres(conn: Connection, spec: UpsertSpec, rows: Sequence[dict[str, Any]]) -> None:
+def _upsert_postgres(conn: Connection, spec: UpsertSpec,
+                     rows: Sequence[Mapping[str, Any]]) -> None:
     table, keys, order = spec.table, spec.keys, spec.order
     name = table.name
     data_cols = spec.data_columns

@@ -12,7 +12,7 @@ from __future__ import annotations
 from sandcrawler.mime import normalize_mime
 from sandcrawler.models.statuses import BackfillStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
-from sandcrawler.work import Item, Outcome, RecordWorker
+from sandcrawler.work import Item, Outcome, PdfCells, RecordWorker
 
 
 class BackfillCdxWorker(RecordWorker):
@@ -27,5 +27,6 @@ class BackfillCdxWorker(RecordWorker):
         mime = normalize_mime(cdx.mimetype)
         if self.mimetypes and mime not in self.mimetypes:
             return Outcome(item.where, BackfillStatus.SKIP_MIME, kind="skip")
+        assert cdx.sha1hex is not None  # read_capture refuses a line without a sha1
         return Outcome(item.where, BackfillStatus.SUCCESS,
-                       output=(cdx.sha1hex, {"file": {"mime": mime, "cdx": cdx.cell()}}))
+                       output=PdfCells(cdx.sha1hex, {"file": {"mime": mime, "cdx": cdx.cell()}}))

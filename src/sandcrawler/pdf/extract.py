@@ -122,7 +122,12 @@ def extract_pdf(
         finally:
             doc.close()
     except OSError as e:
-        return PdfExtract(PdfStatus.BAD_PDF, error=f"cannot read {source}: {e.strerror}")
+        return PdfExtract(PdfStatus.BAD_PDF, error=f"cannot read {_name(source)}: {e.strerror}")
+
+
+def _name(source: bytes | str | Path) -> str:
+    """The source as a message names it: a path, never a PDF's bytes."""
+    return "the PDF in memory" if isinstance(source, bytes) else str(source)
 
 
 def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
@@ -163,7 +168,8 @@ def _info(doc: pdfium.PdfDocument) -> dict[str, str]:
 
 def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
              listing_width: int | None, max_text_chars: int) -> PdfExtract:
-    out = PdfExtract(PdfStatus.SUCCESS, page_count=len(doc))
+    page_count = len(doc)
+    out = PdfExtract(PdfStatus.SUCCESS, page_count=page_count)
     version = doc.get_version()
     out.pdf_version = f"{version // 10}.{version % 10}" if version else None
     out.info = _info(doc)
@@ -185,7 +191,7 @@ def _extract(doc: pdfium.PdfDocument, src: bytes | str, sizes: dict[str, int],
         out.status, out.error = PdfStatus.EMPTY_PAGE0, "page 0 renders as one flat colour"
     texts: list[str] = []
     total = 0
-    for text in _page_texts(doc, src, out.page_count):
+    for text in _page_texts(doc, src, page_count):
         total += len(text)
         if total > max_text_chars:
             out.status = PdfStatus.TEXT_TOO_LARGE

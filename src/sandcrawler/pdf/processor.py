@@ -38,13 +38,6 @@ class StoredPdf:
     grobid_quality: str | None = None
     tei: str | None = None
 
-    def summary(self) -> dict[str, Any]:
-        """What a ``process`` result line says about the stored document."""
-        if self.uuid is None:
-            return {}
-        return {"uuid": self.uuid, "resources": self.resources,
-                "grobid_status": self.grobid_status, "grobid_quality": self.grobid_quality}
-
 
 class PdfProcessor:
     def __init__(

@@ -71,7 +71,11 @@ class ProcessPdfWorker(RecordWorker):
             if not record.sha1 and (done := self._done(item, meta.sha1hex, known)):
                 return done
             extracted = self.processor.extract(path, meta)
-            known.update(self.processor.store(path, meta, extracted, cdx=record.cdx).summary())
+            stored = self.processor.store(path, meta, extracted, cdx=record.cdx)
+            if stored.uuid is not None:  # a usable document, stored and catalogued
+                known.update(uuid=stored.uuid, resources=stored.resources,
+                             grobid_status=stored.grobid_status,
+                             grobid_quality=stored.grobid_quality)
         kind: Kind = "ok" if extracted.status in STORED else (
             "skip" if extracted.status == PdfStatus.NOT_PDF else "error")
         return _outcome(item, kind, known, status=extracted.status,
@@ -100,7 +104,7 @@ def _outcome(item: Item, kind: Kind, known: dict[str, Any], *, status: str,
     from what is known so far and the fields of the step that ends it.
     ``message`` is the outcome's (stderr), not the line's."""
     result = ProcessResult(**known, status=status, **fields)
-    return Outcome(item.where, status, kind=kind, output=result.to_json(), error=message)
+    return Outcome(item.where, status, kind=kind, output=result, error=message)
 
 
 def _failed(item: Item, known: dict[str, Any], e: RecordError) -> Outcome:
@@ -108,6 +112,6 @@ def _failed(item: Item, known: dict[str, Any], e: RecordError) -> Outcome:
     return _outcome(item, "error", known, status=e.status, message=str(e), error=str(e))
 
 
-def result_key(out: Any) -> str | None:
+def result_key(out: ProcessResult) -> str | None:
     """Results are keyed by the file's sha1: one partition per file."""
-    return out.get("sha1hex") if isinstance(out, dict) else None
+    return out.sha1hex

@@ -12,9 +12,8 @@ from typing import Any, TypeVar
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from sandcrawler.jsontext import dumps_output
 from sandcrawler.kafka import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
-from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
+from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded, json_line
 from sandcrawler.retry import Backoff
 from sandcrawler.work import Item, Outcome
 
@@ -294,7 +293,7 @@ class KafkaSink:
         self._unfinished: tuple[list[Outcome], _Delivery, list[Rejection]] | None = None
 
     def _messages(self, output: Any) -> list[tuple[str, bytes, str | bytes | None]]:
-        return [(topic, dumps_output(message), _key_bytes(self.key(message)))
+        return [(topic, json_line(message), _key_bytes(self.key(message)))
                 for topic, message in self.route(output)]
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:

@@ -1,5 +1,9 @@
 """Where outcomes go: the sink protocol and stdout JSON lines (Kafka in kafka_io,
-the database in db_sink)."""
+the database in db_sink).
+
+Workers hand typed outputs (``work.Output``); a sink is where one becomes bytes
+or a row, once: ``json_line`` for a line or a message (the record's own
+``to_json``), ``db.persist.write_tables`` for rows."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from typing import IO, Any, Protocol, TypeVar
 from sandcrawler.jsontext import dumps_output
 from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.retry import RetryPolicy
-from sandcrawler.work import Outcome
+from sandcrawler.work import Outcome, Output, PdfCells, Rows
 
 T = TypeVar("T")
 #: (index into the outcomes list, status, message) for outputs the sink refused
@@ -28,7 +32,7 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-def encoded(outcomes: list[Outcome], encode: Callable[[Any], T],
+def encoded(outcomes: list[Outcome], encode: Callable[[Output], T],
             rejected: list[Rejection]) -> Iterator[T]:
     """``encode(output)`` of each outcome with an output, in order. An output JSON
     cannot hold (``encode`` raised TypeError: a bug, not the record's fault) is
@@ -44,6 +48,18 @@ def encoded(outcomes: list[Outcome], encode: Callable[[Any], T],
                              f"the result cannot be written as JSON: {e}"))
 
 
+def json_line(output: Output | dict[str, Any]) -> bytes:
+    """An output as one JSON text, by its own dump rules. TypeError for an output
+    that is not JSON's to write (rows for the database) or that JSON cannot hold."""
+    if isinstance(output, Rows | PdfCells):
+        raise TypeError(f"{type(output).__name__} is written to a database, not as JSON")
+    if isinstance(output, dict):
+        # TRANSITIONAL (issue 24): ingest and fileset results are still plain dicts
+        # until their workers hand the result models; then this branch goes.
+        return dumps_output(output)
+    return dumps_output(output.to_json())
+
+
 class StdoutSink:
     """JSON lines, one per output, flushed per batch so pipes stream."""
 
@@ -52,7 +68,7 @@ class StdoutSink:
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
         rejected: list[Rejection] = []
-        chunk = b"".join(line + b"\n" for line in encoded(outcomes, dumps_output, rejected))
+        chunk = b"".join(line + b"\n" for line in encoded(outcomes, json_line, rejected))
         if chunk:
             self.stream.write(chunk)
             self.stream.flush()

@@ -17,6 +17,7 @@ import orjson
 
 from sandcrawler.errors import ConfigError, RecordError
 from sandcrawler.file_records import cdx_file_record
+from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
 from sandcrawler.work import Item, Outcome
@@ -137,8 +138,8 @@ class CdxSource(JsonLinesSource):
                 continue
             if isinstance(capture, CaptureSkip):
                 cdx = capture.cdx
-                output = ({"path": cdx.url, "status": capture.status, "sha1hex": cdx.sha1hex}
-                          if cdx else None)
+                output = (ProcessResult(path=cdx.url, status=capture.status,
+                                        sha1hex=cdx.sha1hex) if cdx else None)
                 yield Item(item.where, item.data, outcome=Outcome(
                     item.where, capture.status, kind="skip", error=capture.detail,
                     output=output))

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from grobid_tei_xml import GrobidBiblio
 
-from sandcrawler.citations.base import CitationParser, biblio_to_dict, parse_within_limit
+from sandcrawler.citations.base import CitationParser, parse_within_limit
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.jsontext import RawJSON
-from sandcrawler.models.refs import GrobidRefsRow
+from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow, ParsedRefs
 from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.refs.crossref import (
     SelectedRef,
@@ -28,8 +29,7 @@ from sandcrawler.refs.crossref import (
     work_doi,
     work_indexed,
 )
-from sandcrawler.timestamps import iso_utc
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_json, decode_record
+from sandcrawler.work import Item, Outcome, RecordWorker, Rows, TableRow, decode_json, decode_record
 
 SOURCE = "crossref"
 
@@ -37,7 +37,7 @@ SOURCE = "crossref"
 @dataclass(slots=True)
 class _Work:
     item: Item
-    work: dict[str, Any]
+    work: dict[str, Any]  # Crossref's JSON, read here by key only (crossref.py)
     bare: bool  # the line is the work itself, not an API envelope around it
     doi: str
     indexed: str | None
@@ -54,30 +54,28 @@ def _read_work(item: Item, with_refs: bool = True) -> _Work:
 
 def _parse_works(
     parser: CitationParser, works: list[_Work]
-) -> list[list[dict[str, Any]] | CitationParseError]:
-    """refs_json for each work, parsing all the works' references in one parser call."""
+) -> list[list[GrobidBiblio] | CitationParseError]:
+    """The parsed references of each work, all the works' in one parser call."""
     todo = [w for w in works if w.refs]
     parsed = iter(parse_within_limit(parser, [[r.text for r in w.refs] for w in todo])
                   if todo else [])
-    results: list[list[dict[str, Any]] | CitationParseError] = []
+    results: list[list[GrobidBiblio] | CitationParseError] = []
     for w in works:
         biblios = next(parsed) if w.refs else []
         if isinstance(biblios, CitationParseError):
             results.append(biblios)
             continue
-        refs_json = []
         for ref, biblio in zip(w.refs, biblios, strict=True):
             # The parser never saw the keys: weave them back by position, which
             # the parser guarantees (count and order are checked there).
             biblio.id = ref.key
             biblio.index = ref.index
-            refs_json.append(biblio_to_dict(biblio))
-        results.append(refs_json)
+        results.append(biblios)
     return results
 
 
-def _grobid_refs_row(w: _Work, refs_json: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"source": SOURCE, "source_id": w.doi, "source_ts": w.indexed, "refs_json": refs_json}
+def _grobid_refs_row(w: _Work, refs: list[GrobidBiblio]) -> ParsedRefs:
+    return ParsedRefs(source=SOURCE, source_id=w.doi, source_ts=w.indexed, refs=refs)
 
 
 class _WorksWorker:
@@ -102,12 +100,12 @@ class _WorksWorker:
             if isinstance(r, Outcome):
                 outcomes.append(r)
                 continue
-            refs_json = next(refs)
-            if isinstance(refs_json, CitationParseError):
-                outcomes.append(Outcome.failed(r.item.where, refs_json))
+            parsed = next(refs)
+            if isinstance(parsed, CitationParseError):
+                outcomes.append(Outcome.failed(r.item.where, parsed))
                 continue
             try:
-                outcomes.append(self.outcome(r, refs_json))
+                outcomes.append(self.outcome(r, parsed))
             except RecordError as e:
                 outcomes.append(Outcome.failed(r.item.where, e))
         return outcomes
@@ -115,7 +113,8 @@ class _WorksWorker:
     def check(self, w: _Work) -> None:
         pass
 
-    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
+        """``refs``: the work's parsed references (None: no parser)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -127,45 +126,41 @@ class ParseCrossrefRefsWorker(_WorksWorker):
     def __init__(self, parser: CitationParser) -> None:
         super().__init__(parser)
 
-    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
-        assert refs_json is not None
+    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
+        assert refs is not None
         return Outcome(
             where=w.item.where,
             status=RefsStatus.SUCCESS if w.refs else RefsStatus.EMPTY,
-            output=_grobid_refs_row(w, refs_json),
+            output=_grobid_refs_row(w, refs),
         )
 
 
 class PersistCrossrefWorker(_WorksWorker):
-    """Output for the database sink: ``{"crossref": row, "grobid_refs": row?}``."""
+    """Output for the database sink: the work's ``crossref`` row, and its
+    ``grobid_refs`` row when references are parsed."""
 
     def check(self, w: _Work) -> None:
         if w.indexed is None:
             raise RecordError("work has no indexed date-time", status=RefsStatus.MISSING_INDEXED)
 
-    def outcome(self, w: _Work, refs_json: list[dict[str, Any]] | None) -> Outcome:
+    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
+        assert w.indexed is not None  # check() refused the work otherwise
         # A bare work is stored from its own line: no second serialisation.
         try:
             record = RawJSON(w.item.data.decode() if w.bare else orjson.dumps(w.work).decode())
         except TypeError as e:  # orjson: nested deeper than it writes (255 levels)
             raise RecordError(f"the work cannot be stored as JSON: {e}",
                               status=RefsStatus.BAD_WORK) from None
-        output: dict[str, Any] = {
-            "crossref": {"doi": w.doi, "indexed": w.indexed, "record": record}
-        }
+        rows: tuple[TableRow, ...] = (CrossrefRow(doi=w.doi, indexed=w.indexed, record=record),)
         status = RefsStatus.SUCCESS
-        if refs_json is not None:
-            output["grobid_refs"] = _grobid_refs_row(w, refs_json)
+        if refs is not None:
+            rows += (_grobid_refs_row(w, refs),)
             status = RefsStatus.SUCCESS if w.refs else RefsStatus.SUCCESS_NO_REFS
-        return Outcome(where=w.item.where, status=status, output=output)
+        return Outcome(where=w.item.where, status=status, output=Rows(rows))
 
 
 class PersistGrobidRefsWorker(RecordWorker):
     def process(self, item: Item) -> Outcome:
-        obj, row = decode_record(item.data, GrobidRefsRow, "a grobid_refs row",
-                                 RefsStatus.BAD_ROW)
-        # The validated scalars, and the caller's own refs_json: model_dump() would
-        # deep-copy the largest part of the row for nothing.
-        out = {"source": row.source, "source_id": row.source_id,
-               "source_ts": iso_utc(row.source_ts), "refs_json": obj["refs_json"]}
-        return Outcome(where=item.where, status=RefsStatus.SUCCESS, output={"grobid_refs": out})
+        _, row = decode_record(item.data, GrobidRefsRow, "a grobid_refs row",
+                               RefsStatus.BAD_ROW)
+        return Outcome(where=item.where, status=RefsStatus.SUCCESS, output=Rows((row,)))
