@@ -71,6 +71,32 @@ def latest_capture(conn: Connection, url: str) -> CdxRecord | None:
     return None if row is None else CdxRecord.from_row(row)
 
 
+def capture_at(conn: Connection, url: str, dt: str) -> CdxRecord | None:
+    """The capture of ``url`` made at ``dt`` (a result's ``terminal_dt``): of two in
+    that second, the one ``latest_capture`` would pick."""
+    row = conn.execute(select(web_cdx).where(web_cdx.c.url == url, web_cdx.c.datetime == dt)
+                       .order_by(*(web_cdx.c[name].desc() for name in CAPTURE_ORDER))
+                       .limit(1)).mappings().first()
+    return None if row is None else CdxRecord.from_row(row)
+
+
+def captures(conn: Connection, *, url: str | None = None, sha1hex: str | None = None,
+             limit: int = 50) -> list[CdxRecord]:
+    """Captures of exactly ``url``, or of the payload ``sha1hex``, latest first."""
+    cond = web_cdx.c.url == url if url is not None else web_cdx.c.sha1hex == sha1hex
+    query = (select(web_cdx).where(cond)
+             .order_by(*(web_cdx.c[name].desc() for name in CAPTURE_ORDER)).limit(limit))
+    return [CdxRecord.from_row(r) for r in conn.execute(query).mappings()]
+
+
+def ingest_file_result_row(conn: Connection, ingest_type: str, base_url: str) -> Row | None:
+    """The recorded ``ingest_file_result`` of this request, on an open connection."""
+    t = ingest_file_result
+    row = conn.execute(select(t).where(t.c.ingest_type == ingest_type,
+                                       t.c.base_url == base_url).limit(1)).mappings().first()
+    return None if row is None else normalise_row(t.name, row)
+
+
 def normalise_row(relation: str, row: Mapping[str, Any]) -> Row:
     """A row as every reader answers it: timestamps as aware UTC datetimes."""
     stamps = TIMESTAMPS[relation]
@@ -145,9 +171,8 @@ class SqlReader:
         return found
 
     def ingest_file_result(self, ingest_type: str, base_url: str) -> Row | None:
-        t = ingest_file_result
-        return self._one(t.name, select(t).where(t.c.ingest_type == ingest_type,
-                                                 t.c.base_url == base_url))
+        with begin(self.engine) as conn:
+            return ingest_file_result_row(conn, ingest_type, base_url)
 
     def capture(self, url: str) -> CdxRecord | None:
         with begin(self.engine) as conn:

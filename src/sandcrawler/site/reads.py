@@ -1,5 +1,10 @@
 """What each page shows, read from the database and the store through the services.
 
+The lookups are their owners' (docs/architecture.md, "Who owns which lookup"):
+documents by identifier ``Catalogue``, PDF table rows ``PdfTable``, the latest
+capture of a URL and an ingest result by request ``db.reader``, which the web
+archive and the readers use too; this module assembles pages from them.
+
 Every function returns plain data (dicts, lists, strings, numbers): the page's
 template renders it and the same data is the page's JSON. ``None`` means "no such
 thing" (a 404); malformed input raises ``InvalidName`` (a 400).
@@ -7,7 +12,6 @@ thing" (a 404); malformed input raises ``InvalidName`` (a 400).
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -16,6 +20,7 @@ from sqlalchemy import and_, column, func, or_, select, table
 from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
+from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import (
     catalogue,
@@ -34,6 +39,7 @@ from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.site import fields, formats
 from sandcrawler.storage.blobs import check_key
+from sandcrawler.storage.catalogue import like_escape
 from sandcrawler.storage.docid import SCHEMES, parse_uuid
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.textfix import readable
@@ -82,11 +88,15 @@ def timeline_link(url: str) -> str:
     return "/timeline?" + urlencode({"url": url})
 
 
-def documents_of(conn: Connection, sha1: str) -> list[dict[str, Any]]:
+def documents_of(services: Services, conn: Connection, sha1: str) -> list[dict[str, Any]]:
     """The documents whose primary file is ``sha1``, with their titles."""
-    return [{"uuid": u, "title": formats.first_text(t), "link": f"/document/{u}"}
-            for u, t in conn.execute(select(catalogue.c.uuid, catalogue.c.title).where(
-                catalogue.c.sha1 == sha1).order_by(catalogue.c.uuid).limit(RELATED))]
+    return [{"uuid": d.uuid, "title": formats.first_text(d.title), "link": f"/document/{d.uuid}"}
+            for d in services.catalogue.find("sha1", sha1, limit=RELATED, conn=conn)]
+
+
+def capture_row_view(row: CdxRecord) -> dict[str, Any]:
+    """A capture as a page lists it: its index row and its link."""
+    return {**row.to_row(), "link": capture_link(row.warc_path, row.warc_offset)}
 
 
 # --- dashboard ---------------------------------------------------------------------------
@@ -112,10 +122,9 @@ def dashboard(services: Services) -> dict[str, Any]:
                                          ingest_file_result.c.status,
                                          ingest_file_result.c.updated)
                             .order_by(ingest_file_result.c.updated.desc()).limit(RECENT)),
-            "documents": _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
-                                            catalogue.c.updated, catalogue.c.title)
-                               .order_by(catalogue.c.updated.desc(), catalogue.c.uuid)
-                               .limit(RECENT)),
+            "documents": [{"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1,
+                           "updated": iso_utc(d.updated), "title": d.title}
+                          for d in services.catalogue.recent(RECENT, conn=conn)],
             "captures": _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime,
                                            web_cdx.c.status_code, web_cdx.c.mimetype,
                                            web_cdx.c.warc_path, web_cdx.c.warc_offset)
@@ -145,27 +154,11 @@ def status_list_link(ingest_type: str, status: str) -> str:
 
 def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[str, int]]:
     """Rows per status of each processing step recorded in the PDF table."""
-    table_id = conn.execute(select(pdftables.c.id).where(
-        pdftables.c.name == services.pdftable_name)).scalar()
     out: dict[str, dict[str, int]] = {}
-    if table_id is None:
-        return out
-    c = pdftable_cells.c
-    schema = services.pdftable.schema
     for family, qualifier, label in (("pdf0", "pdf_status", "PDF extraction"),
                                      ("grobid0", "status_code", "GROBID (HTTP status)"),
                                      ("match0", "mstatus", "catalogue match")):
-        compressed = schema.family(family).compressed
-        counts: dict[str, int] = {}
-        for value, n in conn.execute(
-            select(c.value, func.count())
-            .where(c.table_id == table_id, c.family == family, c.qualifier == qualifier)
-            .group_by(c.value)
-        ):
-            data = zlib.decompress(value) if compressed else bytes(value)
-            name = (str(int.from_bytes(data, "big", signed=True)) if len(data) == 8
-                    and qualifier == "status_code" else data.decode("utf-8", "replace"))
-            counts[name] = counts.get(name, 0) + n
+        counts = services.pdftable.value_counts(family, qualifier, conn=conn)
         if counts:
             out[label] = counts
     return out
@@ -197,8 +190,8 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
             results = _rows(conn, select(ingest_file_result)
                             .where(ingest_file_result.c.terminal_sha1hex == entry.sha1)
                             .order_by(ingest_file_result.c.updated.desc()).limit(RELATED))
-            captures = _rows(conn, select(web_cdx).where(web_cdx.c.sha1hex == entry.sha1)
-                             .order_by(web_cdx.c.datetime.desc()).limit(RELATED))
+            captures = [capture_row_view(c) for c in
+                        reader.captures(conn, sha1hex=entry.sha1, limit=RELATED)]
         out["hops"] = hops(conn, results[0]) if results else []
     out["metadata"], out["metadata_error"] = None, None
     if "metadata" in entry.resources:
@@ -222,8 +215,6 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
     out["thumbnails"] = [name for name in THUMBS if name in entry.resources]
     for r in results:
         r["link"] = ingest_link(r["ingest_type"], r["base_url"])
-    for c in captures:
-        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
     out["ingest_results"] = results
     out["captures"] = captures
     return out
@@ -257,12 +248,6 @@ def resource_kind(doc_uuid: str, kind: str) -> tuple[str, str]:
 # --- where a file came from: ingest results, hops, captures ------------------------------
 
 
-def _latest(conn: Connection, url: str) -> dict[str, Any] | None:
-    rows = _rows(conn, select(web_cdx).where(web_cdx.c.url == url)
-                 .order_by(web_cdx.c.datetime.desc(), web_cdx.c.warc_offset.desc()).limit(1))
-    return rows[0] if rows else None
-
-
 def hops(conn: Connection, result: Mapping[str, Any], max_hops: int = 10) -> list[dict]:
     """The captures a crawl went through: the base URL's redirects, then the terminal
     URL's when the crawl followed a link there (the latest capture of each URL)."""
@@ -272,12 +257,11 @@ def hops(conn: Connection, result: Mapping[str, Any], max_hops: int = 10) -> lis
         url = start
         while url and url not in seen and len(chain) < max_hops:
             seen.add(url)
-            row = _latest(conn, url)
+            row = reader.latest_capture(conn, url)
             if row is None:
                 break
-            row["link"] = capture_link(row["warc_path"], row["warc_offset"])
-            chain.append(row)
-            url = row["location"] if row["status_code"] in REDIRECT_CODES else None
+            chain.append(capture_row_view(row))
+            url = row.location if row.status_code in REDIRECT_CODES else None
     return chain
 
 
@@ -288,9 +272,8 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[s
         requests = _rows(conn, select(ingest_request).where(
             ingest_request.c.base_url == base_url, ingest_request.c.ingest_type == ingest_type)
             .limit(RELATED))
-        rows = _rows(conn, select(ingest_file_result).where(
-            ingest_file_result.c.ingest_type == ingest_type,
-            ingest_file_result.c.base_url == base_url))
+        found = reader.ingest_file_result_row(conn, ingest_type, base_url)
+        rows = [_plain(found)] if found is not None else []
         platform = _rows(conn, select(ingest_fileset_platform).where(
             ingest_fileset_platform.c.ingest_type == ingest_type,
             ingest_fileset_platform.c.base_url == base_url))
@@ -301,18 +284,13 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[s
         if rows:
             row = rows[0]
             out["result"] = row
-            out["document_list"] = (documents_of(conn, row["terminal_sha1hex"])
+            out["document_list"] = (documents_of(services, conn, row["terminal_sha1hex"])
                                     if row["terminal_sha1hex"] else [])
             out["documents"] = [d["uuid"] for d in out["document_list"]]
             terminal = None
             if row["terminal_url"] and row["terminal_dt"]:
-                found = _rows(conn, select(web_cdx).where(
-                    web_cdx.c.url == row["terminal_url"],
-                    web_cdx.c.datetime == row["terminal_dt"]).limit(1))
-                terminal = found[0] if found else None
-                if terminal:
-                    terminal["link"] = capture_link(terminal["warc_path"],
-                                                    terminal["warc_offset"])
+                at = reader.capture_at(conn, row["terminal_url"], row["terminal_dt"])
+                terminal = capture_row_view(at) if at is not None else None
             out["terminal_capture"] = terminal
         if platform:
             out["platform"] = _dataset(conn, platform[0])
@@ -325,17 +303,14 @@ def _dataset(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
     manifest = row.get("manifest") or []
     for entry in manifest:
         if isinstance(entry, dict) and entry.get("terminal_url") and entry.get("terminal_dt"):
-            found = conn.execute(select(web_cdx.c.warc_path, web_cdx.c.warc_offset).where(
-                web_cdx.c.url == entry["terminal_url"],
-                web_cdx.c.datetime == entry["terminal_dt"]).limit(1)).first()
+            found = reader.capture_at(conn, entry["terminal_url"], entry["terminal_dt"])
             if found:
-                entry["capture_link"] = capture_link(found[0], found[1])
+                entry["capture_link"] = capture_link(found.warc_path, found.warc_offset)
     row["manifest"] = [m for m in manifest if isinstance(m, dict)]
     if row.get("web_bundle_url") and row.get("web_bundle_dt"):
-        found = conn.execute(select(web_cdx.c.warc_path, web_cdx.c.warc_offset).where(
-            web_cdx.c.url == row["web_bundle_url"],
-            web_cdx.c.datetime == row["web_bundle_dt"]).limit(1)).first()
-        row["bundle_capture_link"] = capture_link(found[0], found[1]) if found else None
+        bundle = reader.capture_at(conn, row["web_bundle_url"], row["web_bundle_dt"])
+        row["bundle_capture_link"] = (capture_link(bundle.warc_path, bundle.warc_offset)
+                                      if bundle else None)
     return row
 
 
@@ -377,7 +352,7 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> dict[st
     out["replay_link"] = (f"{replay_url.rstrip('/')}/{row.datetime}/{row.url}"
                           if replay_url else None)
     with begin(services.engine) as conn:
-        out["document_list"] = documents_of(conn, row.sha1hex) if row.sha1hex else []
+        out["document_list"] = documents_of(services, conn, row.sha1hex) if row.sha1hex else []
         out["documents"] = [d["uuid"] for d in out["document_list"]]
         out["capture_count"] = conn.execute(select(func.count()).select_from(web_cdx).where(
             web_cdx.c.url == row.url)).scalar_one()
@@ -401,8 +376,7 @@ def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
     with begin(services.engine) as conn:
         row = conn.execute(select(v.doi, v.indexed, v.record, v.source_ts, v.refs_json)
                            .where(v.doi == doi)).mappings().first()
-        docs = list(conn.execute(select(catalogue.c.uuid).where(catalogue.c.doi == doi)
-                                 .limit(RELATED)).scalars())
+        docs = [d.uuid for d in services.catalogue.find("doi", doi, limit=RELATED, conn=conn)]
     if row is None:
         return None
     record = row["record"] or {}
@@ -458,13 +432,9 @@ def _deposited(ref: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def find_documents(services: Services, scheme: str, value: str) -> list[dict[str, Any]]:
-    column_ = catalogue.c["uuid" if scheme == "uuid" else scheme]
-    with begin(services.engine) as conn:
-        found = _rows(conn, select(catalogue.c.uuid, catalogue.c.doi, catalogue.c.sha1,
-                                   catalogue.c.pmid, catalogue.c.pmcid, catalogue.c.arxiv,
-                                   catalogue.c.title)
-                      .where(column_ == value).order_by(catalogue.c.uuid).limit(RELATED))
-    return [{**d, "title": formats.first_text(d["title"])} for d in found]
+    return [{"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1, "pmid": d.pmid, "pmcid": d.pmcid,
+             "arxiv": d.arxiv, "title": formats.first_text(d.title)}
+            for d in services.catalogue.find(scheme, value, limit=RELATED)]
 
 
 def find_url(services: Services, url: str) -> dict[str, Any]:
@@ -478,15 +448,7 @@ def find_url(services: Services, url: str) -> dict[str, Any]:
                                       ingest_fileset_platform.c.base_url,
                                       ingest_fileset_platform.c.status).where(
             ingest_fileset_platform.c.base_url == url).limit(RELATED))
-        captures = _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime, web_cdx.c.status_code,
-                                      web_cdx.c.mimetype, web_cdx.c.location, web_cdx.c.sha1hex,
-                                      web_cdx.c.warc_path, web_cdx.c.warc_offset)
-                         .where(web_cdx.c.url == url)
-                         .order_by(web_cdx.c.datetime.desc(), web_cdx.c.mimetype,
-                                   web_cdx.c.warc_path, web_cdx.c.warc_offset)
-                         .limit(RELATED))
-    for c in captures:
-        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
+        captures = [capture_row_view(c) for c in reader.captures(conn, url=url, limit=RELATED)]
     return {"ingest_results": _once(results), "captures": same_once(captures),
             "timeline_link": timeline_link(url) if captures else None}
 
@@ -525,23 +487,19 @@ def find_title(services: Services, words: list[str], page: int,
     """Documents and Crossref records whose title has every word (case-insensitive),
     and the documents with the records' DOIs."""
     title = func.lower(_title_text())
-    cond = and_(*[title.like("%" + _like_escape(w.lower()) + "%", escape="\\") for w in words])
-    doc_title = func.lower(catalogue.c.title)
-    doc_cond = and_(*[doc_title.like("%" + _like_escape(w.lower()) + "%", escape="\\")
-                      for w in words])
+    cond = and_(*[title.like("%" + like_escape(w.lower()) + "%", escape="\\") for w in words])
+    cat = services.catalogue
     with begin(services.engine) as conn:
-        found = _rows(conn, select(catalogue.c.uuid, catalogue.c.title, catalogue.c.doi)
-                      .where(doc_cond).order_by(catalogue.c.uuid)
-                      .offset((page - 1) * per_page).limit(per_page + 1))
+        found = [{"uuid": d.uuid, "title": d.title, "doi": d.doi} for d in cat.with_title_words(
+            words, offset=(page - 1) * per_page, limit=per_page + 1, conn=conn)]
         rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"].label("title"))
                             .where(cond).order_by(crossref.c.doi)
                             .offset((page - 1) * per_page).limit(per_page + 1)).all()
         dois = [r[0] for r in rows[:per_page]]
-        docs = _rows(conn, select(catalogue.c.uuid, catalogue.c.doi).where(
-            catalogue.c.doi.in_(dois))) if dois else []
+        docs = cat.with_dois(dois, conn=conn)
     by_doi: dict[str, list[str]] = {}
     for d in docs:
-        by_doi.setdefault(d["doi"], []).append(d["uuid"])
+        by_doi.setdefault(d.doi or "", []).append(d.uuid)
     records = [{"doi": doi, "title": formats.first_text(t), "documents": by_doi.get(doi, []),
                 "link": f"/crossref/{doi}"} for doi, t in rows[:per_page]]
     documents = [{**d, "title": formats.first_text(d["title"]), "link": f"/document/{d['uuid']}"}
@@ -555,10 +513,6 @@ def _title_text() -> Any:
     return crossref.c.record[("title", 0)].as_string()
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
     """Ingest results that ended in this file, captures of it."""
     with begin(services.engine) as conn:
@@ -566,14 +520,10 @@ def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
                                      ingest_file_result.c.base_url,
                                      ingest_file_result.c.status).where(
             ingest_file_result.c.terminal_sha1hex == sha1).limit(RELATED))
-        captures = _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime, web_cdx.c.status_code,
-                                      web_cdx.c.mimetype, web_cdx.c.warc_path,
-                                      web_cdx.c.warc_offset)
-                         .where(web_cdx.c.sha1hex == sha1).limit(RELATED))
+        captures = [capture_row_view(c)
+                    for c in reader.captures(conn, sha1hex=sha1, limit=RELATED)]
     for r in results:
         r["link"] = ingest_link(r["ingest_type"], r["base_url"])
-    for c in captures:
-        c["link"] = capture_link(c["warc_path"], c["warc_offset"])
     return {"ingest_results": results, "captures": captures}
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Engine, delete, func, select
+from sqlalchemy import Connection, Engine, and_, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -137,6 +137,42 @@ class Catalogue:
             return list(conn.execute(
                 select(catalogue.c.uuid).where(column == value).order_by(catalogue.c.uuid)
             ).scalars())
+
+    def find(self, scheme: str, value: str, *, limit: int | None = None,
+             conn: Connection | None = None) -> list[CatalogueEntry]:
+        """The documents with this identifier (``uuid``, ``sha1``, ``doi``, ``pmid``,
+        ``pmcid``, ``arxiv``; normalised form), by UUID: "document by identifier"."""
+        column = catalogue.c["uuid" if scheme == "uuid" else scheme]
+        query = select(catalogue).where(column == value).order_by(catalogue.c.uuid)
+        return self._entries(query.limit(limit) if limit else query, conn)
+
+    def with_dois(self, dois: Sequence[str], *,
+                  conn: Connection | None = None) -> list[CatalogueEntry]:
+        """The documents with any of these DOIs, by UUID."""
+        if not dois:
+            return []
+        return self._entries(select(catalogue).where(catalogue.c.doi.in_(list(dois)))
+                             .order_by(catalogue.c.uuid), conn)
+
+    def with_title_words(self, words: Sequence[str], *, offset: int = 0, limit: int = 50,
+                         conn: Connection | None = None) -> list[CatalogueEntry]:
+        """The documents whose title holds every word (case-insensitive), by UUID."""
+        title = func.lower(catalogue.c.title)
+        cond = and_(*[title.like("%" + like_escape(w.lower()) + "%", escape="\\")
+                      for w in words])
+        return self._entries(select(catalogue).where(cond).order_by(catalogue.c.uuid)
+                             .offset(offset).limit(limit), conn)
+
+    def recent(self, limit: int, *, conn: Connection | None = None) -> list[CatalogueEntry]:
+        """The documents updated last, newest first."""
+        return self._entries(select(catalogue).order_by(catalogue.c.updated.desc(),
+                                                        catalogue.c.uuid).limit(limit), conn)
+
+    def _entries(self, query: Any, conn: Connection | None) -> list[CatalogueEntry]:
+        if conn is not None:
+            return [_entry(r) for r in conn.execute(query).mappings()]
+        with begin(self.engine) as own:
+            return [_entry(r) for r in own.execute(query).mappings()]
 
     def resolve(self, text: str) -> list[str]:
         return self.lookup(*parse_identifier(text))
@@ -380,6 +416,11 @@ class Catalogue:
 
     def paths(self, entry: CatalogueEntry) -> dict[str, str]:
         return {name: resource_key(entry.uuid, name) for name in entry.resources if name in KINDS}
+
+
+def like_escape(text: str) -> str:
+    """``text`` matched literally by a LIKE pattern with ``escape="\\"``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _same(a: CatalogueEntry, b: CatalogueEntry) -> bool:

@@ -386,6 +386,36 @@ class PdfTable:
         with begin(self.engine) as conn:
             return int(conn.execute(query).scalar_one())
 
+    def value_counts(self, family: str, qualifier: str, *,
+                     conn: Connection | None = None) -> dict[str, int]:
+        """How many rows hold each value of one column, the values as text (an
+        ``int`` column's number, a string's text): e.g. rows per ``pdf0:pdf_status``.
+        Empty when the table was never written (it is not created by reading)."""
+        if conn is None:
+            with begin(self.engine) as own:
+                return self.value_counts(family, qualifier, conn=own)
+        table_id = self._table_id
+        if table_id is None:
+            table_id = conn.execute(select(pdftables.c.id).where(
+                pdftables.c.name == self.name)).scalar()
+            if table_id is None:
+                return {}
+        fam = self._family_or_raw(family)
+        col = fam.columns.get(qualifier)
+        c = pdftable_cells.c
+        counts: dict[str, int] = {}
+        for value, n in conn.execute(
+            select(c.value, func.count())
+            .where(c.table_id == table_id, c.family == family, c.qualifier == qualifier)
+            .group_by(c.value)
+        ):
+            data = zlib.decompress(value) if fam.compressed else bytes(value)
+            name = (str(int.from_bytes(data, "big", signed=True))
+                    if col is not None and col.type == "int" and len(data) == 8
+                    else data.decode("utf-8", "replace"))
+            counts[name] = counts.get(name, 0) + n
+        return counts
+
     def _family_or_raw(self, name: str) -> Family:
         try:
             return self.schema.family(name)

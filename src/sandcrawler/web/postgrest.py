@@ -26,6 +26,8 @@ from sandcrawler.web.fetch import HttpFetcher
 
 #: most characters of the URLs of one ``in.(...)`` filter (servers cap request lines)
 MAX_IN_CHARS = 6000
+#: "the latest capture of a URL" as PostgREST's ``order=``: the SQL readers' own order
+LATEST_CAPTURE_ORDER = ",".join(f"{name}.desc" for name in CAPTURE_ORDER)
 
 
 def eq(value: str) -> str:
@@ -84,8 +86,7 @@ class PostgrestReader:
                          f"ingest_type={eq(ingest_type)}&base_url={eq(base_url)}")
 
     def capture(self, url: str) -> CdxRecord | None:
-        order = ",".join(f"{name}.desc" for name in CAPTURE_ORDER)
-        row = self._one("web_cdx", f"url={eq(url)}&order={order}")
+        row = self._one("web_cdx", f"url={eq(url)}&order={LATEST_CAPTURE_ORDER}")
         return None if row is None else CdxRecord.from_row(row)
 
     def document_by_sha1(self, sha1hex: str) -> list[Row]:
