@@ -215,6 +215,12 @@ class WarcSettings(Section):
         1, ge=0, le=9,
         description="our web archive: gzip level of each WARC record (0 = plain .warc files)",
     )
+    block_digest: bool = Field(
+        True,
+        description="our web archive: write WARC-Block-Digest (sha1 of HTTP headers and body: "
+        "optional in WARC 1.1, a second sha1 pass over every body); WARC-Payload-Digest "
+        "is always written",
+    )
 
 
 class KafkaSettings(Section):

@@ -342,6 +342,7 @@ class Services:
                         robots="obey" if crawl.robots else "ignore")
         return WebArchive(self.blobs, self.engine, self.fetcher,
                           gzip_level=self.settings.warc.gzip_level,
+                          block_digest=self.settings.warc.block_digest,
                           spool_dir=self.spool_dir, info=info)
 
     @cached_property

@@ -195,8 +195,9 @@ class WarcSession:
                 placed = record.write_response()
             row = self._index(hop, dt, record.record_id, meta, placed, revisit=earlier is not None)
         except BaseException:
-            # a writer that cannot cut (S3) only ever has the record written from the
-            # spool, after everything that may fail for this record alone
+            # a writer that cannot cut (S3) writes the record only from the spool, after
+            # everything that may fail for this record alone; if that write fails
+            # midway, the session is damaged and refuses to commit
             record.abort(cut=not self.closed)
             raise
         return WebCapture([row], meta if ok else None, revisit_of=earlier, spool=record.spool)
@@ -255,6 +256,10 @@ class WarcSession:
         without records stores no file."""
         if self.closed:
             raise ValueError(f"WARC session {self.key} already closed")
+        if self._warc.damaged:
+            self.abort()
+            raise ValueError(f"WARC session {self.key}: a record failed midway and the store "
+                             "cannot cut it off; nothing committed")
         self.closed = True
         if not self._rows:
             self._writer.abort()  # a warcinfo record alone: nothing to find it by

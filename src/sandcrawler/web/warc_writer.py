@@ -149,6 +149,9 @@ class WarcWriter:
         self.gzip_level = gzip_level
         self.block_digest = block_digest
         self.spool_dir = spool_dir
+        #: part of a record could not be cut off again (a writer that cannot
+        #: truncate): the file must not be committed
+        self.damaged = False
 
     @property
     def size(self) -> int:
@@ -156,10 +159,12 @@ class WarcWriter:
 
     def cut(self, offset: int) -> bool:
         """Remove everything written from ``offset`` on; False when the writer
-        cannot (the S3 store), and something was written there."""
+        cannot (the S3 store) and something was written there: then the file is
+        ``damaged``."""
         if self.out.size <= offset:
             return True
         if not self.out.rewritable:
+            self.damaged = True
             return False
         self.out.truncate(offset)
         return True
