@@ -2,14 +2,19 @@
 the ingester tries them.
 
 A new platform is one module (its helper, its ``Section`` of settings) and one
-line in ``PLATFORMS``; the settings' ``[name]`` table, the CLI's help, the
-ingester's "no platform matched" message and the docs' list read it from here.
+line in ``PlatformSettings``; the settings' ``[name]`` table, the CLI's help, the
+ingester's "no platform matched" message and the docs' list read it from here
+(``PLATFORMS`` is made from those lines). The lines are fields, so that the
+type checker sees each platform's section on ``Settings``, which inherits them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Generic, cast
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
@@ -33,12 +38,33 @@ class Platform(Generic[S]):
     title: str
 
 
-PLATFORMS: dict[str, Platform[Any]] = {p.name: p for p in (
-    Platform("dataverse", DataverseHelper, DataverseSettings, "Dataverse"),
-    Platform("figshare", FigshareHelper, FigshareSettings, "figshare"),
-    Platform("zenodo", ZenodoHelper, ZenodoSettings, "Zenodo"),
-    Platform("archiveorg", ArchiveOrgHelper, ArchiveOrgSettings, "archive.org"),
-)}
+def platform(helper: type[PlatformHelper[S]], settings: type[S], title: str) -> S:
+    """One registry line: the platform's section, defaults and all, as a field of
+    ``PlatformSettings`` named after it, with its helper (the checker holds the
+    helper, the section and the field's type to one another)."""
+    field = FieldInfo(default_factory=settings, description=f"{title}: its own settings")
+    field.metadata.append(Platform("", helper, settings, title))
+    return cast(S, field)
+
+
+class PlatformSettings(BaseModel):
+    """The platform registry, in the order the ingester tries them: one field per
+    platform, its ``[name]`` table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dataverse: DataverseSettings = platform(DataverseHelper, DataverseSettings, "Dataverse")
+    figshare: FigshareSettings = platform(FigshareHelper, FigshareSettings, "figshare")
+    zenodo: ZenodoSettings = platform(ZenodoHelper, ZenodoSettings, "Zenodo")
+    archiveorg: ArchiveOrgSettings = platform(ArchiveOrgHelper, ArchiveOrgSettings,
+                                              "archive.org")
+
+
+PLATFORMS: dict[str, Platform[Any]] = {
+    name: replace(entry, name=name)
+    for name, field in PlatformSettings.model_fields.items()
+    for entry in field.metadata if isinstance(entry, Platform)
+}
 
 
 def platform_helpers(sections: dict[str, Section], fetcher: HttpFetcher,
