@@ -29,8 +29,12 @@ rounds. CPU = user + system seconds of the child over the timed part (every thre
 Peak RSS = the child's ``VmHWM`` (imports included; ``ru_maxrss`` would carry the
 parent's peak across exec).
 
+``--no-block-digest`` archives without WARC-Block-Digest (``warc.block_digest =
+false``; an older tree without the setting refuses it).
+
 Run:  python bench/warc_write.py [--rounds 5] [--big-mb 256] [--files 100]
                                  [--file-kb 1024] [--text-mb 64] [--gzip-level 1]
+                                 [--no-block-digest]
 """
 
 from __future__ import annotations
@@ -98,10 +102,11 @@ def serve(root: Path, port_file: Path) -> None:
     server.serve_forever()
 
 
-# --- the measured children: --child MODE SERVER_URL WORKDIR GZIP_LEVEL PATH... ---------------
+# --- the measured children: --child MODE SERVER_URL WORKDIR GZIP_LEVEL BLOCK PATH... ---------
 
 
-def child(mode: str, server_url: str, workdir: Path, level: int, paths: list[str]) -> None:
+def child(mode: str, server_url: str, workdir: Path, level: int, block_digest: bool,
+          paths: list[str]) -> None:
     import urllib3
 
     if mode == "plain":
@@ -128,9 +133,11 @@ def child(mode: str, server_url: str, workdir: Path, level: int, paths: list[str
         engine = make_engine(f"sqlite:///{workdir / 'db.sqlite3'}")
         migrate.upgrade(engine)
         (workdir / "spool").mkdir()
+        # the setting is passed only when off: an older tree has no such option
+        off = {} if block_digest else {"block_digest": False}
         archive = WebArchive(LocalBlobStore(workdir / "store", fsync=True), engine,
                              HttpFetcher(routes={ORIGIN: server_url}), gzip_level=level,
-                             spool_dir=workdir / "spool")
+                             spool_dir=workdir / "spool", **off)
         # keep_body=False as the web-file/web-fileset strategies ask (older code: no such option)
         kw = {"keep_body": False} if "keep_body" in inspect.signature(
             WarcSession.capture).parameters else {}
@@ -192,14 +199,14 @@ def make_files(root: Path, args: argparse.Namespace) -> dict[str, list[str]]:
     return cases
 
 
-def run_child(mode: str, server_url: str, workdir: Path, level: int,
+def run_child(mode: str, server_url: str, workdir: Path, level: int, block_digest: bool,
               paths: list[str]) -> dict:
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
     os.sync()
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--child", mode, server_url,
-         str(workdir), str(level), *paths],
+         str(workdir), str(level), "on" if block_digest else "off", *paths],
         capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{mode} child failed:\n{proc.stderr}")
@@ -215,6 +222,8 @@ def main() -> None:
     parser.add_argument("--file-kb", type=int, default=1024)
     parser.add_argument("--text-mb", type=int, default=64)
     parser.add_argument("--gzip-level", type=int, default=1)
+    parser.add_argument("--no-block-digest", dest="block_digest", action="store_false",
+                        help="archive without WARC-Block-Digest (warc.block_digest = false)")
     parser.add_argument("--cases", default="big,many,text")
     parser.add_argument("--out", type=Path, default=None, help="work directory (kept)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -224,14 +233,15 @@ def main() -> None:
         serve(Path(args.serve[0]), Path(args.serve[1]))
         return
     if args.child:
-        mode, url, workdir, level, *paths = args.child
-        child(mode, url, Path(workdir), int(level), paths)
+        mode, url, workdir, level, block, *paths = args.child
+        child(mode, url, Path(workdir), int(level), block == "on", paths)
         return
 
     wd = args.out or Path(tempfile.mkdtemp(prefix="sandcrawler-warcbench-"))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"== web archive write path: {args.big_mb} MiB, {args.files} x {args.file_kb} KiB, "
-          f"text {args.text_mb} MiB; gzip level {args.gzip_level}; {args.rounds} rounds")
+          f"text {args.text_mb} MiB; gzip level {args.gzip_level}; block digest "
+          f"{'on' if args.block_digest else 'off'}; {args.rounds} rounds")
     print(f"   {platform.node()}: {os.cpu_count()} CPUs, load average {load}; "
           f"Python {platform.python_version()}", flush=True)
     cases = make_files(wd / "www", args)
@@ -251,7 +261,8 @@ def main() -> None:
         for _ in range(args.rounds):
             for name in names:
                 for mode in ("plain", "archived"):
-                    r = run_child(mode, url, wd / "run", args.gzip_level, cases[name])
+                    r = run_child(mode, url, wd / "run", args.gzip_level, args.block_digest,
+                                  cases[name])
                     if mode == "archived":
                         want = [sums[p] for p in cases[name]]
                         if [c[1] for c in r["checks"]] != want:
