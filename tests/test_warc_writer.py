@@ -520,3 +520,50 @@ def test_a_damaged_session_does_not_commit(tmp_path: Path,
             session.commit()
     assert not archive.store.exists(key)
     assert archive.lookup("https://example.org/a.pdf") is None
+
+
+@pytest.mark.parametrize("block_digest", [True, False])
+def test_a_body_the_caller_read_is_recorded(tmp_path: Path, block_digest: bool) -> None:
+    """``record_read`` (robots.txt): the body in memory, ``WARC-Truncated`` when the
+    caller read only part of it, a revisit for bytes already held (never when cut)."""
+    www = tmp_path / "www"
+    www.mkdir()
+    robots = b"User-agent: *\nDisallow: /private\n"
+    (www / "robots.txt").write_bytes(robots)
+    with FileServer(www) as server:
+        server.redirects["/old-robots.txt"] = "/robots.txt"
+        archive = _archive(tmp_path, server, block_digest=block_digest)
+        with archive.session() as session:
+            rows = []
+            for url, body, cut in (("https://example.org/old-robots.txt", robots, None),
+                                   ("https://example.org/robots.txt", robots, None),
+                                   ("https://example.org/robots.txt", robots[:10], "length")):
+                opened = archive.fetcher.open(url)
+                try:
+                    rows += session.record_read(opened, body, truncated=cut)
+                finally:
+                    opened.close()
+            session.commit()
+    assert [(r.status_code, r.is_revisit, r.size) for r in rows] == [
+        (302, False, 0), (200, False, len(robots)), (200, True, len(robots)), (200, False, 10)]
+    data = archive.store.get(session.key)
+    records = {}
+    for row in rows:
+        fields, block = _record_at(data, Placed(row.warc_offset, row.warc_csize))
+        got = dict(fields)
+        assert ("WARC-Block-Digest" in got) == block_digest
+        if block_digest:
+            assert got["WARC-Block-Digest"] == _b32(block)
+        records[(row.url, row.size, row.is_revisit)] = (got, block)
+    full, full_block = records[("https://example.org/robots.txt", len(robots), False)]
+    assert full_block.endswith(b"\r\n\r\n" + robots) and "WARC-Truncated" not in full
+    assert full["WARC-Payload-Digest"] == _b32(robots)
+    revisit, _ = records[("https://example.org/robots.txt", len(robots), True)]
+    assert revisit["WARC-Type"] == "revisit"
+    assert revisit["WARC-Refers-To-Target-URI"] == "https://example.org/robots.txt"
+    cut, cut_block = records[("https://example.org/robots.txt", 10, False)]
+    assert cut["WARC-Truncated"] == "length" and cut_block.endswith(b"\r\n\r\n" + robots[:10])
+    assert cut["WARC-Payload-Digest"] == _b32(robots[:10])
+    assert [kind for _, kind, _, _ in _warcio_records(data)] == [
+        "warcinfo", "response", "request", "response", "request", "revisit", "request",
+        "response", "request"]
