@@ -13,7 +13,8 @@ been read (``Slot.release``). Taking one waits until
   answer stops every request to that host from starting before then.
 
 Waiting holds no connection: the slot is taken before the connection pool is
-asked for one. Hosts are names (``host_of``), lower-case, without the port.
+asked for one. Hosts are names (``web.urls.host_of``, named here too for the
+modules that import it from here), lower-case, without the port.
 """
 
 from __future__ import annotations
@@ -21,19 +22,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+
+from sandcrawler.web.urls import host_of
 
 #: hosts kept with nothing to remember (idle, no back-off, no Crawl-delay) are
 #: forgotten when the table grows past this
 _PRUNE_AT = 4096
 
-
-def host_of(url: str) -> str:
-    """The host of ``url``, lower-case, without port or credentials ("" when none)."""
-    try:
-        return (urlsplit(url).hostname or "").lower()
-    except ValueError:
-        return ""
+__all__ = ["HostGate", "Slot", "host_of"]
 
 
 @dataclass(slots=True)

@@ -26,9 +26,8 @@ from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.web.biblio import base_href, collect_meta, extract_biblio, jsonld_media
 from sandcrawler.web.biblio import jsonld_objects as _jsonld_objects
 from sandcrawler.web.bounded import shared_work
-from sandcrawler.web.hosts import host_of
 from sandcrawler.web.link_rules import ANCHOR_RULES, KINDS, META_RULES, PLATFORM_RULES, Find, Rule
-from sandcrawler.web.urls import absolute_url, site, without_fragment
+from sandcrawler.web.urls import absolute_url, host_of, registered_domain, without_fragment
 
 #: only this much of a page is parsed; article pages are far smaller
 MAX_PARSE_BYTES = 8 * 2**20
@@ -264,7 +263,7 @@ def _finish(find: Find, value: str, url: str, base: str) -> str | None:
     if find.unquote:
         value = unquote(value)
     link = absolute_url(value.replace("&amp;", "&"), base)
-    if link is not None and find.same_site and site(link) != site(url):
+    if link is not None and find.same_site and registered_domain(link) != registered_domain(url):
         return None
     return link
 

@@ -7,6 +7,11 @@ links, meta refreshes, redirect targets, platforms' download URLs), so what is
 sent, what is written to a WARC file (``WARC-Target-URI``) and what is indexed
 (``web_cdx.url``) are the same string: no control character, space or non-ASCII
 character in it, and no ``user:password@``.
+
+This is the one module of URL parts: the host (``host_of``), the registered domain
+(``registered_domain``, from the Public Suffix List bundled with ``publicsuffixlist``,
+read offline), the fragment (``without_fragment``) and the canonical form a crawl
+compares URLs by (``canonical_url``, w3lib's ``canonicalize_url``).
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ import ipaddress
 import re
 from urllib.parse import quote, urljoin, urlsplit, urlunsplit
 
+from publicsuffixlist import PublicSuffixList
 from urllib3.exceptions import LocationParseError
 from urllib3.util import parse_url
+from w3lib.url import canonicalize_url
 
 #: characters a URL may hold as they are; anything else (spaces, control
 #: characters, non-ASCII) is percent-encoded as UTF-8, and existing %XX escapes are kept
@@ -112,11 +119,55 @@ def redirect_target(location: str, url: str) -> str | None:
 
 
 def without_fragment(url: str) -> str:
+    """``url`` less its ``#fragment`` (never sent to a server, so never recorded)."""
     return url.split("#", 1)[0]
 
 
-def site(url: str) -> str:
-    """The last two labels of the URL's host (``plos.org`` for ``journals.plos.org``): a
-    cheap stand-in for the registered domain, enough to tell a site's own links."""
-    host = (urlsplit(url).hostname or "").lower()
-    return ".".join(host.split(".")[-2:])
+def host_of(url: str) -> str:
+    """The host of ``url``, lower-case, without port or credentials ("" when none,
+    and for what ``urlsplit`` refuses: a malformed IPv6 host, say)."""
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+@functools.cache
+def _public_suffixes() -> PublicSuffixList:
+    # the list bundled with the package, read once on first use (about 0.1 s): no
+    # download at run time
+    return PublicSuffixList()
+
+
+@functools.lru_cache(maxsize=4096)
+def host_domain(host: str) -> str:
+    """The registered domain of a host name: the public suffix plus one label
+    (``ox.ac.uk`` for ``www.ox.ac.uk``, ``plos.org`` for ``journals.plos.org``). An IP
+    address, a name with no public suffix (``localhost``) or a public suffix itself is
+    its own domain."""
+    host = host.lower().rstrip(".")
+    if not host or host.startswith("[") or _is_ip(host):
+        return host
+    return _public_suffixes().privatesuffix(host) or host
+
+
+def registered_domain(url: str) -> str:
+    """The registered domain of the URL's host (``host_domain``): what tells a site's
+    own links from others'."""
+    return host_domain(host_of(url))
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def canonical_url(url: str) -> str:
+    """The form two URLs for the same resource share, for a crawl's visited set and
+    replay lookups: w3lib's ``canonicalize_url`` (query arguments sorted, escapes
+    normalised, dot segments resolved, the fragment dropped). Compare by it; never
+    fetch or record it: the server is asked for the URL as found."""
+    return canonicalize_url(url)
