@@ -222,7 +222,7 @@ class BlobStore(ABC):
             if isinstance(data, bytes | bytearray | memoryview):
                 w.write(bytes(data))
             else:
-                shutil.copyfileobj(data, w, CHUNK)  # type: ignore[misc]
+                shutil.copyfileobj(data, w, CHUNK)
         assert w.info is not None
         return w.info
 

@@ -191,8 +191,8 @@ def _empty(value: Any) -> bool:
 
 def _same(key: str, a: Any, b: Any) -> bool:
     if key in _ALIASES:
-        return _identifier(key, a) == _identifier(key, b)
-    return _plain(a) == _plain(b)
+        return bool(_identifier(key, a) == _identifier(key, b))
+    return bool(_plain(a) == _plain(b))
 
 
 def _identifier(key: str, value: Any) -> Any:

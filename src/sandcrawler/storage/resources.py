@@ -193,7 +193,7 @@ class ResourceStore:
             return self.blobs.put(key, data)
         writer = self.blobs.open_write(key)
         # mtime=0: the same content always gives the same stored bytes.
-        gz = gzip.GzipFile(fileobj=writer, mode="wb", compresslevel=GZIP_LEVEL, mtime=0)  # type: ignore[call-overload]
+        gz = gzip.GzipFile(fileobj=writer, mode="wb", compresslevel=GZIP_LEVEL, mtime=0)
         with writer, gz:
             if isinstance(data, bytes | bytearray | memoryview):
                 gz.write(data)

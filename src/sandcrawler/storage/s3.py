@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, cast
 
 import boto3
 from botocore.config import Config
@@ -36,6 +36,9 @@ from sandcrawler.storage.blobs import (
     check_prefix,
     check_range,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3.type_defs import CompletedPartTypeDef
 
 _MISSING = {"404", "NoSuchKey", "NotFound"}
 _REFUSED = {
@@ -78,8 +81,8 @@ class _S3Writer(BlobWriter):
         self._chunks: list[bytes] = []
         self._buffered = 0
         self._upload_id: str | None = None
-        self._parts: list[dict[str, Any]] = []
-        self._pending: deque[Future] = deque()
+        self._parts: list[CompletedPartTypeDef] = []
+        self._pending: deque[Future[None]] = deque()
         self._next_part = 1
         self._executor: ThreadPoolExecutor | None = None
 
@@ -118,6 +121,8 @@ class _S3Writer(BlobWriter):
         self._next_part += 1
 
     def _upload_part(self, number: int, part: bytes) -> None:
+        # parts are sent only once the upload was created
+        assert self._upload_id is not None
         with _mapped_errors(self._store, self.key):
             answer = self._store.client.upload_part(
                 Bucket=self._store.bucket,
@@ -282,7 +287,8 @@ class S3BlobStore(BlobStore):
     def open_read(self, key: str) -> IO[bytes]:
         with _mapped_errors(self, key):
             answer = self.client.get_object(Bucket=self.bucket, Key=self.object_key(key))
-        return answer["Body"]  # a streaming, closeable io.IOBase
+        # botocore's StreamingBody: a streaming, closeable io.IOBase of bytes
+        return cast(IO[bytes], answer["Body"])
 
     def open_range(self, key: str, offset: int, length: int) -> IO[bytes]:
         check_range(offset, length)
@@ -294,7 +300,7 @@ class S3BlobStore(BlobStore):
                 if _code(e) != "InvalidRange":
                     raise
                 return io.BytesIO()  # the range starts past the end: nothing there
-        return answer["Body"]
+        return cast(IO[bytes], answer["Body"])
 
     def stat(self, key: str) -> BlobInfo | None:
         key = check_key(key)
