@@ -68,7 +68,7 @@ def latest_capture(conn: Connection, url: str) -> CdxRecord | None:
     """The latest capture of ``url`` on an open connection (a page reads several in
     one transaction)."""
     row = conn.execute(latest_capture_query(url)).mappings().first()
-    return None if row is None else CdxRecord.from_row(row)
+    return None if row is None else CdxRecord.from_row(dict(row))
 
 
 def capture_at(conn: Connection, url: str, dt: str) -> CdxRecord | None:
@@ -77,7 +77,7 @@ def capture_at(conn: Connection, url: str, dt: str) -> CdxRecord | None:
     row = conn.execute(select(web_cdx).where(web_cdx.c.url == url, web_cdx.c.datetime == dt)
                        .order_by(*(web_cdx.c[name].desc() for name in CAPTURE_ORDER))
                        .limit(1)).mappings().first()
-    return None if row is None else CdxRecord.from_row(row)
+    return None if row is None else CdxRecord.from_row(dict(row))
 
 
 def captures(conn: Connection, *, url: str | None = None, sha1hex: str | None = None,
@@ -86,7 +86,7 @@ def captures(conn: Connection, *, url: str | None = None, sha1hex: str | None = 
     cond = web_cdx.c.url == url if url is not None else web_cdx.c.sha1hex == sha1hex
     query = (select(web_cdx).where(cond)
              .order_by(*(web_cdx.c[name].desc() for name in CAPTURE_ORDER)).limit(limit))
-    return [CdxRecord.from_row(r) for r in conn.execute(query).mappings()]
+    return [CdxRecord.from_row(dict(r)) for r in conn.execute(query).mappings()]
 
 
 def ingest_file_result_row(conn: Connection, ingest_type: str, base_url: str) -> Row | None:
@@ -97,7 +97,7 @@ def ingest_file_result_row(conn: Connection, ingest_type: str, base_url: str) ->
     return None if row is None else normalise_row(t.name, row)
 
 
-def normalise_row(relation: str, row: Mapping[str, Any]) -> Row:
+def normalise_row(relation: str, row: Mapping[Any, Any]) -> Row:
     """A row as every reader answers it: timestamps as aware UTC datetimes."""
     stamps = TIMESTAMPS[relation]
     return {k: parse_timestamp(v) if k in stamps else v for k, v in row.items()}

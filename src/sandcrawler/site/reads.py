@@ -113,7 +113,7 @@ def dashboard(services: Services) -> dict[str, Any]:
                 .group_by(t.c.ingest_type, t.c.status)
             ):
                 ingest.setdefault(kind, {})[status or "(none)"] = n
-        refs = dict(conn.execute(select(grobid_refs.c.source, func.count())
+        refs: dict[str, int] = dict(conn.execute(select(grobid_refs.c.source, func.count())
                                  .group_by(grobid_refs.c.source)).all())
         processing = _pdftable_statuses(conn, services)
         recent = {
@@ -248,7 +248,8 @@ def resource_kind(doc_uuid: str, kind: str) -> tuple[str, str]:
 # --- where a file came from: ingest results, hops, captures ------------------------------
 
 
-def hops(conn: Connection, result: Mapping[str, Any], max_hops: int = 10) -> list[dict]:
+def hops(conn: Connection, result: Mapping[str, Any],
+         max_hops: int = 10) -> list[dict[str, Any]]:
     """The captures a crawl went through: the base URL's redirects, then the terminal
     URL's when the crawl followed a link there (the latest capture of each URL)."""
     chain: list[dict[str, Any]] = []

@@ -429,7 +429,7 @@ def _same(a: CatalogueEntry, b: CatalogueEntry) -> bool:
             and sorted(a.resources) == sorted(b.resources) and a.title == b.title)
 
 
-def _entry(row: Mapping[str, Any]) -> CatalogueEntry:
+def _entry(row: Mapping[Any, Any]) -> CatalogueEntry:
     return CatalogueEntry(
         uuid=row["uuid"],
         **{name: row[name] for name in IDENTIFIERS},

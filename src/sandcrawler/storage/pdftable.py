@@ -296,7 +296,7 @@ class PdfTable:
 
     def write(self, conn: Connection, rows: Iterable[tuple[Any, Cells]]) -> int:
         """``put_many`` inside the caller's transaction (the pipeline's database sink)."""
-        by_cell: dict[tuple, dict[str, Any]] = {}
+        by_cell: dict[tuple[Any, ...], dict[str, Any]] = {}
         for key, cells in rows:
             for cell in self.encode_row(key, cells):
                 by_cell[(cell["row_key"], cell["family"], cell["qualifier"])] = cell
