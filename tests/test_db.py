@@ -16,6 +16,9 @@ from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.persist import write_tables
 from sandcrawler.db.schema import crossref, grobid_refs, metadata
+from sandcrawler.jsontext import RawJSON
+from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow
+from sandcrawler.work import Rows
 from tests.conftest import run_cli
 
 
@@ -121,11 +124,12 @@ def ts(s: str) -> datetime:
 def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no-untyped-def]
     def put(indexed: str, title: str, refs: list) -> None:
         with engine.begin() as conn:
-            write_tables(conn, [{
-                "crossref": {"doi": "10.1/a", "indexed": indexed, "record": {"title": title}},
-                "grobid_refs": {"source": "crossref", "source_id": "10.1/a",
-                                "source_ts": indexed, "refs_json": refs},
-            }])
+            write_tables(conn, [Rows((
+                CrossrefRow(doi="10.1/a", indexed=indexed,
+                            record=RawJSON(f'{{"title": "{title}"}}')),
+                GrobidRefsRow(source="crossref", source_id="10.1/a",
+                              source_ts=datetime.fromisoformat(indexed), refs_json=refs),
+            ))])
 
     put("2021-01-01T00:00:00Z", "first", [{"id": "k1"}])
     put("2021-01-01T00:00:00Z", "first", [{"id": "k1"}])  # replay: no change, no error
@@ -143,8 +147,8 @@ def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no
 
 
 def test_duplicate_keys_in_one_batch(engine) -> None:  # type: ignore[no-untyped-def]
-    rows = [{"grobid_refs": {"source": "crossref", "source_id": "10.1/dup", "source_ts": None,
-                             "refs_json": [{"n": n}]}} for n in range(3)]
+    rows = [Rows((GrobidRefsRow(source="crossref", source_id="10.1/dup",
+                                refs_json=[{"n": n}]),)) for n in range(3)]
     with engine.begin() as conn:
         write_tables(conn, rows)
     with engine.connect() as conn:
@@ -154,10 +158,10 @@ def test_duplicate_keys_in_one_batch(engine) -> None:  # type: ignore[no-untyped
 def test_view_left_join(engine) -> None:  # type: ignore[no-untyped-def]
     with engine.begin() as conn:
         write_tables(conn, [
-            {"crossref": {"doi": "10.1/norefs", "indexed": "2021-01-01T00:00:00Z",
-                          "record": {"a": 1}}},
-            {"grobid_refs": {"source": "other", "source_id": "10.1/norefs", "source_ts": None,
-                             "refs_json": [1]}},
+            Rows((CrossrefRow(doi="10.1/norefs", indexed="2021-01-01T00:00:00Z",
+                              record=RawJSON('{"a": 1}')),)),
+            Rows((GrobidRefsRow(source="other", source_id="10.1/norefs",
+                                refs_json=[{"a": 1}]),)),
         ])
     with engine.connect() as conn:
         assert conn.execute(text("SELECT doi, refs_json FROM crossref_with_refs")).all() == [

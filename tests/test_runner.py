@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import threading
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,9 +137,19 @@ def test_fail_fast_stops_after_batch(tmp_path: Path) -> None:
     assert sink.outputs == ["A"] and summary.total == 2
 
 
+@dataclass
+class Line:
+    """An output that says its own JSON (work.JsonResult)."""
+
+    value: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.value
+
+
 def test_stdout_sink_writes_json_lines() -> None:
     buf = io.BytesIO()
-    StdoutSink(buf).write([Outcome("x", "success", output={"a": "é"}),
+    StdoutSink(buf).write([Outcome("x", "success", output=Line({"a": "é"})),
                            Outcome("y", "bad", kind="error", error="no")])
     assert buf.getvalue() == '{"a":"é"}\n'.encode()
 
@@ -150,9 +162,10 @@ def test_stdout_sink_escapes_file_name_bytes_and_rejects_what_json_cannot_hold()
 
     buf = io.BytesIO()
     rejected = StdoutSink(buf).write([
-        Outcome("line 1", "unreadable", kind="error", output={"path": os.fsdecode(b"a\xff.pdf")}),
-        Outcome("line 2", "success", output={"when": object()}),
-        Outcome("line 3", "success", output={"path": "b.pdf"}),
+        Outcome("line 1", "unreadable", kind="error",
+                output=Line({"path": os.fsdecode(b"a\xff.pdf")})),
+        Outcome("line 2", "success", output=Line({"when": object()})),
+        Outcome("line 3", "success", output=Line({"path": "b.pdf"})),
     ])
     assert buf.getvalue().decode().splitlines() == ['{"path":"a\\\\xff.pdf"}', '{"path":"b.pdf"}']
     [(index, status, message)] = rejected
