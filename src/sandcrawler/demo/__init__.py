@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sandcrawler.loopback import LoopbackHTTPServer
+from sandcrawler.models.statuses import IngestFileStatus
 
 #: the generated documents, and ``pages.json``
 SITE = Path(__file__).resolve().parent / "site"
@@ -82,7 +83,7 @@ REQUESTS: tuple[dict[str, Any], ...] = (
 )
 
 #: the status each demo request ends with on a first run
-EXPECTED = ("success",) * 5 + ("no-pdf-link",)
+EXPECTED = (IngestFileStatus.SUCCESS,) * 5 + (IngestFileStatus.NO_PDF_LINK,)
 
 
 def _key(url: str) -> tuple[str, str]:
