@@ -10,14 +10,15 @@ Quality, from what the TEI contains (docs/pdf.md):
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import grobid_tei_xml
 
 from sandcrawler.config import GrobidSettings
 from sandcrawler.errors import GrobidRecordError
 from sandcrawler.grobid_client import GrobidClient
-from sandcrawler.models.statuses import FulltextStatus
+from sandcrawler.models.statuses import FulltextStatus, ParserStatus
 
 MIN_BODY_CHARS = 500
 
@@ -35,7 +36,10 @@ def fulltext_options(grobid: GrobidSettings) -> list[tuple[str, str]]:
     return options
 
 
-def quality(doc: Any) -> str:
+Quality = Literal["good", "marginal", "bad"]
+
+
+def quality(doc: Any) -> Quality:
     header = doc.header
     has_title, has_author = bool(header.title), bool(header.authors)
     if not (has_title or has_author):
@@ -46,46 +50,102 @@ def quality(doc: Any) -> str:
     return "marginal"
 
 
-def not_run(reason: str) -> dict[str, Any]:
-    """The grobid0 cells of a file GROBID was not asked about."""
-    return {"status": {"status": FulltextStatus.NOT_RUN, "reason": reason}}
+#: why GROBID gave no usable document: its own statuses, or a request that failed
+FulltextOutcome = FulltextStatus | ParserStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Fulltext:
+    """What GROBID made of one PDF. ``cells()`` is the ``grobid0`` family (the
+    PDF table's JSON); processing reads the status, quality and header here."""
+
+    status: FulltextOutcome
+    #: what went wrong (GROBID's answer, our limit); ``reason``: why it was not asked
+    error: str | None = None
+    reason: str | None = None
+    status_code: int | None = None
+    grobid_version: str | None = None
+    tei: str | None = None
+    #: grobid_tei_xml's ``to_dict()`` of the document: its JSON, stored as it is
+    tei_json: dict[str, Any] | None = None
+    metadata: FulltextHeader | None = None
+    quality: Quality | None = None
+
+    def cells(self) -> dict[str, Any]:
+        """The ``grobid0`` cells: only those a step that ran gave (docs/pdf.md)."""
+        status: dict[str, Any] = {"status": self.status}
+        if self.reason is not None:
+            status["reason"] = self.reason
+        if self.error is not None:
+            status["error"] = self.error
+        if self.status == FulltextStatus.SUCCESS:  # said even when the TEI does not
+            status["grobid_version"] = self.grobid_version
+        cells: dict[str, Any] = {}
+        if self.status_code is not None:
+            cells["status_code"] = self.status_code
+        cells["status"] = status
+        if self.tei is not None:
+            cells["tei_xml"] = self.tei
+        if self.tei_json is not None:
+            cells["tei_json"] = self.tei_json
+        if self.metadata is not None:
+            cells["metadata"] = self.metadata.cell()
+        if self.quality is not None:
+            cells["quality"] = self.quality
+        return cells
+
+
+@dataclass(frozen=True, slots=True)
+class FulltextHeader:
+    """The ``grobid0:metadata`` cell: GROBID's header of the document."""
+
+    title: str | None
+    #: the header's authors as grobid_tei_xml's ``to_dict()`` has them (JSON)
+    authors: list[dict[str, Any]]
+    date: str | None
+    doi: str | None
+    abstract: str | None
+    references: int
+    language: str | None
+    grobid_version: str | None
+
+    def cell(self) -> dict[str, Any]:
+        return {"title": self.title, "authors": self.authors, "date": self.date,
+                "doi": self.doi, "abstract": self.abstract, "references": self.references,
+                "language": self.language, "grobid_version": self.grobid_version}
+
+
+def not_run(reason: str) -> Fulltext:
+    """A file GROBID was not asked about."""
+    return Fulltext(FulltextStatus.NOT_RUN, reason=reason)
 
 
 def grobid_fulltext(client: GrobidClient, pdf: bytes,
-                    options: list[tuple[str, str]]) -> tuple[dict[str, Any], str | None]:
-    """(grobid0 cells, TEI or None) for one PDF; GROBID's record-level failures are
-    recorded in the cells rather than raised."""
+                    options: list[tuple[str, str]]) -> Fulltext:
+    """GROBID's full text of one PDF; its record-level failures are a status in the
+    result rather than raised."""
     try:
         code, tei = client.process_fulltext(pdf, options=options)
     except GrobidRecordError as e:
-        return {"status": {"status": e.status, "error": str(e)}, "quality": "bad"}, None
+        return Fulltext(e.status, error=str(e), quality="bad")
     if tei is None:
-        return ({"status_code": code, "status": {"status": FulltextStatus.EMPTY},
-                 "quality": "bad"}, None)
+        return Fulltext(FulltextStatus.EMPTY, status_code=code, quality="bad")
     try:
         doc = grobid_tei_xml.parse_document_xml(tei)
     except Exception as e:  # grobid_tei_xml raises various parser errors
-        return {"status_code": code,
-                "status": {"status": FulltextStatus.BAD_TEI, "error": str(e)[:500]},
-                "tei_xml": tei, "quality": "bad"}, tei
+        return Fulltext(FulltextStatus.BAD_TEI, error=str(e)[:500], status_code=code,
+                        tei=tei, quality="bad")
     header = doc.header
     tei_json = doc.to_dict()
-    metadata = {
-        "title": " ".join(header.title.split()) if header.title else None,
-        "authors": tei_json.get("header", {}).get("authors", []),
-        "date": header.date,
-        "doi": header.doi,
-        "abstract": doc.abstract,
-        "references": len(doc.citations or []),
-        "language": doc.language_code,
-        "grobid_version": doc.grobid_version,
-    }
-    cells = {
-        "status_code": code,
-        "status": {"status": FulltextStatus.SUCCESS, "grobid_version": doc.grobid_version},
-        "tei_xml": tei,
-        "tei_json": tei_json,
-        "metadata": metadata,
-        "quality": quality(doc),
-    }
-    return cells, tei
+    metadata = FulltextHeader(
+        title=" ".join(header.title.split()) if header.title else None,
+        authors=tei_json.get("header", {}).get("authors", []),
+        date=header.date,
+        doi=header.doi,
+        abstract=doc.abstract,
+        references=len(doc.citations or []),
+        language=doc.language_code,
+        grobid_version=doc.grobid_version,
+    )
+    return Fulltext(FulltextStatus.SUCCESS, status_code=code, grobid_version=doc.grobid_version,
+                    tei=tei, tei_json=tei_json, metadata=metadata, quality=quality(doc))

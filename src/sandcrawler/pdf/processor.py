@@ -17,7 +17,7 @@ from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.statuses import FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
-from sandcrawler.pdf.fulltext import grobid_fulltext, not_run
+from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
@@ -34,8 +34,8 @@ class StoredPdf:
 
     uuid: str | None = None
     resources: list[str] = field(default_factory=list)
-    grobid_status: str | None = None
-    grobid_quality: str | None = None
+    grobid_status: FulltextOutcome | None = None
+    grobid_quality: Quality | None = None
     tei: str | None = None
 
 
@@ -89,29 +89,29 @@ class PdfProcessor:
         if out.text is not None:
             cells["pdf0"]["text"] = out.text
         if out.status in STORED:
-            grobid0, tei = self._fulltext(path, meta)
-            cells["grobid0"] = grobid0
+            fulltext = self._fulltext(path, meta)
+            cells["grobid0"] = fulltext.cells()
             secondary = dict(out.thumbnails)
-            if tei is not None:
-                secondary["grobid-tei"] = tei.encode("utf-8")
+            if fulltext.tei is not None:
+                secondary["grobid-tei"] = fulltext.tei.encode("utf-8")
             entry = self.catalogue.add_file(
                 path, kind="pdf", sha1=meta.sha1hex, resources=secondary,
-                layers=[*layers, *_extracted(out, grobid0)],
+                layers=[*layers, *_extracted(out, fulltext)],
             )
             stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
-                               grobid_status=grobid0["status"]["status"],
-                               grobid_quality=grobid0.get("quality"), tei=tei)
+                               grobid_status=fulltext.status,
+                               grobid_quality=fulltext.quality, tei=fulltext.tei)
         # The table last: its pdf0 row is what marks the file as done.
         self.table.put(meta.sha1hex, cells)
         return stored
 
-    def _fulltext(self, path: str, meta: FileMeta) -> tuple[dict[str, Any], str | None]:
+    def _fulltext(self, path: str, meta: FileMeta) -> Fulltext:
         if self.grobid is None:
-            return not_run("no GROBID URL configured"), None
+            return not_run("no GROBID URL configured")
         if meta.size_bytes > self.grobid_max_bytes:
             limit = self.grobid_max_bytes / 2**20
-            return {"status": {"status": FulltextStatus.TOO_LARGE,
-                               "error": f"over the {limit:g} MB limit for GROBID"}}, None
+            return Fulltext(FulltextStatus.TOO_LARGE,
+                            error=f"over the {limit:g} MB limit for GROBID")
         with open(path, "rb") as f:
             pdf = f.read()
         return grobid_fulltext(self.grobid, pdf, self.grobid_options)
@@ -121,25 +121,26 @@ class PdfProcessor:
         # whoever built them.
         self.sandbox.close()
 
-def _extracted(out: PdfExtract, grobid0: dict[str, Any]) -> list[Layer]:
+def _extracted(out: PdfExtract, fulltext: Fulltext) -> list[Layer]:
     """What extraction says: GROBID's header when it found a usable one, and the
     PDF's own XMP and document info (below GROBID: its title and author fields
     are often junk, "Microsoft Word - x.doc"), with the extraction's record."""
     layers = []
-    header = grobid0.get("metadata") if grobid0.get("quality") in ("good", "marginal") else None
+    header = fulltext.metadata if fulltext.quality in ("good", "marginal") else None
     if header:
+        # the catalogue's metadata is Crossref-shaped JSON (storage.precedence)
         meta: dict[str, Any] = {}
-        if header.get("title"):
-            meta["title"] = [header["title"]]
-        if header.get("authors"):
+        if header.title:
+            meta["title"] = [header.title]
+        if header.authors:
             meta["author"] = [
                 {"given": a.get("given_name"), "family": a.get("surname"),
-                 "name": a.get("full_name")} for a in header["authors"]
+                 "name": a.get("full_name")} for a in header.authors
             ]
-        if header.get("doi"):
-            meta["DOI"] = header["doi"]
-        if header.get("abstract"):
-            meta["abstract"] = header["abstract"]
+        if header.doi:
+            meta["DOI"] = header.doi
+        if header.abstract:
+            meta["abstract"] = header.abstract
         layers.append(Layer(Source.GROBID, meta))
     own: dict[str, Any] = {"pdf": out.to_json()}
     if title := out.xmp.get("title") or out.info.get("title"):
