@@ -11,7 +11,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from grobid_tei_xml import GrobidBiblio
 from sqlalchemy import Engine, insert, select, text
 
 from sandcrawler.db import migrate
@@ -64,22 +63,22 @@ def test_storable_json() -> None:
 
 def test_bulk_upserts_store_what_the_database_refuses(engine: Engine) -> None:
     """write_tables: COPY into a staging table on PostgreSQL, executemany on SQLite."""
-    # a parsed reference (its strings as read from a PDF: NUL and lone surrogates)
-    ref = GrobidBiblio(authors=[], title="nul \x00 inside", note="\ud800", unstructured="")
+    # a parsed reference's JSON (strings as read from a PDF: NUL and lone surrogates)
+    ref = {"title": ["nul \x00 inside"], "k\x00ey": {"x": ["\ud800"]}}
     raw = RawJSON('{"DOI": "10.5555/raw", "title": ["\\u0000"], "s": "\\udc80"}')
     with engine.begin() as conn:
         write_tables(conn, [
             Rows((CrossrefRow(doi="10.5555/raw", indexed="2022-01-01T00:00:00Z",
                               record=raw),)),
             Rows((ParsedRefs(source="crossref", source_id="10.5555/nul\x00\ud800",
-                             source_ts=None, refs=[ref]),)),
+                             source_ts=None, refs_json=[ref]),)),
         ])
     with engine.connect() as conn:
         records = dict(conn.execute(select(crossref.c.doi, crossref.c.record)).all())
         refs = dict(conn.execute(select(grobid_refs.c.source_id, grobid_refs.c.refs_json)).all())
     assert records == {"10.5555/raw": {"DOI": "10.5555/raw", "title": [R], "s": R}}
-    assert refs == {f"10.5555/nul{R}{R}": [{"authors": [], "title": f"nul {R} inside",
-                                            "note": R}]}
+    assert refs == {f"10.5555/nul{R}{R}": [{"title": [f"nul {R} inside"],
+                                            f"k{R}ey": {"x": [R]}}]}
 
 
 def test_statements_bind_through_the_same_types(engine: Engine) -> None:

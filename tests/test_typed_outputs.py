@@ -4,13 +4,14 @@ JSON (or rows) once, and the JSON is what it was when workers handed dicts."""
 from __future__ import annotations
 
 import io
+import pickle
 
 import orjson
 import pytest
 from grobid_tei_xml import GrobidBiblio
 from grobid_tei_xml.types import GrobidAuthor
 
-from sandcrawler.citations.base import ParsedCitation, biblio_to_dict
+from sandcrawler.citations.base import CitationJson, ParsedCitation, biblio_to_dict
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.citations.crf.parser import CrfCitationParser
 from sandcrawler.citations.worker import ParseCitationsWorker, Reference, read_reference
@@ -76,6 +77,15 @@ def test_parse_citations_hands_biblios(crf: CrfCitationParser) -> None:
     assert (bad.status, bad.output) == ("missing-unstructured", None)
 
 
+def test_a_parsed_citation_travels_between_processes_as_its_json(
+        crf: CrfCitationParser) -> None:
+    [[biblio]] = crf.parse_lists([["Smith J. A title of a paper. Nature. 2001."]])
+    sent = ParsedCitation(biblio)
+    received = pickle.loads(pickle.dumps(sent))
+    assert isinstance(received, CitationJson)
+    assert json_line(received) == json_line(sent)
+
+
 @pytest.mark.parametrize(("line", "reference"), [
     (b"plain text", Reference("plain text")),
     (b'"A title" in quotes, then more', Reference('"A title" in quotes, then more')),
@@ -90,12 +100,14 @@ def test_read_reference(line: bytes, reference: Reference) -> None:
 def test_parse_crossref_refs_row(crf: CrfCitationParser) -> None:
     [out] = ParseCrossrefRefsWorker(crf).process_batch([Item("line 1", orjson.dumps(WORK))])
     assert isinstance(out.output, ParsedRefs)
-    [ref] = out.output.refs  # the reference with a DOI is not re-parsed
+    [parsed] = crf.parse_lists([[WORK["reference"][0]["unstructured"]]])  # type: ignore[index]
+    assert isinstance(parsed, list)
+    expected = {**biblio_to_dict(parsed[0]), "id": "r1", "index": 0}
     line = orjson.loads(json_line(out.output))
     assert list(line) == ["source", "source_id", "source_ts", "refs_json"]
+    # the reference with a DOI is not re-parsed
     assert line == {"source": "crossref", "source_id": "10.1234/abc",
-                    "source_ts": "2021-05-10T22:08:45Z", "refs_json": [biblio_to_dict(ref)]}
-    assert line["refs_json"][0]["id"] == "r1" and line["refs_json"][0]["index"] == 0
+                    "source_ts": "2021-05-10T22:08:45Z", "refs_json": [expected]}
     assert out.output.columns() == line
 
 

@@ -1,20 +1,18 @@
 """``grobid_refs`` and ``crossref`` rows, as they travel as JSON lines and into the
 database, and the seed's JSON of a parsed reference (``biblio_to_dict``).
 
-Two kinds of ``grobid_refs`` row: ``ParsedRefs`` as a parser made it (its
-references still ``GrobidBiblio`` objects), and ``GrobidRefsRow`` as read back
-from a JSON line. Both become the same JSON, and the same database row, in the
-sink (``to_json`` / ``columns``), never before.
+Two kinds of ``grobid_refs`` row: ``ParsedRefs`` as a worker made it from a
+parser's answer, and ``GrobidRefsRow`` as read back (validated) from a JSON
+line. Both become the same JSON, and the same database row, in the sink
+(``to_json`` / ``columns``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, ClassVar
 
-from grobid_tei_xml import GrobidBiblio
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -65,9 +63,8 @@ def biblio_to_dict(obj: Any) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ParsedRefs:
-    """A ``grobid_refs`` row as the parser made it: ``refs`` (keys woven back) are
-    written as the seed's ``refs_json`` by ``biblio_to_dict`` when the sink writes
-    the row, once, for the line or for the database."""
+    """A ``grobid_refs`` row as a worker made it from a parser's answer (its
+    values already normalised: ``GrobidRefsRow`` is the row read from a line)."""
 
     table: ClassVar[str] = "grobid_refs"
 
@@ -75,12 +72,15 @@ class ParsedRefs:
     source_id: str
     #: ISO 8601 UTC (``timestamps.iso_utc``), as the JSON line has it
     source_ts: str | None
-    refs: Sequence[GrobidBiblio]
+    #: the seed's ``refs_json``: each reference's ``GrobidBiblio.to_dict()``, made
+    #: by ``biblio_to_dict`` where it was parsed. Not the biblios themselves: under
+    #: ``-j N`` a row travels to the sink's process, and GROBID's nested
+    #: dataclasses pickle ten times slower than their JSON (bench/parse_crossref_refs.py)
+    refs_json: list[dict[str, Any]]
 
     def columns(self) -> dict[str, Any]:
         return {"source": self.source, "source_id": self.source_id,
-                "source_ts": self.source_ts,
-                "refs_json": [biblio_to_dict(b) for b in self.refs]}
+                "source_ts": self.source_ts, "refs_json": self.refs_json}
 
     def to_json(self) -> dict[str, Any]:
         return self.columns()

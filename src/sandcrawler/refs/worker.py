@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from grobid_tei_xml import GrobidBiblio
 
-from sandcrawler.citations.base import CitationParser, parse_within_limit
+from sandcrawler.citations.base import CitationParser, biblio_to_dict, parse_within_limit
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.jsontext import RawJSON
 from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow, ParsedRefs
@@ -54,28 +53,31 @@ def _read_work(item: Item, with_refs: bool = True) -> _Work:
 
 def _parse_works(
     parser: CitationParser, works: list[_Work]
-) -> list[list[GrobidBiblio] | CitationParseError]:
-    """The parsed references of each work, all the works' in one parser call."""
+) -> list[list[dict[str, Any]] | CitationParseError]:
+    """refs_json for each work (``ParsedRefs.refs_json``), parsing all the works'
+    references in one parser call."""
     todo = [w for w in works if w.refs]
     parsed = iter(parse_within_limit(parser, [[r.text for r in w.refs] for w in todo])
                   if todo else [])
-    results: list[list[GrobidBiblio] | CitationParseError] = []
+    results: list[list[dict[str, Any]] | CitationParseError] = []
     for w in works:
         biblios = next(parsed) if w.refs else []
         if isinstance(biblios, CitationParseError):
             results.append(biblios)
             continue
+        refs_json = []
         for ref, biblio in zip(w.refs, biblios, strict=True):
             # The parser never saw the keys: weave them back by position, which
             # the parser guarantees (count and order are checked there).
             biblio.id = ref.key
             biblio.index = ref.index
-        results.append(biblios)
+            refs_json.append(biblio_to_dict(biblio))
+        results.append(refs_json)
     return results
 
 
-def _grobid_refs_row(w: _Work, refs: list[GrobidBiblio]) -> ParsedRefs:
-    return ParsedRefs(source=SOURCE, source_id=w.doi, source_ts=w.indexed, refs=refs)
+def _grobid_refs_row(w: _Work, refs_json: list[dict[str, Any]]) -> ParsedRefs:
+    return ParsedRefs(source=SOURCE, source_id=w.doi, source_ts=w.indexed, refs_json=refs_json)
 
 
 class _WorksWorker:
@@ -113,8 +115,8 @@ class _WorksWorker:
     def check(self, w: _Work) -> None:
         pass
 
-    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
-        """``refs``: the work's parsed references (None: no parser)."""
+    def outcome(self, w: _Work, refs: list[dict[str, Any]] | None) -> Outcome:
+        """``refs``: the work's parsed references' refs_json (None: no parser)."""
         raise NotImplementedError
 
     def close(self) -> None:
@@ -126,7 +128,7 @@ class ParseCrossrefRefsWorker(_WorksWorker):
     def __init__(self, parser: CitationParser) -> None:
         super().__init__(parser)
 
-    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
+    def outcome(self, w: _Work, refs: list[dict[str, Any]] | None) -> Outcome:
         assert refs is not None
         return Outcome(
             where=w.item.where,
@@ -143,7 +145,7 @@ class PersistCrossrefWorker(_WorksWorker):
         if w.indexed is None:
             raise RecordError("work has no indexed date-time", status=RefsStatus.MISSING_INDEXED)
 
-    def outcome(self, w: _Work, refs: list[GrobidBiblio] | None) -> Outcome:
+    def outcome(self, w: _Work, refs: list[dict[str, Any]] | None) -> Outcome:
         assert w.indexed is not None  # check() refused the work otherwise
         # A bare work is stored from its own line: no second serialisation.
         try:
