@@ -166,7 +166,15 @@ def parse_biblstruct(elem: ET.Element) -> GrobidBiblio:
         institution=_text(first.get("respStmt")),
         volume=_text(first.get("volume")),
         issue=_text(first.get("issue")),
-        **{field: _text(idnos.get(field)) for field in _IDNO_FIELDS.values()},
+        doi=_text(idnos.get("doi")),
+        pmid=_text(idnos.get("pmid")),
+        pmcid=_text(idnos.get("pmcid")),
+        arxiv_id=_text(idnos.get("arxiv_id")),
+        pii=_text(idnos.get("pii")),
+        ark=_text(idnos.get("ark")),
+        istex_id=_text(idnos.get("istex_id")),
+        issn=_text(idnos.get("issn")),
+        eissn=_text(idnos.get("eissn")),
     )
     book_title = first.get("book_title")
     if book_title is not None and book_title.get("type") is None:
