@@ -74,7 +74,8 @@ class Crawl:
         self.ingester: FileIngester = self.services.file_ingester()
 
     def __call__(self, url: str, ingest_type: str = "pdf") -> dict[str, Any]:
-        return self.ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url))
+        return self.ingester.ingest(IngestRequest(ingest_type=ingest_type,
+                                                  base_url=url)).to_json()
 
     def cdx(self) -> list[Any]:
         with begin(self.services.engine) as conn:
@@ -219,8 +220,8 @@ def test_a_platforms_download_url_to_an_internal_address_is_refused(
                                                  base_url="https://zenodo.org/records/77"))
         finally:
             ingester.close()
-    assert out.result["status"] == "error-platform-download", out.result
-    assert "127.0.0.1 is a loopback address" in out.result["error_message"], out.result
+    assert out.result.to_json()["status"] == "error-platform-download", out.result
+    assert "127.0.0.1 is a loopback address" in out.result.to_json()["error_message"], out.result
     assert server.seen("/secret.bin") == 0
 
 
@@ -319,7 +320,7 @@ def test_a_slow_host_does_not_hold_the_batch(server: HostileServer, crawl: Crawl
         results = crawl.ingester.ingest_batch(requests)
     finally:
         crawl.close()
-    assert [r["status"] for r in results] == ["fetch-timeout", "success", "success", "success"]
+    assert [r.status for r in results] == ["fetch-timeout", "success", "success", "success"]
     slow = next(r for r in server.requests if r.target == "/slow.pdf")
     fast = [r for r in server.requests if r.target.startswith("/fast")]
     # the fast ones were answered while the slow one was still being waited for

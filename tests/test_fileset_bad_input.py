@@ -21,7 +21,7 @@ from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import SUCCESS, FilesetIngester, IngestOutcome
 from sandcrawler.fileset.worker import IngestFilesetWorker
-from sandcrawler.models.fileset import IngestRequest, IngestStrategy
+from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
 from sandcrawler.work import Item
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.conftest import open_ingester
@@ -84,7 +84,7 @@ def run(srv: PlatformServer, url: str, strategy: IngestStrategy | None = None,
 
 
 def assert_status(out: IngestOutcome, status: str, *, manifest: bool = True) -> None:
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == status, r
     assert r["status"] not in SUCCESS
     assert r["hit"] is False
@@ -103,7 +103,7 @@ def assert_nothing_archived(ingester: FilesetIngester, out: IngestOutcome) -> No
     assert [b.key for b in store.list("items/")] == []
     with begin(ingester.ctx.web.engine) as conn:
         rows = list(conn.execute(select(web_cdx.c.url, web_cdx.c.warc_path)))
-    assert {row.url for row in rows} <= {out.result["request"]["base_url"]}
+    assert {row.url for row in rows} <= {out.result.to_json()["request"]["base_url"]}
     assert {b.key for b in store.list("warcs/")} == {row.warc_path for row in rows}
 
 
@@ -136,7 +136,7 @@ def test_platform_lies(srv: PlatformServer, strategy: IngestStrategy, fault: dic
     srv.add_zenodo(10, [GOOD, FakeFile("bad.bin", data, **fault)])
     out, ingester = run(srv, "https://zenodo.org/records/10", strategy)
     assert_status(out, status)
-    assert [e.get("status") for e in out.result["manifest"]] == ["success", status]
+    assert [e.get("status") for e in out.result.to_json()["manifest"]] == ["success", status]
     assert "bad.bin" in out.error
     assert_nothing_archived(ingester, out)
 
@@ -144,7 +144,7 @@ def test_platform_lies(srv: PlatformServer, strategy: IngestStrategy, fault: dic
 def test_archiveorg_wrong_sha1(srv: PlatformServer) -> None:
     srv.add_archiveorg("lying-item", [GOOD, FakeFile("bad.bin", b"bytes", reported_sha1="1" * 40)])
     out, ingester = run(srv, "https://archive.org/details/lying-item")
-    assert out.result["ingest_strategy"] == "archiveorg-fileset"
+    assert out.result.to_json()["ingest_strategy"] == "archiveorg-fileset"
     assert_status(out, "mismatch-sha1")
     assert "1" * 40 in out.error
     assert_nothing_archived(ingester, out)
@@ -153,7 +153,7 @@ def test_archiveorg_wrong_sha1(srv: PlatformServer) -> None:
 def test_single_file_mismatch_is_not_a_file_result(srv: PlatformServer) -> None:
     srv.add_figshare(20, 1, [FakeFile("only.bin", b"0123456789", reported_md5="f" * 32)])
     out, ingester = run(srv, "https://figshare.com/articles/dataset/x/20/1")
-    assert out.result["ingest_strategy"] == "web-file"
+    assert out.result.to_json()["ingest_strategy"] == "web-file"
     assert_status(out, "mismatch-md5")
     assert_nothing_archived(ingester, out)
 
@@ -180,7 +180,7 @@ def test_download_fails(srv: PlatformServer, strategy: IngestStrategy,
     srv.add_zenodo(30, [GOOD, FakeFile("bad.bin", data, **fault)])
     out, ingester = run(srv, "https://zenodo.org/records/30", strategy, fetch_timeout=1)
     assert_status(out, "error-platform-download")
-    assert [e.get("status") for e in out.result["manifest"]] == [
+    assert [e.get("status") for e in out.result.to_json()["manifest"]] == [
         "success", "error-platform-download"]
     assert "bad.bin" in out.error
     if "redirect_loop" in fault or fault.get("redirects", 0) > 5:
@@ -222,7 +222,8 @@ def test_landing_redirect_loop(srv: PlatformServer) -> None:
     srv.add_page("example.org", "/loop", b"", status=302, location="https://example.org/loop")
     out, ingester = run(srv, "https://example.org/loop")
     assert_status(out, "redirect-loop", manifest=False)
-    assert "terminal" not in out.result and "platform_name" not in out.result
+    assert "terminal" not in out.result.to_json()
+    assert "platform_name" not in out.result.to_json()
     assert list(ingester.ctx.web.store.list("")) == []
 
 
@@ -230,7 +231,7 @@ def test_landing_404_on_unknown_host(srv: PlatformServer) -> None:
     srv.add_page("example.org", "/gone", b"<html><title>Gone</title></html>", status=404)
     out, _ = run(srv, "https://example.org/gone")
     assert_status(out, "terminal-bad-status", manifest=False)
-    assert out.result["terminal"]["terminal_status_code"] == 404
+    assert out.result.to_json()["terminal"]["terminal_status_code"] == 404
     assert "404" in out.error
 
 
@@ -239,7 +240,7 @@ def test_landing_500_on_platform_url(srv: PlatformServer) -> None:
     srv.add_zenodo(40, [FakeFile("data.txt", data)])
     srv.add_page("zenodo.org", "/records/40", b"<h1>Internal error</h1>", status=500)
     out, _ = run(srv, "https://zenodo.org/records/40")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["hit"]) == ("success-file", True), r
     assert r["terminal"]["terminal_status_code"] == 500
     assert r["platform_name"] == "zenodo"
@@ -260,7 +261,7 @@ def test_archiveorg_unsafe_paths(srv: PlatformServer, tmp_path: Path, name: str,
     srv.add_archiveorg("unsafe-item", [GOOD, FakeFile(name, b"evil")])
     out, ingester = run(srv, "https://archive.org/details/unsafe-item", strategy)
     assert_status(out, "unsafe-path")
-    assert "ingest_strategy" not in out.result  # refused before any strategy ran
+    assert "ingest_strategy" not in out.result.to_json()  # refused before any strategy ran
     assert file_requests(srv) == []
     assert_nothing_archived(ingester, out)
     assert not (tmp_path / "evil.txt").exists() and not Path("/abs.txt").exists()
@@ -354,11 +355,11 @@ def test_hostile_bundle(srv: PlatformServer, tmp_path: Path, strategy: IngestStr
         bundle = zip_of(members)
     srv.add_zenodo(50, [FakeFile(k, v) for k, v in BUNDLE_FILES.items()], bundle=bundle)
     out, ingester = run(srv, "https://zenodo.org/records/50", strategy)
-    assert out.result["ingest_strategy"] == strategy.value
+    assert out.result.to_json()["ingest_strategy"] == strategy.value
     assert_status(out, status)
     # the platform's manifest, as it was said: nothing of the bundle is in it
-    assert [e["path"] for e in out.result["manifest"]] == list(BUNDLE_FILES)
-    assert all("status" not in e for e in out.result["manifest"])
+    assert [e["path"] for e in out.result.to_json()["manifest"]] == list(BUNDLE_FILES)
+    assert all("status" not in e for e in out.result.to_json()["manifest"])
     assert_nothing_archived(ingester, out)
     assert ingester.ctx.web.latest(ZENODO_BUNDLE.format(50)) is None
     assert ingester.ctx.items.read_meta("zenodo.org-50-v1.0") is None
@@ -382,7 +383,7 @@ def test_too_many_files(srv: PlatformServer) -> None:
     srv.add_zenodo(60, [FakeFile(f"{i}.txt", b"x") for i in range(4)])
     out, ingester = run(srv, "https://zenodo.org/records/60", fileset_max_file_count=3)
     assert_status(out, "too-many-files")
-    assert out.result["file_count"] == 4
+    assert out.result.to_json()["file_count"] == 4
     assert file_requests(srv) == []
     assert_nothing_archived(ingester, out)
     out, _ = run(srv, "https://zenodo.org/records/60", fileset_max_file_count=4)
@@ -393,7 +394,7 @@ def test_too_large_size(srv: PlatformServer) -> None:
     srv.add_zenodo(61, [FakeFile("a.bin", b"a" * 600), FakeFile("b.bin", b"b" * 600)])
     out, ingester = run(srv, "https://zenodo.org/records/61", fileset_max_total_size=1000)
     assert_status(out, "too-large-size")
-    assert out.result["total_size"] == 1200
+    assert out.result.to_json()["total_size"] == 1200
     assert file_requests(srv) == []
     assert_nothing_archived(ingester, out)
 
@@ -413,8 +414,8 @@ def test_empty_manifest(srv: PlatformServer) -> None:
     srv.add_zenodo(63, [])
     out, ingester = run(srv, "https://zenodo.org/records/63")
     assert_status(out, "empty-manifest", manifest=False)
-    assert out.result["manifest"] == []
-    assert out.result["file_count"] == 0
+    assert out.result.to_json()["manifest"] == []
+    assert out.result.to_json()["file_count"] == 0
     assert_nothing_archived(ingester, out)
 
 
@@ -454,7 +455,9 @@ def test_worker_result(srv: PlatformServer) -> None:
     finally:
         worker.close()
     assert (outcome.status, outcome.kind) == ("error-platform-download", "error")
-    assert outcome.output["status"] == "error-platform-download"
-    assert outcome.output["request"]["extra_field"] == [1]  # unknown fields echoed back
+    assert isinstance(outcome.output, FilesetIngestResult)  # typed until the sink writes it
+    line = outcome.output.to_json()
+    assert line["status"] == "error-platform-download"
+    assert line["request"]["extra_field"] == [1]  # unknown fields echoed back
     assert outcome.error and "500" in outcome.error
 

@@ -70,7 +70,7 @@ def downloads(srv: PlatformServer) -> list[tuple[str, str, str]]:
 
 def assert_failed(out: IngestOutcome, status: str) -> None:
     assert out.status == status, out.result
-    assert out.result["hit"] is False
+    assert out.result.to_json()["hit"] is False
     assert out.file_result is None
     assert out.error
 
@@ -82,7 +82,7 @@ def test_zenodo_record(srv: PlatformServer) -> None:
     a, b = b"a,b\n1,2\n", bytes(range(256)) * 4
     srv.add_zenodo(5703112, [FakeFile("a.csv", a), FakeFile("b b.bin", b)], version="2.1")
     out = run(srv, "https://zenodo.org/records/5703112")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["hit"]) == ("success", True)
     assert r["platform_name"] == "zenodo"
     assert r["platform_domain"] == "zenodo.org"
@@ -100,7 +100,7 @@ def test_zenodo_record(srv: PlatformServer) -> None:
     # the item store names the item after the record and its version
     out = run(srv, "https://zenodo.org/records/5703112", IngestStrategy.ARCHIVEORG_FILESET)
     assert out.status == "success"
-    assert out.result["archiveorg_item_name"] == "zenodo.org-5703112-v2.1"
+    assert out.result.to_json()["archiveorg_item_name"] == "zenodo.org-5703112-v2.1"
 
 
 def test_zenodo_concept_id_is_scope(srv: PlatformServer) -> None:
@@ -108,7 +108,7 @@ def test_zenodo_concept_id_is_scope(srv: PlatformServer) -> None:
     srv.add_zenodo(102, [FakeFile("a.csv", b"2")], concept_id=100, version="2.0")
     out = run(srv, "https://zenodo.org/records/100")  # redirects to 102
     assert_failed(out, "platform-scope")
-    assert out.result["platform_name"] == "zenodo"
+    assert out.result.to_json()["platform_name"] == "zenodo"
     assert not downloads(srv)
     # the version itself is fine
     assert run(srv, "https://zenodo.org/records/101").status == "success-file"
@@ -119,7 +119,7 @@ def test_zenodo_not_open_is_restricted(srv: PlatformServer, access_right: str) -
     srv.add_zenodo(200, [FakeFile("a.csv", b"1")], access_right=access_right)
     out = run(srv, "https://zenodo.org/records/200")
     assert_failed(out, "platform-restricted")
-    assert access_right in out.result["error_message"]
+    assert access_right in out.result.to_json()["error_message"]
     assert not downloads(srv)
 
 
@@ -128,15 +128,15 @@ def test_zenodo_unknown_and_deleted_are_404(srv: PlatformServer) -> None:
     srv.add_zenodo(300, [FakeFile("a.csv", b"1")], status=410)
     out = run(srv, "https://zenodo.org/record/300")
     assert_failed(out, "platform-404")
-    assert "410" in out.result["error_message"]
+    assert "410" in out.result.to_json()["error_message"]
 
 
 def test_zenodo_api_error(srv: PlatformServer) -> None:
     srv.add_zenodo(400, [FakeFile("a.csv", b"1")], status=500)
     out = run(srv, "https://zenodo.org/records/400")
     assert_failed(out, "error-platform-api")
-    assert "500" in out.result["error_message"]
-    assert out.result["platform_name"] == "zenodo"
+    assert "500" in out.result.to_json()["error_message"]
+    assert out.result.to_json()["platform_name"] == "zenodo"
 
 
 @pytest.mark.parametrize("answer", [b"<html>maintenance</html>", b"[]", b'{"id": "x"}'])
@@ -152,17 +152,17 @@ def test_zenodo_file_level_url(srv: PlatformServer) -> None:
     one, two = b"first file\n", b"second file\n"
     srv.add_zenodo(500, [FakeFile("my data.csv", one), FakeFile("other.bin", two)])
     out = run(srv, f"https://zenodo.org/records/500/files/{quote('my data.csv')}")
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert r["ingest_strategy"] == "web-file"
     assert [(f["path"], f["size"], f["md5"]) for f in r["manifest"]] == [
         ("my data.csv", len(one), md5(one))]
     assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(one)
-    assert out.file_result is not None and out.file_result["status"] == "success"
+    assert out.file_result is not None and out.file_result.to_json()["status"] == "success"
     assert not [x for x in srv.requests if "other.bin" in x[2]]
     out = run(srv, "https://zenodo.org/records/500/files/missing.csv")
     assert_failed(out, "platform-404")
-    assert "missing.csv" in out.result["error_message"]
+    assert "missing.csv" in out.result.to_json()["error_message"]
 
 
 def test_zenodo_files_entries_download_from_content(srv: PlatformServer) -> None:
@@ -183,7 +183,7 @@ def test_zenodo_files_entries_download_from_content(srv: PlatformServer) -> None
     srv.add_page(ZENODO_HOST, "/api/records/88/files/d.bin/content", data,
                  content_type="application/octet-stream")
     out = run(srv, "https://zenodo.org/records/88")
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert r["manifest"][0]["platform_url"] == f"{api}/files/d.bin/content"
     assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(data)
@@ -211,14 +211,14 @@ def test_zenodo_sandbox_record_is_asked_of_the_sandbox(srv: PlatformServer) -> N
     data = b"x,y\n1,2\n"
     sandbox_record(srv, 4242, data)
     out = run(srv, f"https://{SANDBOX}/records/4242", IngestStrategy.ARCHIVEORG_FILE)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert (r["platform_domain"], r["platform_id"]) == (SANDBOX, "4242")
     assert r["archiveorg_item_name"] == "sandbox.zenodo.org-4242"
     assert r["manifest"][0]["md5"] == md5(data)
     assert {host for host, _, path in srv.requests if path.startswith("/api/")} == {SANDBOX}
     # www. is the same instance as its listed host
-    assert run(srv, f"https://www.{SANDBOX}/records/4242").result[
+    assert run(srv, f"https://www.{SANDBOX}/records/4242").result.to_json()[
         "platform_domain"] == SANDBOX
 
 
@@ -231,8 +231,8 @@ def test_zenodo_api_url_setting_still_serves_production(srv: PlatformServer) -> 
     out = run(srv, "https://zenodo.org/records/4243", IngestStrategy.ARCHIVEORG_FILE,
               zenodo_api_url=f"https://{SANDBOX}/api")
     assert out.status == "success-file", out.result
-    assert out.result["platform_domain"] == "zenodo.org"
-    assert out.result["archiveorg_item_name"] == "zenodo.org-4243"
+    assert out.result.to_json()["platform_domain"] == "zenodo.org"
+    assert out.result.to_json()["archiveorg_item_name"] == "zenodo.org-4243"
     srv.add_page("api-mirror.example", "/api/records/4243", b'{"status": 404}', status=404,
                  content_type="application/json")
     srv.clear_requests()
@@ -251,7 +251,7 @@ def test_figshare_article_version(srv: PlatformServer) -> None:
                                   FakeFile("blob.bin", b)])
     url = "https://figshare.com/articles/dataset/A_figshare_dataset/8765432/2"
     out = run(srv, url)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success", r
     assert r["platform_name"] == "figshare"
     assert r["platform_domain"] == "figshare.com"
@@ -263,7 +263,7 @@ def test_figshare_article_version(srv: PlatformServer) -> None:
     assert all(f["platform_url"].startswith("https://ndownloader.figshare.com/files/")
                for f in r["manifest"])
     out = run(srv, url, IngestStrategy.ARCHIVEORG_FILESET)
-    assert out.result["archiveorg_item_name"] == "figshare.com-8765432-v2"
+    assert out.result.to_json()["archiveorg_item_name"] == "figshare.com-8765432-v2"
 
 
 PORTAL = "data.university.example"  # an institutional figshare portal on its own domain
@@ -276,7 +276,7 @@ def test_figshare_portal_on_its_own_domain_found_by_its_page(srv: PlatformServer
     url = f"https://{PORTAL}/articles/dataset/runs/4321/2"
     srv.add_page(PORTAL, "/articles/dataset/runs/4321/2", PORTAL_PAGE)
     out = run(srv, url)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert (r["platform_name"], r["platform_domain"], r["platform_id"]) == (
         "figshare", "figshare.com", "4321")
@@ -312,7 +312,7 @@ def test_figshare_embargoed_and_unknown(srv: PlatformServer) -> None:
     srv.add_figshare(2222, 1, [FakeFile("a.csv", b"1")], is_embargoed=True)
     out = run(srv, "https://figshare.com/articles/dataset/x/2222/1")
     assert_failed(out, "platform-restricted")
-    assert "embargoed" in out.result["error_message"]
+    assert "embargoed" in out.result.to_json()["error_message"]
     assert_failed(run(srv, "https://figshare.com/articles/dataset/x/3333/1"), "platform-404")
     assert not downloads(srv)
 
@@ -343,7 +343,7 @@ def dataverse(srv: PlatformServer) -> PlatformServer:
 def test_dataverse_version(dataverse: PlatformServer) -> None:
     out = run(dataverse, dataverse_url(DV, PID, extra="&version=1.0"),
               IngestStrategy.ARCHIVEORG_FILESET)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success", r
     assert r["platform_name"] == "dataverse"
     assert r["platform_domain"] == DV
@@ -356,7 +356,7 @@ def test_dataverse_version(dataverse: PlatformServer) -> None:
 
 def test_dataverse_latest_published(dataverse: PlatformServer) -> None:
     out = run(dataverse, dataverse_url(DV, PID), IngestStrategy.ARCHIVEORG_FILESET)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success", r
     # the directoryLabel is the path's prefix, its slashes trimmed
     assert [f["path"] for f in r["manifest"]] == [
@@ -365,12 +365,13 @@ def test_dataverse_latest_published(dataverse: PlatformServer) -> None:
     assert r["archiveorg_item_name"] == "dataverse.example.edu-doi_10.5072_FK2_ABC123-v2.0"
     assert any("/versions/:latest-published" in x[2] for x in dataverse.requests)
     # the default strategy for three small files without enough for a bundle
-    assert run(dataverse, dataverse_url(DV, PID)).result["ingest_strategy"] == "web-fileset"
+    out = run(dataverse, dataverse_url(DV, PID))
+    assert out.result.to_json()["ingest_strategy"] == "web-fileset"
 
 
 def test_dataverse_listed_host(dataverse: PlatformServer) -> None:
     out = run(dataverse, f"https://{HARVARD}/dataset.xhtml?persistentId=doi:10.7910/DVN/HARV01")
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert (r["platform_name"], r["platform_domain"]) == ("dataverse", HARVARD)
     assert r["manifest"][0]["path"] == "h.txt"
@@ -384,14 +385,14 @@ def test_dataverse_restricted_or_embargoed_file(srv: PlatformServer,
                                 FakeFile("closed.txt", b"closed", **fault)])
     out = run(srv, dataverse_url(DV, PID))
     assert_failed(out, "platform-restricted")
-    assert "closed.txt" in out.result["error_message"]
+    assert "closed.txt" in out.result.to_json()["error_message"]
     assert not downloads(srv)
 
 
 def test_dataverse_unknown_pid(dataverse: PlatformServer) -> None:
     out = run(dataverse, dataverse_url(DV, "doi:10.5072/FK2/NOPE"))
     assert_failed(out, "platform-404")
-    assert out.result["platform_name"] == "dataverse"
+    assert out.result.to_json()["platform_name"] == "dataverse"
     out = run(dataverse, dataverse_url(DV, PID, extra="&version=7.0"))
     assert_failed(out, "platform-404")
 
@@ -405,12 +406,12 @@ def test_dataverse_api_answer_not_a_dataset(srv: PlatformServer, answer: bytes) 
                  answer, content_type="application/json")
     out = run(srv, dataverse_url(DV, pid))
     assert_failed(out, "error-platform-api")
-    assert out.result["platform_name"] == "dataverse"
+    assert out.result.to_json()["platform_name"] == "dataverse"
 
 
 def test_dataverse_file_page(dataverse: PlatformServer) -> None:
     out = run(dataverse, dataverse_url(DV, f"{PID}/F2", page="file.xhtml"))
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert r["ingest_strategy"] == "web-file"
     (f,) = r["manifest"]
@@ -420,7 +421,7 @@ def test_dataverse_file_page(dataverse: PlatformServer) -> None:
     assert any(x[2].startswith("/api/files/:persistentId/") for x in dataverse.requests)
     out = run(dataverse, dataverse_url(DV, f"{PID}/F1", page="file.xhtml"))
     assert out.status == "success-file"
-    assert [(f["path"], f["md5"]) for f in out.result["manifest"]] == [
+    assert [(f["path"], f["md5"]) for f in out.result.to_json()["manifest"]] == [
         ("readme.txt", md5(b"read me v2\n"))]
     assert_failed(run(dataverse, dataverse_url(DV, f"{PID}/F9", page="file.xhtml")),
                   "platform-404")
@@ -443,7 +444,7 @@ def test_dataverse_tabular_file_archives_the_original(srv: PlatformServer,
         FakeFile("survey.dta", STATA, directory="data", mimetype="application/x-stata",
                  tabular=TAB)])
     out = run(srv, dataverse_url(DV, PID), strategy)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success", r
     got = r["manifest"][1]
     assert (got["path"], got["size"], got["md5"], got["mimetype"]) == (
@@ -495,7 +496,7 @@ def test_archiveorg_item(srv: PlatformServer) -> None:
         out = ingester.ingest(IngestRequest(ingest_type="dataset",
                                             base_url="https://archive.org/details/my-item"))
         items = ingester.ctx.items
-        r = out.result
+        r = out.result.to_json()
         assert r["status"] == "success", r
         assert (r["platform_name"], r["platform_domain"], r["platform_id"]) == (
             "archiveorg", "archive.org", "my-item")
@@ -520,18 +521,18 @@ def test_archiveorg_system_files_left_out(srv: PlatformServer) -> None:
     srv.add_archiveorg("sys-item", [FakeFile("only.txt", b"only")])
     out = run(srv, "https://archive.org/details/sys-item")
     assert out.status == "success-file"
-    assert out.result["ingest_strategy"] == "archiveorg-file"
-    assert [f["path"] for f in out.result["manifest"]] == ["only.txt"]
+    assert out.result.to_json()["ingest_strategy"] == "archiveorg-file"
+    assert [f["path"] for f in out.result.to_json()["manifest"]] == ["only.txt"]
 
 
 def test_archiveorg_unknown_dark_restricted(srv: PlatformServer) -> None:
     out = run(srv, "https://archive.org/details/nothing-here")
     assert_failed(out, "platform-404")
-    assert out.result["platform_name"] == "archiveorg"
+    assert out.result.to_json()["platform_name"] == "archiveorg"
     srv.add_archiveorg("dark-item", [FakeFile("a", b"a")], is_dark=True)
     out = run(srv, "https://archive.org/details/dark-item")
     assert_failed(out, "platform-restricted")
-    assert "dark" in out.result["error_message"]
+    assert "dark" in out.result.to_json()["error_message"]
     srv.add_archiveorg("locked-item", [FakeFile("a", b"a")], restricted=True)
     assert_failed(run(srv, "https://archive.org/details/locked-item"), "platform-restricted")
     assert not downloads(srv)
@@ -544,14 +545,14 @@ def test_archiveorg_private_files_left_out(srv: PlatformServer) -> None:
                                      FakeFile("book_djvu.txt", b"lent", private=True),
                                      FakeFile("notes.txt", b"public notes")])
     out = run(srv, "https://archive.org/details/lent-book", IngestStrategy.ARCHIVEORG_FILESET)
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success", r
     assert [f["path"] for f in r["manifest"]] == ["notes.txt"]
     assert not [x for x in downloads(srv) if "/book" in x[2]]
     srv.add_archiveorg("all-lent", [FakeFile("book.pdf", b"%PDF-1.4", private=True)])
     out = run(srv, "https://archive.org/details/all-lent")
     assert_failed(out, "platform-restricted")
-    assert "private" in out.result["error_message"]
+    assert "private" in out.result.to_json()["error_message"]
     # a file link to a private file (its landing capture is the one request for it)
     srv.clear_requests()
     assert_failed(run(srv, "https://archive.org/download/lent-book/book.pdf"),
@@ -562,7 +563,7 @@ def test_archiveorg_private_files_left_out(srv: PlatformServer) -> None:
 def test_archiveorg_download_url_is_one_file(srv: PlatformServer) -> None:
     srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
     out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-file", r
     assert r["ingest_strategy"] == "archiveorg-file"
     # the item is not archived: the file gets its own item, never the item's name
@@ -570,7 +571,7 @@ def test_archiveorg_download_url_is_one_file(srv: PlatformServer) -> None:
     assert [(f["path"], f["sha1"]) for f in r["manifest"]] == [("dir/b c.txt", sha1(b"bbb"))]
     assert r["fileset_file"]["file_meta"]["sha1hex"] == sha1(b"bbb")
     assert out.file_result is not None
-    assert out.file_result["request"]["ingest_type"] == "dataset-file"
+    assert out.file_result.to_json()["request"]["ingest_type"] == "dataset-file"
     assert_failed(run(srv, "https://archive.org/download/two-files/nope.txt"), "platform-404")
 
 
@@ -586,7 +587,7 @@ def test_archiveorg_file_link_into_an_archived_item_is_existing(srv: PlatformSer
     assert run(srv, "https://archive.org/details/two-files").status == "success"
     srv.clear_requests()
     out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
-    r = out.result
+    r = out.result.to_json()
     assert r["status"] == "success-existing", r
     assert (r["ingest_strategy"], r["archiveorg_item_name"]) == ("archiveorg-file", "two-files")
     assert [(f["path"], f["sha1"], f["status"]) for f in r["manifest"]] == [
@@ -607,7 +608,7 @@ def test_archiveorg_file_link_into_an_archived_item_is_existing(srv: PlatformSer
 def test_archiveorg_file_link_without_its_item_gets_its_own_item(srv: PlatformServer) -> None:
     srv.add_archiveorg("two-files", [FakeFile("a.txt", b"aaa"), FakeFile("dir/b c.txt", b"bbb")])
     out = run(srv, "https://archive.org/download/two-files/dir/b%20c.txt")
-    r = out.result
+    r = out.result.to_json()
     own = "two-files-file-" + sha1(b"dir/b c.txt")[:12]
     assert (r["status"], r["archiveorg_item_name"]) == ("success-file", own), r
     # the item, ingested afterwards, is archived in full under its identifier
@@ -618,7 +619,7 @@ def test_archiveorg_file_link_without_its_item_gets_its_own_item(srv: PlatformSe
     srv.add_archiveorg("two-files", [FakeFile("a.txt", b"AAAA"), FakeFile("dir/b c.txt", b"bbb")])
     out = run(srv, "https://archive.org/download/two-files/a.txt")
     own_a = "two-files-file-" + sha1(b"a.txt")[:12]
-    assert (out.status, out.result["archiveorg_item_name"]) == ("success-file", own_a)
+    assert (out.status, out.result.to_json()["archiveorg_item_name"]) == ("success-file", own_a)
     ingester, items = item_store(srv)
     try:
         assert items.read_meta(own)["ingest_strategy"] == "archiveorg-file"
@@ -638,7 +639,7 @@ def test_zenodo_file_link_into_an_archived_record_is_existing(srv: PlatformServe
     srv.clear_requests()
     out = run(srv, "https://zenodo.org/records/77/files/b.bin", IngestStrategy.ARCHIVEORG_FILE)
     assert srv.requests[-1][2] == "/api/records/77"
-    assert (out.status, out.result["archiveorg_item_name"]) == (
+    assert (out.status, out.result.to_json()["archiveorg_item_name"]) == (
         "success-existing", "zenodo.org-77-v1.0"), out.result
     ingester, items = item_store(srv)
     try:
@@ -655,7 +656,7 @@ def test_unknown_platform_page_is_still_captured(srv: PlatformServer) -> None:
             b"<body><a href='/data.zip'>data</a></body></html>")
     srv.add_page("example.org", "/dataset", page)
     out = run(srv, "https://example.org/dataset")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["hit"]) == ("no-platform-match", False)
     assert out.file_result is None
     assert r["terminal"]["terminal_url"] == "https://example.org/dataset"
@@ -766,4 +767,4 @@ def test_platform_api_that_does_not_answer_is_fetch_error(srv: PlatformServer) -
     finally:
         ingester.close()
     assert out.status == "fetch-error", out.result
-    assert out.result["platform_name"] == "zenodo" and "zenodo API" in out.error  # type: ignore[operator]
+    assert out.result.to_json()["platform_name"] == "zenodo" and "zenodo API" in out.error  # type: ignore[operator]

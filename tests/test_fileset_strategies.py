@@ -137,7 +137,7 @@ def test_web_file(srv: PlatformServer, store: str, ingesters: list[FilesetIngest
     ingesters.append(ingester)
     assert ingester.ctx.web.store.url.startswith("s3://" if store == "s3" else "/")
     out = ingest(ingester, "https://zenodo.org/records/1001")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["hit"], r["ingest_strategy"]) == ("success-file", True, "web-file")
     single = r["fileset_file"]
     assert {k: single["file_meta"][k] for k in hashes(data)} == hashes(data)
@@ -158,8 +158,8 @@ def test_web_file(srv: PlatformServer, store: str, ingesters: list[FilesetIngest
     assert {k: entry[k] for k in manifest_hashes(data)} == manifest_hashes(data)
     assert (entry["status"], entry["terminal_url"]) == ("success", terminal["terminal_url"])
     # the ingest-file result of the one file
-    f = out.file_result
-    assert f is not None
+    assert out.file_result is not None
+    f = out.file_result.to_json()
     assert f["request"]["ingest_type"] == "dataset-file"
     assert f["request"]["base_url"] == "https://zenodo.org/records/1001"
     assert (f["status"], f["hit"]) == ("success", True)
@@ -195,7 +195,7 @@ def test_web_fileset(srv: PlatformServer, engine: Engine, ingesters: list[Filese
     ingesters.append(ingester)
     assert ingester.ctx.web.engine.url == engine.url  # sqlite and postgresql
     out = ingest(ingester, "https://zenodo.org/records/1002")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success", "web-fileset"), r
     assert out.file_result is None and "fileset_file" not in r
     assert (r["file_count"], r["total_size"]) == (3, sum(map(len, files.values())))
@@ -233,12 +233,12 @@ def test_web_file_revisit(srv: PlatformServer, engine: Engine, ingesters: list[F
     srv.add_zenodo(1004, [FakeFile("copy.txt", shared)])
     ingester = make(srv)
     ingesters.append(ingester)
-    first = ingest(ingester, "https://zenodo.org/records/1003").result
+    first = ingest(ingester, "https://zenodo.org/records/1003").result.to_json()
     assert first["status"] == "success"
     original = ingester.ctx.web.lookup(first["manifest"][0]["platform_url"])
     assert original is not None and not original[-1].is_revisit
     out = ingest(ingester, "https://zenodo.org/records/1004")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success-file", "web-file"), r
     single = r["fileset_file"]
     assert single["cdx"]["mimetype"] == REVISIT_MIME
@@ -248,14 +248,14 @@ def test_web_file_revisit(srv: PlatformServer, engine: Engine, ingesters: list[F
     assert single["file_meta"]["mimetype"] != REVISIT_MIME
     assert {k: single["file_meta"][k] for k in hashes(shared)} == hashes(shared)
     assert out.file_result is not None
-    assert out.file_result["revisit_cdx"] == single["revisit_cdx"]
+    assert out.file_result.to_json()["revisit_cdx"] == single["revisit_cdx"]
     chain = ingester.ctx.web.lookup(r["manifest"][0]["platform_url"])
     assert chain is not None and chain[-1].is_revisit
     assert payload(ingester, chain[-1]) == shared  # resolved to the first capture
     records = check_warc(ingester, single["cdx"]["warc_path"], tmp_path)
     assert "revisit" in [t for t, _, _ in records]
     # archived again: found as it is, with the revisit's metadata of the real payload
-    again = ingest(ingester, "https://zenodo.org/records/1004").result
+    again = ingest(ingester, "https://zenodo.org/records/1004").result.to_json()
     assert again["status"] == "success-existing"
     assert again["fileset_file"]["file_meta"] == single["file_meta"]
     assert again["fileset_file"]["revisit_cdx"] == single["revisit_cdx"]
@@ -271,7 +271,7 @@ def test_web_fileset_bundled(srv: PlatformServer, ingesters: list[FilesetIngeste
     ingester = make(srv, fileset_bundle_min_files=3)
     ingesters.append(ingester)
     out = ingest(ingester, "https://zenodo.org/records/1005")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success", "web-fileset-bundled"), r
     assert out.file_result is None
     assert [e["path"] for e in r["manifest"]] == list(files)
@@ -304,7 +304,7 @@ def test_archiveorg_fileset_bundled(srv: PlatformServer, store: str,
     ingester = make(srv, fileset_web_max_files=2, fileset_bundle_min_files=3)
     ingesters.append(ingester)
     out = ingest(ingester, f"https://{DV}/dataset.xhtml?persistentId={PID}&version=3.1")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success", "archiveorg-fileset-bundled"), r
     name = r["archiveorg_item_name"]
     assert name == "dataverse.example.edu-doi_10.5072_FK2_STRAT1-v3.1"
@@ -341,7 +341,7 @@ def test_archiveorg_fileset(srv: PlatformServer, store: str,
     ingester = make(srv)
     ingesters.append(ingester)
     out = ingest(ingester, "https://archive.org/details/ia-fileset")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success", "archiveorg-fileset"), r
     assert r["archiveorg_item_name"] == "ia-fileset"
     items = ingester.ctx.items
@@ -373,7 +373,7 @@ def test_archiveorg_file(srv: PlatformServer, ingesters: list[FilesetIngester]) 
     ingester = make(srv, S.ARCHIVEORG_FILE)
     ingesters.append(ingester)
     out = ingest(ingester, "https://zenodo.org/records/1006")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["ingest_strategy"]) == ("success-file", "archiveorg-file"), r
     name = r["archiveorg_item_name"]
     assert name == "zenodo.org-1006-vv3"
@@ -383,9 +383,9 @@ def test_archiveorg_file(srv: PlatformServer, ingesters: list[FilesetIngester]) 
     assert single["terminal"]["terminal_url"].endswith("single.txt?hop=1")
     assert "cdx" not in single
     assert out.file_result is not None
-    assert (out.file_result["status"], out.file_result["request"]["ingest_type"]) == (
-        "success", "dataset-file")
-    assert out.file_result["file_meta"] == single["file_meta"]
+    f = out.file_result.to_json()
+    assert (f["status"], f["request"]["ingest_type"]) == ("success", "dataset-file")
+    assert f["file_meta"] == single["file_meta"]
     meta = ingester.ctx.items.read_meta(name)
     assert meta is not None and meta["result"]["file_file_meta"] == single["file_meta"]
 
@@ -402,13 +402,13 @@ def test_check_existing_and_force_recrawl(srv: PlatformServer, strategy: IngestS
     ingester = make(srv, strategy)
     ingesters.append(ingester)
     url = "https://zenodo.org/records/2000"
-    first = ingest(ingester, url).result
+    first = ingest(ingester, url).result.to_json()
     assert first["status"] == ("success-file" if count == 1 else "success"), first
     assert first["ingest_strategy"] == strategy.value
     assert file_downloads(srv)
     srv.clear_requests()
     again = ingest(ingester, url)
-    r = again.result
+    r = again.result.to_json()
     assert (r["status"], r["hit"]) == ("success-existing", True), r
     assert again.file_result is None  # only a file archived now is news for file ingest
     assert not file_downloads(srv), srv.requests
@@ -429,7 +429,7 @@ def test_check_existing_and_force_recrawl(srv: PlatformServer, strategy: IngestS
         assert forced.file_result is not None
     if strategy.backend == "web" and not strategy.bundled:
         # the same payload again is a revisit of the first capture
-        for entry in forced.result["manifest"]:
+        for entry in forced.result.to_json()["manifest"]:
             rows = cdx_rows(ingester, entry["terminal_url"])
             assert [row.is_revisit for row in rows] == [False, True]
             assert payload(ingester, rows[1]) == files[entry["path"]]
@@ -454,7 +454,7 @@ def test_check_existing_archives_again_when_the_platform_changed(
     out = ingest(ingester, url)
     assert out.status == "success", out.result
     assert file_downloads(srv)
-    entry = out.result["manifest"][1]
+    entry = out.result.to_json()["manifest"][1]
     assert (entry["path"], entry["md5"]) == ("b.txt", hashlib.md5(changed).hexdigest())
     if strategy == S.ARCHIVEORG_FILESET:
         assert ingester.ctx.items.store.get("items/zenodo.org-2001-v1.0/b.txt") == changed
@@ -494,7 +494,7 @@ def test_failed_fileset_leaves_nothing(srv: PlatformServer, strategy: IngestStra
     ingester = make(srv, strategy)
     ingesters.append(ingester)
     out = ingest(ingester, "https://zenodo.org/records/3000")
-    r = out.result
+    r = out.result.to_json()
     assert (r["status"], r["hit"]) == (status, False), r
     assert "3.txt" in r["error_message"]
     assert [e["path"] for e in r["manifest"]] == ["1.txt", "2.txt", "3.txt", "4.txt"]

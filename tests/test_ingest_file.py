@@ -55,8 +55,9 @@ class Ingest:
         self.ingester: FileIngester = self.services.file_ingester()
 
     def __call__(self, url: str, ingest_type: str = "pdf", **fields: Any) -> dict[str, Any]:
+        """The result as the sink writes it (JSON)."""
         return self.ingester.ingest(IngestRequest(ingest_type=ingest_type, base_url=url,
-                                                  **fields))
+                                                  **fields)).to_json()
 
     def close(self) -> None:
         self.ingester.close()
@@ -136,20 +137,21 @@ def test_a_second_run_fetches_nothing(ingest_demo: Ingest, demo: DemoSite) -> No
 
 def test_every_demo_request_ends_as_the_real_pages_allow(ingest_demo: Ingest) -> None:
     results = ingest_demo.ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
-    statuses = [(r["request"]["ingest_type"], r["status"]) for r in results]
+    statuses = [(r.request["ingest_type"], r.status) for r in results]
     assert statuses == [("pdf", "success"), ("pdf", "success"), ("pdf", "success"),
                         ("html", "success"), ("xml", "success"), ("pdf", "no-pdf-link")]
     ojs_html, scielo = results[3], results[4]
-    assert ojs_html["terminal"]["terminal_url"] == OJS_HTML
-    assert ojs_html["processing"]["kind"] == "html"
-    assert scielo["terminal"]["terminal_url"] == SCIELO_XML
-    assert scielo["processing"]["kind"] == "xml" and scielo["processing"]["references"] > 0
+    assert ojs_html.terminal is not None and ojs_html.terminal.terminal_url == OJS_HTML
+    assert ojs_html.processing is not None and ojs_html.processing.kind == "html"
+    assert scielo.terminal is not None and scielo.terminal.terminal_url == SCIELO_XML
+    assert scielo.processing is not None and scielo.processing.kind == "xml"
+    assert (scielo.processing.references or 0) > 0
     # the references of the JATS are grobid_refs rows keyed by the document
     with begin(ingest_demo.services.engine) as conn:
         row = conn.execute(select(grobid_refs).where(
             grobid_refs.c.source == "document",
-            grobid_refs.c.source_id == scielo["processing"]["uuid"])).one()
-    assert len(row.refs_json) == scielo["processing"]["references"]
+            grobid_refs.c.source_id == scielo.processing.uuid)).one()
+    assert len(row.refs_json) == scielo.processing.references
 
 
 # --- every status ---------------------------------------------------------------------
@@ -307,7 +309,7 @@ def test_odd_links_and_pages_get_a_status_not_a_crash(web: WebSite, ingest_web: 
     for url in ("", "not a url", "https://", "javascript:alert(1)", "https://e.example/\n"):
         r = bad.ingester.ingest(IngestRequest.model_construct(
             ingest_type="pdf", base_url=url, force_recrawl=False))
-        assert r["status"] == "bad-request", (url, r)
+        assert r.status == "bad-request", (url, r)
 
 
 def test_unknown_types_are_skipped(ingest_demo: Ingest) -> None:

@@ -160,7 +160,8 @@ def test_a_second_writer_waits_for_the_first(
         wait_until(lambda: second.done() or lock_waits(), "the second ingest to end or wait")
         second_ended_meanwhile = second.done()
         held.stop()  # the stalled download goes on: cut short, or to its end
-        one, two = first.result(PATIENCE).result, second.result(PATIENCE).result
+        one, two = (first.result(PATIENCE).result.to_json(),
+                    second.result(PATIENCE).result.to_json())
         assert one["status"] == ("error-platform-download" if fails else "success"), one
         if fails:
             assert "b.txt" in one["error_message"]
@@ -171,7 +172,7 @@ def test_a_second_writer_waits_for_the_first(
             assert not downloads(good)
         assert_complete(second_ingester)
         good.clear_requests()
-        third = ingest(second_ingester).result
+        third = ingest(second_ingester).result.to_json()
         assert third["status"] == "success-existing", third
         assert not downloads(good)
         assert not second_ended_meanwhile, "the second ingest did not wait for the first writer"

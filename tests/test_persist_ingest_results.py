@@ -3,6 +3,7 @@ ingest-file results of other producers; ``bad-result`` for what is not one."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -12,9 +13,10 @@ from pydantic import BaseModel
 from sandcrawler.app.workers import WORKERS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
 from sandcrawler.imports import load_object
+from sandcrawler.ingest.worker import PersistIngestFileWorker
 from sandcrawler.models.fileset import IngestResultView
 from sandcrawler.models.refs import GrobidRefsRow
-from sandcrawler.work import Item, Outcome
+from sandcrawler.work import Item, Outcome, Rows
 
 SHA1 = "e0" * 20
 TERMINAL = {"terminal_url": "https://figshare.com/articles/dataset/x/1234/2",
@@ -56,11 +58,17 @@ def persist(result: Any) -> Outcome:
     return outcome
 
 
+def tables(out: Outcome) -> dict[str, dict[str, Any]]:
+    """The rows of an outcome by table, as the database sink writes them."""
+    assert isinstance(out.output, Rows)
+    return {row.table: row.columns() for row in out.output.rows}
+
+
 def test_a_fileset_result_gives_both_rows() -> None:
     out = persist(FILESET_RESULT)
     assert out.status == "success" and out.kind == "ok"
     common = {**REQUEST, "hit": True, "status": "success"}
-    assert out.output == {
+    assert tables(out) == {
         "ingest_file_result": {**common, **TERMINAL},
         "ingest_fileset_platform": {
             **common, "platform_name": "figshare", "platform_domain": "figshare.com",
@@ -75,7 +83,7 @@ def test_a_fileset_result_gives_both_rows() -> None:
 def test_another_producers_file_result_gives_its_file_row() -> None:
     out = persist(FILE_RESULT)
     assert out.status == "success"
-    assert out.output == {"ingest_file_result": {
+    assert tables(out) == {"ingest_file_result": {
         "ingest_type": "pdf", "base_url": "https://example.org/a.pdf", "hit": True,
         "status": "success", **FILE_RESULT["terminal"]}}
 
@@ -96,8 +104,8 @@ def test_another_producers_file_result_gives_its_file_row() -> None:
 ])
 def test_lenient_about_what_may_be_missing(result: dict, row: dict) -> None:
     out = persist(result)
-    assert out.status == "success" and set(out.output) == {"ingest_file_result"}
-    assert out.output["ingest_file_result"].items() >= row.items()
+    assert out.status == "success" and set(tables(out)) == {"ingest_file_result"}
+    assert tables(out)["ingest_file_result"].items() >= row.items()
 
 
 @pytest.mark.parametrize(("data", "problem"), [
@@ -130,3 +138,29 @@ def test_registered_input_models() -> None:
     for spec in WORKERS.values():  # every model the registry names exists
         for path in (spec.input, spec.output):
             assert path is None or issubclass(load_object(path), BaseModel)
+
+
+@pytest.mark.parametrize(("request_fields", "row"), [
+    # the original system's key, and the request kept whole
+    ({"link_source": "doi", "link_source_id": "10.1/x", "ingest_request_source": "fatcat",
+      "release_stage": "", "odd": [1]},
+     {"link_source": "doi", "link_source_id": "10.1/x", "ingest_type": "pdf",
+      "base_url": "https://example.org/a.pdf", "ingest_request_source": "fatcat",
+      "release_stage": None}),
+    # without the whole key: no row
+    ({"link_source": "doi"}, None),
+    ({"link_source": "doi", "link_source_id": 7}, None),
+])
+def test_file_results_give_an_ingest_request_row_when_keyed(
+        request_fields: dict[str, Any], row: dict[str, Any] | None) -> None:
+    result = {**FILE_RESULT, "request": {**FILE_RESULT["request"], **request_fields}}
+    [out] = PersistIngestFileWorker().process_batch([Item("line 1", orjson.dumps(result))])
+    got = tables(out)
+    assert got["ingest_file_result"]["status"] == "success"
+    if row is None:
+        assert set(got) == {"ingest_file_result"}
+        return
+    columns = got["ingest_request"]
+    assert columns.items() >= row.items()
+    assert columns["request"] == result["request"]  # unknown fields kept
+    assert isinstance(columns["created"], datetime)

@@ -16,6 +16,7 @@ import ast
 import importlib
 import pkgutil
 import re
+import typing
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -159,3 +160,8 @@ def test_statuses_are_set_with_enum_members() -> None:
         literals += [f"{path.relative_to(ROOT)}:{line}: {value!r}"
                      for line, value in _literal_statuses(tree)]
     assert literals == []
+
+
+def test_status_is_every_domain() -> None:
+    """``Status``, the type of results' and errors' statuses, is every domain's enum."""
+    assert set(typing.get_args(statuses.Status)) == set(DOMAINS)

@@ -23,7 +23,7 @@ only ever catch these.
 
 from __future__ import annotations
 
-from sandcrawler.models.statuses import ParserStatus, PipelineStatus, StoreStatus
+from sandcrawler.models.statuses import ParserStatus, PipelineStatus, Status, StoreStatus
 
 
 class SandcrawlerError(Exception):
@@ -37,9 +37,9 @@ class ConfigError(SandcrawlerError):
 class RecordError(SandcrawlerError):
     """One input record cannot be processed; carries the status to report for it."""
 
-    status: str = PipelineStatus.ERROR
+    status: Status = PipelineStatus.ERROR
 
-    def __init__(self, message: str, status: str | None = None) -> None:
+    def __init__(self, message: str, status: Status | None = None) -> None:
         super().__init__(message)
         if status is not None:
             self.status = status

@@ -13,14 +13,13 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
 from sandcrawler.demo import REQUESTS
 from sandcrawler.ingest.references import RefsWriter
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.models.ingest import FileIngestResult, IngestRequest
 
 #: the demo's database file in its directory (the embedded default's name)
 DATABASE_FILE = "sandcrawler.sqlite3"
@@ -28,7 +27,7 @@ DATABASE_FILE = "sandcrawler.sqlite3"
 
 @dataclass(slots=True)
 class DemoReport:
-    results: list[dict[str, Any]]
+    results: list[FileIngestResult]
     statuses: Counter[str] = field(default_factory=Counter)
     #: one block of "what to look at" lines per hit
     hits: list[list[str]] = field(default_factory=list)
@@ -71,23 +70,23 @@ def run_demo(services: Services) -> DemoReport:
     finally:
         ingester.close()
     record_results(services.engine, PersistIngestFileWorker(), results)
-    report = DemoReport(results, Counter(r["status"] for r in results))
+    report = DemoReport(results, Counter(r.status for r in results))
     refs = RefsWriter(services.engine)
     for result in results:
-        if result["hit"]:
+        if result.hit:
             report.hits.append(_where(services, refs, result))
     return report
 
 
-def _where(services: Services, refs: RefsWriter, result: dict[str, Any]) -> list[str]:
+def _where(services: Services, refs: RefsWriter, result: FileIngestResult) -> list[str]:
     store = services.settings.store.url
-    request = result["request"]
-    lines = [f"{request['ingest_type']} {request['base_url']}: {result['status']}",
-             f"  terminal   {result['terminal']['terminal_url']}"]
-    if cdx := result.get("cdx"):
-        lines.append(f"  WARC       {store}/{cdx['warc_path']} (offset {cdx['warc_offset']})")
-    processing = result.get("processing") or {}
-    uuid = processing.get("uuid")
+    request = result.request
+    lines = [f"{request['ingest_type']} {request['base_url']}: {result.status}"]
+    if result.terminal is not None:
+        lines.append(f"  terminal   {result.terminal.terminal_url}")
+    if (cdx := result.cdx) is not None:
+        lines.append(f"  WARC       {store}/{cdx.warc_path} (offset {cdx.warc_offset})")
+    uuid = result.processing.uuid if result.processing is not None else None
     if uuid and (entry := services.catalogue.get(uuid)) is not None:
         get = look_command(services.settings, f"sandcrawler catalogue get {uuid}")
         lines.append(f"  catalogue  {uuid} ({get})")

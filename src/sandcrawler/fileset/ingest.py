@@ -24,16 +24,20 @@ from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext, make_strategy
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.fileset import (
     ArchiveStrategyResult,
+    DatasetFileResult,
     FilesetBundle,
     FilesetFile,
     FilesetIngestResult,
+    FilesetManifestFile,
     FilesetPlatformItem,
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus
+from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus, Status
 from sandcrawler.web.archive import WebCapture
 from sandcrawler.web.html import MAX_HTML, html_biblio
 from sandcrawler.web.urls import request_url
@@ -51,23 +55,60 @@ LANDING_MAX_BYTES = 64 * 2**20
 class IngestOutcome:
     """The fileset result, and the ingest-file result a ``*-file`` success adds."""
 
-    result: dict[str, Any]
-    file_result: dict[str, Any] | None = None
+    result: FilesetIngestResult
+    file_result: DatasetFileResult | None = None
 
     @property
-    def status(self) -> str:
-        return str(self.result["status"])
+    def status(self) -> Status:
+        return self.result.status
 
     @property
     def error(self) -> str | None:
-        return self.result.get("error_message")
+        return self.result.error_message
+
+
+@dataclass(slots=True)
+class _Found:
+    """What the ingest of one request has found so far: a failure at any step
+    still reports it (the landing page's capture, the platform's item, ...).
+    ``FilesetIngestResult``'s fields but for the outcome's own."""
+
+    terminal: Terminal | None = None
+    file_meta: FileMeta | None = None
+    cdx: CdxRecord | None = None
+    revisit_cdx: CdxRecord | None = None
+    html_biblio: dict[str, Any] | None = None
+    manifest: list[FilesetManifestFile] | None = None
+    platform_name: str | None = None
+    platform_domain: str | None = None
+    platform_id: str | None = None
+    platform_base_url: str | None = None
+    ingest_strategy: IngestStrategy | None = None
+    archiveorg_item_name: str | None = None
+    file_count: int | None = None
+    total_size: int | None = None
+    fileset_bundle: FilesetBundle | None = None
+    fileset_file: FilesetFile | None = None
+
+    def result(self, request: IngestRequest, status: Status,
+               error_message: str | None) -> FilesetIngestResult:
+        return FilesetIngestResult(
+            hit=FilesetIngestResult.is_hit(status), status=status, request=request.to_json(),
+            terminal=self.terminal, file_meta=self.file_meta, cdx=self.cdx,
+            revisit_cdx=self.revisit_cdx, html_biblio=self.html_biblio, manifest=self.manifest,
+            platform_name=self.platform_name, platform_domain=self.platform_domain,
+            platform_id=self.platform_id, platform_base_url=self.platform_base_url,
+            ingest_strategy=self.ingest_strategy,
+            archiveorg_item_name=self.archiveorg_item_name, file_count=self.file_count,
+            total_size=self.total_size, fileset_bundle=self.fileset_bundle,
+            fileset_file=self.fileset_file, error_message=error_message)
 
 
 class FilesetIngester:
     """Built by the composition root with what it archives with (``ctx``) and one
     helper per registered platform; the fetcher and store belong to the caller."""
 
-    def __init__(self, ctx: ArchiveContext, helpers: list[PlatformHelper],
+    def __init__(self, ctx: ArchiveContext, helpers: list[PlatformHelper[Any]],
                  strategy: IngestStrategy | None = None) -> None:
         self.ctx = ctx
         self.helpers = helpers
@@ -80,17 +121,18 @@ class FilesetIngester:
     # --- the pipeline --------------------------------------------------------------
 
     def ingest(self, request: IngestRequest) -> IngestOutcome:
-        result: dict[str, Any] = {"hit": False, "request": request.to_json()}
+        found = _Found()
         try:
-            self._ingest(request, result)
+            archived = self._ingest(request, found)
         except RecordError as e:
-            result["status"] = e.status
-            result["error_message"] = str(e)
-        result["hit"] = result["status"] in SUCCESS
-        final = FilesetIngestResult.model_validate(result).to_json()
-        return IngestOutcome(final, file_result_of(final))
+            result = found.result(request, e.status, str(e))
+        else:
+            result = found.result(request, archived.status, archived.error_message)
+        return IngestOutcome(result, file_result_of(result))
 
-    def _ingest(self, request: IngestRequest, result: dict[str, Any]) -> None:
+    def _ingest(self, request: IngestRequest, found: _Found) -> ArchiveStrategyResult:
+        """What archiving the dataset gave; a RecordError for a request refused
+        before (what was found by then is in ``found``)."""
         if request.ingest_type not in INGEST_TYPES:
             raise RecordError(f"ingest type {request.ingest_type!r} is not a dataset type "
                               f"({', '.join(INGEST_TYPES)})", SKIP_INGEST_TYPE)
@@ -98,10 +140,10 @@ class FilesetIngester:
             # before any platform helper parses it: urlsplit raises on 'http://[::1'
             raise RecordError(f"base_url {request.base_url!r} is not an http(s) URL",
                               FilesetStatus.BAD_REQUEST)
-        landing, landing_error = self._landing(request, result)
+        landing, landing_error = self._landing(request, found)
         biblio = html_biblio(landing.html) if landing.html else None
         if biblio:
-            result["html_biblio"] = biblio
+            found.html_biblio = biblio
         helper = next((h for h in self.helpers if h.match_request(request, landing, biblio)),
                       None)
         if helper is None:
@@ -110,30 +152,31 @@ class FilesetIngester:
             known = ", ".join(p.title for p in PLATFORMS.values())
             raise RecordError(f"{landing.terminal_url}: not a page of a known dataset platform "
                               f"({known})", FilesetStatus.NO_PLATFORM_MATCH)
-        result["platform_name"] = helper.name
+        found.platform_name = helper.name
         item = helper.process_request(request, landing, biblio)
-        result.update(platform_name=item.platform_name, platform_domain=item.platform_domain,
-                      platform_id=item.platform_id, platform_base_url=item.web_base_url,
-                      manifest=[f.to_json() for f in item.manifest or []])
-        manifest = item.manifest or []
-        result["file_count"] = len(manifest)
-        result["total_size"] = sum(f.size or 0 for f in manifest)
+        manifest = list(item.manifest or [])
+        found.platform_name, found.platform_domain = item.platform_name, item.platform_domain
+        found.platform_id, found.platform_base_url = item.platform_id, item.web_base_url
+        found.manifest = manifest
+        found.file_count = len(manifest)
+        found.total_size = sum(f.size or 0 for f in manifest)
         self._check_limits(item)
         strategy = self.forced_strategy or helper.choose_strategy(item)
         if strategy.bundled and not item.web_bundle_url:
             raise RecordError(f"{strategy}: {item.platform_name} offers no 'download all' "
                               "bundle for this item", FilesetStatus.PLATFORM_NO_BUNDLE)
-        result["ingest_strategy"] = strategy.value
+        found.ingest_strategy = strategy
         if strategy.backend == "archiveorg":
-            result["archiveorg_item_name"] = item.archiveorg_item_name
+            found.archiveorg_item_name = item.archiveorg_item_name
         archiver = make_strategy(strategy, self.ctx)
         archived = None if request.force_recrawl else archiver.check_existing(item)
         if archived is None:
             archived = archiver.process(item)
-        self._summarise(archived, result)
+        self._summarise(archived, found)
+        return archived
 
     def _landing(self, request: IngestRequest,
-                 result: dict[str, Any]) -> tuple[LandingPage, RecordError | None]:
+                 found: _Found) -> tuple[LandingPage, RecordError | None]:
         """Capture the landing page. Its failure is only the request's status if no
         platform recognises the URL: an API can still answer for a page that
         does not (a 404 page of a deleted record, a platform's page down)."""
@@ -146,7 +189,7 @@ class FilesetIngester:
                 return landing, e
             try:
                 session.commit()
-                self._landing_fields(capture, landing, result)
+                self._landing_fields(capture, landing, found)
             finally:
                 capture.close()
         if capture.status_code != 200:
@@ -155,18 +198,17 @@ class FilesetIngester:
         return landing, None
 
     @staticmethod
-    def _landing_fields(capture: WebCapture, landing: LandingPage,
-                        result: dict[str, Any]) -> None:
+    def _landing_fields(capture: WebCapture, landing: LandingPage, found: _Found) -> None:
         terminal = capture.terminal
         landing.terminal_url = terminal.url
         landing.hops = [row.url for row in capture.rows]
         landing.status_code = terminal.status_code
         landing.mimetype = terminal.mimetype
-        result["terminal"] = terminal.to_terminal()
-        result["cdx"] = terminal
-        result["revisit_cdx"] = capture.revisit_of
+        found.terminal = terminal.to_terminal()
+        found.cdx = terminal
+        found.revisit_cdx = capture.revisit_of
         if capture.file_meta is not None:
-            result["file_meta"] = capture.file_meta
+            found.file_meta = capture.file_meta
             if "html" in (capture.file_meta.mimetype + (terminal.mimetype or "")) and capture.spool:
                 with capture.spool.open("rb") as f:
                     landing.html = f.read(MAX_HTML)
@@ -190,39 +232,34 @@ class FilesetIngester:
                                    [f.path for f in manifest])
 
     @staticmethod
-    def _summarise(archived: ArchiveStrategyResult, result: dict[str, Any]) -> None:
-        result["status"] = archived.status
-        result["manifest"] = [f.to_json() for f in archived.manifest]
-        result["error_message"] = archived.error_message
+    def _summarise(archived: ArchiveStrategyResult, found: _Found) -> None:
+        found.manifest = list(archived.manifest)
         if archived.archiveorg_item_name:
-            result["archiveorg_item_name"] = archived.archiveorg_item_name
+            found.archiveorg_item_name = archived.archiveorg_item_name
         strategy = IngestStrategy(archived.ingest_strategy)
         if archived.status in SUCCESS:
-            result["file_count"] = len(archived.manifest)
-            result["total_size"] = sum(f.size or 0 for f in archived.manifest)
+            found.file_count = len(archived.manifest)
+            found.total_size = sum(f.size or 0 for f in archived.manifest)
         if strategy.entity == "file" and archived.file_file_meta:
-            result["fileset_file"] = FilesetFile(
+            found.fileset_file = FilesetFile(
                 file_meta=archived.file_file_meta, terminal=archived.file_terminal,
                 cdx=archived.file_cdx, revisit_cdx=archived.file_revisit_cdx)
         if strategy.bundled and archived.bundle_file_meta:
-            result["fileset_bundle"] = FilesetBundle(
+            found.fileset_bundle = FilesetBundle(
                 file_meta=archived.bundle_file_meta, terminal=archived.bundle_terminal,
                 cdx=archived.bundle_cdx, revisit_cdx=archived.bundle_revisit_cdx,
                 archiveorg_bundle_path=archived.bundle_archiveorg_path)
 
 
-def file_result_of(result: dict[str, Any]) -> dict[str, Any] | None:
+def file_result_of(result: FilesetIngestResult) -> DatasetFileResult | None:
     """The ingest-file result a ``*-file`` strategy's ``success-file`` adds: the
     single file as regular file ingest reports it, ingest type ``{type}-file``."""
-    strategy = result.get("ingest_strategy") or ""
-    single = result.get("fileset_file")
-    if (result.get("status") != FilesetStatus.SUCCESS_FILE or not strategy.endswith("-file")
-            or not single):
+    single = result.fileset_file
+    if (result.status != FilesetStatus.SUCCESS_FILE or result.ingest_strategy is None
+            or not result.ingest_strategy.endswith("-file") or single is None):
         return None
-    request = dict(result["request"])
+    request = dict(result.request)
     request["ingest_type"] = f"{request['ingest_type']}-file"
-    out = {"hit": True, "status": FilesetStatus.SUCCESS, "request": request}
-    for key in ("file_meta", "terminal", "cdx", "revisit_cdx"):
-        if single.get(key):
-            out[key] = single[key]
-    return out
+    return DatasetFileResult(hit=True, status=FilesetStatus.SUCCESS, request=request,
+                             file_meta=single.file_meta, terminal=single.terminal,
+                             cdx=single.cdx, revisit_cdx=single.revisit_cdx)

@@ -45,7 +45,7 @@ from sandcrawler.models.fileset import (
     FilesetPlatformItem,
     IngestStrategy,
 )
-from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.models.statuses import FilesetStatus, Status
 from sandcrawler.spool import spooled
 from sandcrawler.storage.items import ItemStore, ItemWrite
 from sandcrawler.timestamps import now14
@@ -90,7 +90,8 @@ def mismatch(expected: FilesetManifestFile, meta: FileMeta) -> FilesetStatus | N
     return None
 
 
-def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta, status: str) -> str:
+def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta,
+                      status: FilesetStatus) -> str:
     algo = status.removeprefix("mismatch-")
     if algo == "size":
         return (f"{expected.path}: the platform says {expected.size:,} bytes, "
@@ -176,7 +177,7 @@ class FilesetStrategy(ABC):
     def success(self) -> FilesetStatus:
         return FilesetStatus.SUCCESS_FILE if self.strategy.entity == "file" else OK
 
-    def _result(self, status: str, manifest: list[FilesetManifestFile],
+    def _result(self, status: Status, manifest: list[FilesetManifestFile],
                 **fields: Any) -> ArchiveStrategyResult:
         return ArchiveStrategyResult(ingest_strategy=self.strategy, status=status,
                                      manifest=manifest, **fields)
@@ -389,12 +390,14 @@ class ArchiveorgStrategy(FilesetStrategy):
         except (KeyError, ValueError):
             return None
         held = [f for f in result.manifest if f.path == wanted.path and f.status == OK]
-        if len(held) != 1 or not (held[0].sha1 and held[0].terminal_url and held[0].terminal_dt):
+        if len(held) != 1:
             return None
         f = held[0]
+        if not (f.sha1 and f.terminal_url and f.terminal_dt):
+            return None
         file_meta = FileMeta(size_bytes=f.size or 0, sha1hex=f.sha1, sha256hex=f.sha256 or "",
                              md5hex=f.md5 or "", mimetype=f.mimetype or "")
-        terminal = Terminal(terminal_url=f.terminal_url, terminal_dt=f.terminal_dt or "",
+        terminal = Terminal(terminal_url=f.terminal_url, terminal_dt=f.terminal_dt,
                             terminal_status_code=200, terminal_sha1hex=f.sha1)
         return self._result(FilesetStatus.SUCCESS_EXISTING, [f], file_file_meta=file_meta,
                             file_terminal=terminal, archiveorg_item_name=parent)

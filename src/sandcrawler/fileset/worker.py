@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+import orjson
 
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
-from sandcrawler.models.fileset import IngestRequest, IngestResultView
+from sandcrawler.models.fileset import (
+    DatasetFileResult,
+    FilesetIngestResult,
+    IngestRequest,
+    IngestResultView,
+)
+from sandcrawler.models.ingest import FileIngestResult
 from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_record
+from sandcrawler.work import Item, Outcome, RecordWorker, Rows, TableRow, decode_record
 
 
 def parse_request(data: bytes) -> IngestRequest:
@@ -34,23 +41,25 @@ class IngestFilesetWorker(RecordWorker):
         if out.status == SKIP_INGEST_TYPE:  # another worker's request: nothing to publish
             return Outcome(where=item.where, status=out.status, kind="skip")
         return Outcome(where=item.where, status=out.status,
-                       kind="ok" if out.result["hit"] else "error",
+                       kind="ok" if out.result.hit else "error",
                        error=out.error or out.status, output=out.result)
 
     def close(self) -> None:
         self.ingester.close()
 
 
-Messages = list[tuple[str, dict[str, Any]]]
+#: an ingest result, as a message: each is JSON once, in the sink
+IngestResult = FilesetIngestResult | DatasetFileResult | FileIngestResult
+Messages = list[tuple[str, IngestResult]]
 
 
 def result_messages(fileset_topic: str,
-                    file_topic: str) -> Callable[[dict[str, Any]], Messages]:
+                    file_topic: str) -> Callable[[FilesetIngestResult], Messages]:
     """Kafka routing of a fileset result: to the fileset results topic, and its
     ingest-file result (a ``*-file`` success) to the file results topic."""
 
-    def route(result: dict[str, Any]) -> Messages:
-        messages = [(fileset_topic, result)]
+    def route(result: FilesetIngestResult) -> Messages:
+        messages: Messages = [(fileset_topic, result)]
         if (file_result := file_result_of(result)) is not None:
             messages.append((file_topic, file_result))
         return messages
@@ -58,11 +67,14 @@ def result_messages(fileset_topic: str,
     return route
 
 
-def result_key(result: dict[str, Any]) -> str | None:
+def result_key(result: IngestResult) -> str | bytes | None:
     """Messages are keyed by the request's base URL: one partition per URL, so
-    results of the same request stay in order."""
-    request = result.get("request") or {}
-    return request.get("base_url")
+    results of the same request stay in order (file ingest results too). A bad
+    request's base_url may be a number or a list: its JSON text is the key."""
+    base_url = result.request.get("base_url")
+    if base_url is None or isinstance(base_url, str):
+        return base_url
+    return orjson.dumps(base_url)
 
 
 class PersistIngestFilesetWorker(RecordWorker):
@@ -74,7 +86,7 @@ class PersistIngestFilesetWorker(RecordWorker):
 
     def process(self, item: Item) -> Outcome:
         result = parse_result(item.data)
-        output: dict[str, dict[str, Any]] = {"ingest_file_result": result.file_row()}
+        rows: list[TableRow] = [result.file_row()]
         if (platform := result.platform_row()) is not None:
-            output["ingest_fileset_platform"] = platform
-        return Outcome(where=item.where, status=FilesetStatus.SUCCESS, output=output)
+            rows.append(platform)
+        return Outcome(where=item.where, status=FilesetStatus.SUCCESS, output=Rows(tuple(rows)))

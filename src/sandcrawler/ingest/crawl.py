@@ -35,7 +35,7 @@ from sandcrawler.mime import SNIFF_BYTES, normalize_mime, sniff_mime
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.ingest import IngestType
-from sandcrawler.models.statuses import FetchStatus, IngestFileStatus
+from sandcrawler.models.statuses import FetchStatus, IngestFileStatus, Status
 from sandcrawler.spool import spool_file
 from sandcrawler.web.archive import WarcSession, WebArchive
 from sandcrawler.web.deadlines import check_record_deadline, record_deadline
@@ -102,7 +102,7 @@ class CrawlResult:
     """Where a crawl ended: its status, every step's URL, the terminal capture,
     and what the landing page said."""
 
-    status: str
+    status: Status
     hops: list[str] = field(default_factory=list)
     fetched: Fetched | None = None
     error: str | None = None

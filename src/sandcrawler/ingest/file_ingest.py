@@ -28,6 +28,8 @@ from sandcrawler.errors import RecordError
 from sandcrawler.ingest.crawl import Crawler, CrawlResult, close_all
 from sandcrawler.ingest.found import FoundFile, Processor
 from sandcrawler.ingest.history import IngestHistory
+from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.ingest import (
     FILE_INGEST_TYPES,
     FileIngestResult,
@@ -35,7 +37,7 @@ from sandcrawler.models.ingest import (
     IngestType,
     Processing,
 )
-from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, IngestFileStatus, ProcessingStatus
+from sandcrawler.models.statuses import IngestFileStatus, ProcessingStatus, Status
 from sandcrawler.storage.catalogue import identifiers_from_metadata
 from sandcrawler.web.archive import WarcSession, WebArchive
 from sandcrawler.web.urls import request_url
@@ -71,33 +73,34 @@ class FileIngester:
         while self.processors:
             self.processors.popitem()[1].close()
 
-    def ingest(self, request: IngestRequest) -> dict[str, Any]:
+    def ingest(self, request: IngestRequest) -> FileIngestResult:
         return self.ingest_batch([request])[0]
 
-    def ingest_batch(self, requests: list[IngestRequest]) -> list[dict[str, Any]]:
+    def ingest_batch(self, requests: list[IngestRequest]) -> list[FileIngestResult]:
         """One result per request, in order; a store or database failure raises
         (the batch is retried whole: nothing of it was made visible)."""
-        results: list[dict[str, Any]] = [{"hit": False, "request": r.to_json()}
-                                         for r in requests]
+        results: dict[int, FileIngestResult] = {}
         hits = self.history.hits((r.ingest_type, r.base_url) for r in requests
                                  if not r.force_recrawl)
         todo: list[tuple[int, str]] = []
         for i, request in enumerate(requests):
             try:
-                url = self._before_crawl(request, results[i], hits)
+                settled = self._before_crawl(request, hits)
             except RecordError as e:
-                results[i].update(status=e.status, error_message=str(e))
+                results[i] = _result(request, e.status, error_message=str(e))
                 continue
-            if url is not None:
-                todo.append((i, url))
+            if isinstance(settled, FileIngestResult):
+                results[i] = settled
+            else:
+                todo.append((i, settled))
         crawls: list[tuple[int, CrawlResult]] = []
         try:
             crawls = self._crawl_all(requests, todo)
             for i, crawl in crawls:
-                self._after_crawl(requests[i], crawl, results[i])
+                results[i] = self._after_crawl(requests[i], crawl)
         finally:
             close_all([c for _, c in crawls])
-        return [_final(r) for r in results]
+        return [results[i] for i in range(len(requests))]
 
     def _crawl_all(self, requests: list[IngestRequest], todo: list[tuple[int, str]]
                    ) -> list[tuple[int, CrawlResult]]:
@@ -142,10 +145,11 @@ class FileIngester:
             raise
         return sorted(done, key=lambda item: item[0])
 
-    def _before_crawl(self, request: IngestRequest, result: dict[str, Any],
-                      hits: Mapping[tuple[str, str], dict[str, Any]]) -> str | None:
-        """Settle what needs no crawl (None: the result is final); else the URL to
-        crawl (``base_url`` with spaces and non-ASCII characters encoded)."""
+    def _before_crawl(self, request: IngestRequest,
+                      hits: Mapping[tuple[str, str], Mapping[str, Any]]
+                      ) -> str | FileIngestResult:
+        """The URL to crawl (``base_url`` with spaces and non-ASCII characters
+        encoded), or the result when none is needed (a recorded hit)."""
         url = request_url(request.base_url)
         if url is None:
             raise RecordError(f"base_url {request.base_url!r} is not an http(s) URL",
@@ -159,52 +163,60 @@ class FileIngester:
         row = hits.get((request.ingest_type, request.base_url))
         if row is None:
             return url
-        result["status"] = IngestFileStatus.SUCCESS_EXISTING
+        terminal = None
         if row.get("terminal_url") and row.get("terminal_dt"):
-            result["terminal"] = {k: row[k] for k in ("terminal_url", "terminal_dt",
-                                                      "terminal_status_code", "terminal_sha1hex")}
+            terminal = Terminal.model_validate(
+                {k: row[k] for k in ("terminal_url", "terminal_dt", "terminal_status_code",
+                                     "terminal_sha1hex")})
+        processing = cdx = None
         if sha1 := row.get("terminal_sha1hex"):
             # where the file is: its document, and its capture
-            result["processing"] = self.history.processed(request.ingest_type, sha1)
-            if (cdx := self.archive.find_sha1(sha1)) is not None:
-                result["cdx"] = cdx
-        return None
+            processing = self.history.processed(request.ingest_type, sha1)
+            cdx = self.archive.find_sha1(sha1)
+        return _result(request, IngestFileStatus.SUCCESS_EXISTING, terminal=terminal,
+                       cdx=cdx, processing=processing)
 
-    def _after_crawl(self, request: IngestRequest, crawl: CrawlResult,
-                     result: dict[str, Any]) -> None:
-        result.update(status=crawl.status, hops=crawl.hops, html_biblio=crawl.biblio,
-                      error_message=crawl.error)
+    def _after_crawl(self, request: IngestRequest, crawl: CrawlResult) -> FileIngestResult:
+        status: Status = crawl.status
+        error = crawl.error
         fetched = crawl.fetched
-        if fetched is not None:
-            terminal = fetched.terminal
-            result.update(terminal=terminal.to_terminal(), cdx=terminal,
-                          revisit_cdx=fetched.revisit_of, file_meta=fetched.file_meta)
-        if not crawl.found or fetched is None or fetched.file_meta is None:
-            return
-        kind = IngestType(request.ingest_type)
         processing = None
-        if not request.force_recrawl:
-            processing = self.history.processed(kind, fetched.file_meta.sha1hex)
-        if processing is None:
-            found = FoundFile(
-                path=fetched.path(), file_meta=fetched.file_meta, cdx=fetched.terminal,
-                request=request, biblio=crawl.biblio or {}, references=crawl.references,
-                identifiers=identifiers_from_metadata({**(crawl.biblio or {}),
-                                                       **(request.ext_ids or {})}),
-                landing_url=crawl.landing_url)
-            processing = self.processor(kind).process(found)
-        elif crawl.replayed:
-            # archived and processed before, nothing fetched now
-            result["status"] = IngestFileStatus.SUCCESS_EXISTING
-        result["processing"] = processing
-        if kind == IngestType.HTML and processing.status in NOT_FULLTEXT:
-            result.update(status=IngestFileStatus.NO_HTML_FULLTEXT,
-                          error_message=processing.error or f"{fetched.terminal.url}: "
-                          "a page without an article's main text")
+        if crawl.found and fetched is not None and fetched.file_meta is not None:
+            kind = IngestType(request.ingest_type)
+            if not request.force_recrawl:
+                processing = self.history.processed(kind, fetched.file_meta.sha1hex)
+            if processing is None:
+                found = FoundFile(
+                    path=fetched.path(), file_meta=fetched.file_meta, cdx=fetched.terminal,
+                    request=request, biblio=crawl.biblio or {}, references=crawl.references,
+                    identifiers=identifiers_from_metadata({**(crawl.biblio or {}),
+                                                           **(request.ext_ids or {})}),
+                    landing_url=crawl.landing_url)
+                processing = self.processor(kind).process(found)
+            elif crawl.replayed:
+                # archived and processed before, nothing fetched now
+                status = IngestFileStatus.SUCCESS_EXISTING
+            if kind == IngestType.HTML and processing.status in NOT_FULLTEXT:
+                status = IngestFileStatus.NO_HTML_FULLTEXT
+                error = processing.error or (f"{fetched.terminal.url}: a page without an "
+                                             "article's main text")
+        if fetched is None:
+            return _result(request, status, hops=crawl.hops, html_biblio=crawl.biblio,
+                           processing=processing, error_message=error)
+        return _result(request, status, hops=crawl.hops, terminal=fetched.terminal.to_terminal(),
+                       file_meta=fetched.file_meta, cdx=fetched.terminal,
+                       revisit_cdx=fetched.revisit_of, html_biblio=crawl.biblio,
+                       processing=processing, error_message=error)
 
 
-def _final(result: dict[str, Any]) -> dict[str, Any]:
-    result["hit"] = result.get("status") in INGEST_FILE_SUCCESS
-    if isinstance(result.get("processing"), Processing):
-        result["processing"] = result["processing"].to_json()
-    return FileIngestResult.model_validate(result).to_json()
+def _result(request: IngestRequest, status: Status, *, hops: list[str] | None = None,
+            terminal: Terminal | None = None, file_meta: FileMeta | None = None,
+            cdx: CdxRecord | None = None, revisit_cdx: CdxRecord | None = None,
+            html_biblio: dict[str, Any] | None = None, processing: Processing | None = None,
+            error_message: str | None = None) -> FileIngestResult:
+    """The result of ``request``, built once its status is known."""
+    return FileIngestResult(
+        hit=FileIngestResult.is_hit(status), status=status, request=request.to_json(),
+        hops=hops if hops is not None else [], terminal=terminal, file_meta=file_meta,
+        cdx=cdx, revisit_cdx=revisit_cdx, html_biblio=html_biblio, processing=processing,
+        error_message=error_message)

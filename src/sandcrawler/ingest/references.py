@@ -63,7 +63,7 @@ def refs_from_tei(tei: str | bytes) -> list[dict[str, Any]]:
         structs = [bs for lb in root.iter("listBibl") for bs in lb if bs.tag == "biblStruct"]
     refs = []
     for i, struct in enumerate(structs):
-        biblio = parse_biblstruct(struct)  # type: ignore[arg-type]
+        biblio = parse_biblstruct(struct)
         biblio.index = i
         refs.append(biblio_to_dict(biblio))
     return refs
@@ -388,12 +388,13 @@ def refs_from_meta(strings: Sequence[str],
             biblios[i] = biblio_from_key_values(raw, i)
         else:
             plain.append((i, text))
-    parsed: list[GrobidBiblio] | CitationParseError | None = None
+    parsed: list[GrobidBiblio] | None = None
     if plain and parser is not None:
-        parsed = parse_within_limit(parser, [[t for _, t in plain]])[0]
-        if isinstance(parsed, CitationParseError):
-            log.warning("citation_reference strings kept unparsed: %s", parsed)
-            parsed = None
+        got = parse_within_limit(parser, [[t for _, t in plain]])[0]
+        if isinstance(got, CitationParseError):
+            log.warning("citation_reference strings kept unparsed: %s", got)
+        else:
+            parsed = got
     for n, (i, text) in enumerate(plain):
         biblio = parsed[n] if parsed is not None else GrobidBiblio(authors=[], unstructured=text)
         biblio.index = i

@@ -4,7 +4,7 @@ file ingest results → SQL rows."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,10 +16,24 @@ from sandcrawler.db.persist import write_tables
 from sandcrawler.errors import RecordError
 from sandcrawler.fileset.ingest import FilesetIngester
 from sandcrawler.ingest.file_ingest import FileIngester
-from sandcrawler.models.fileset import IngestResultView
-from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestRequest, IngestType
+from sandcrawler.models.fileset import FilesetIngestResult, IngestResultView
+from sandcrawler.models.ingest import (
+    FILE_INGEST_TYPES,
+    FileIngestResult,
+    IngestRequest,
+    IngestRequestRow,
+    IngestType,
+)
 from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.work import Item, Outcome, RecordWorker, decode_json, decode_record
+from sandcrawler.work import (
+    Item,
+    Outcome,
+    RecordWorker,
+    Rows,
+    TableRow,
+    decode_json,
+    decode_record,
+)
 
 
 def parse_request(data: bytes) -> IngestRequest:
@@ -66,7 +80,8 @@ class IngestWorker:
 
 
 def request_of(data: bytes) -> dict[str, Any] | None:
-    """The request object of a line that did not validate, when it is one."""
+    """The request object of a line that did not validate, when it is one: echoed
+    as it came in its result (any producer's JSON object, so a mapping)."""
     try:
         obj = decode_json(data)
     except RecordError:
@@ -79,19 +94,20 @@ def _bad_request(item: Item, raw: dict[str, Any] | None, e: RecordError) -> Outc
     why. A record that is not a JSON object (not JSON, not UTF-8, a list) has no
     request to echo: its result has an empty one, and the message says where the
     record is (a topic's partition and offset, a file's line) so that it can be
-    found; it has no base_url, so its message has no key."""
+    found; it has no base_url, so its message has no key. Nothing was tried: the
+    result has no ``hops``."""
     message = str(e) if raw is not None else f"{e} (record at {item.where})"
-    output = {"hit": False, "status": e.status, "request": raw if raw is not None else {},
-              "error_message": message}
-    return Outcome(item.where, e.status, kind="error", output=output, error=str(e))
+    result = FileIngestResult(hit=False, status=e.status,
+                              request=raw if raw is not None else {}, hops=None,
+                              error_message=message)
+    return Outcome(item.where, e.status, kind="error", output=result, error=str(e))
 
 
-def _outcome(item: Item, result: dict[str, Any]) -> Outcome:
-    status = str(result["status"])
-    if status == IngestFileStatus.SKIP_INGEST_TYPE:
-        return Outcome(item.where, status, kind="skip", error=result.get("error_message"))
-    return Outcome(item.where, status, kind="ok" if result["hit"] else "error",
-                   error=result.get("error_message") or status, output=result)
+def _outcome(item: Item, result: FileIngestResult | FilesetIngestResult) -> Outcome:
+    if result.status == IngestFileStatus.SKIP_INGEST_TYPE:
+        return Outcome(item.where, result.status, kind="skip", error=result.error_message)
+    return Outcome(item.where, result.status, kind="ok" if result.hit else "error",
+                   error=result.error_message or result.status, output=result)
 
 
 class PersistIngestFileWorker(RecordWorker):
@@ -102,34 +118,41 @@ class PersistIngestFileWorker(RecordWorker):
     def process(self, item: Item) -> Outcome:
         raw, result = decode_record(item.data, IngestResultView, "an ingest result",
                                     IngestFileStatus.BAD_RESULT)
-        output: dict[str, dict[str, Any]] = {"ingest_file_result": result.file_row()}
+        rows: list[TableRow] = [result.file_row()]
         if (row := request_row(raw.get("request") or {})) is not None:
-            output["ingest_request"] = row
-        return Outcome(where=item.where, status=IngestFileStatus.SUCCESS, output=output)
+            rows.append(row)
+        return Outcome(where=item.where, status=IngestFileStatus.SUCCESS, output=Rows(tuple(rows)))
 
 
 def record_results(engine: Engine, worker: RecordWorker,
-                   results: Iterable[dict[str, Any]]) -> None:
+                   results: Iterable[FileIngestResult | FilesetIngestResult]) -> None:
     """Write results' rows as the persist command of ``worker`` writes them from
     the printed lines (``PersistIngestFileWorker``, ``PersistIngestFilesetWorker``):
-    for the one-request commands and the demo, which record what they print."""
-    outputs = [worker.process(Item(where="a result", data=orjson.dumps(result))).output
+    for the one-request commands and the demo, which record what they print. So
+    each result is read back from its JSON, as that command reads it."""
+    outputs = [worker.process(Item(where="a result",
+                                   data=orjson.dumps(result.to_json()))).output
                for result in results]
     with begin(engine) as conn:
-        write_tables(conn, outputs)
+        write_tables(conn, [out for out in outputs if isinstance(out, Rows)])
 
 
-def request_row(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``ingest_request`` row of a request; None without its key fields."""
-    key = {k: request.get(k) for k in ("link_source", "link_source_id", "ingest_type",
-                                       "base_url")}
-    if not all(isinstance(v, str) and v for v in key.values()):
+def request_row(request: Mapping[str, Any]) -> IngestRequestRow | None:
+    """The ``ingest_request`` row of a request echoed in a result (the JSON object
+    as its producer wrote it, kept whole in the row's ``request`` column); None
+    without its key fields."""
+    link_source, link_source_id, ingest_type, base_url = (
+        request.get(k) for k in ("link_source", "link_source_id", "ingest_type", "base_url"))
+    if not (isinstance(link_source, str) and link_source and isinstance(link_source_id, str)
+            and link_source_id and isinstance(ingest_type, str) and ingest_type
+            and isinstance(base_url, str) and base_url):
         return None
 
     def text(name: str) -> str | None:
         value = request.get(name)
         return value if isinstance(value, str) and value else None
 
-    return {**key, "ingest_request_source": text("ingest_request_source"),
-            "release_stage": text("release_stage"), "created": datetime.now(UTC),
-            "request": request}
+    return IngestRequestRow(
+        link_source=link_source, link_source_id=link_source_id, ingest_type=ingest_type,
+        base_url=base_url, ingest_request_source=text("ingest_request_source"),
+        release_stage=text("release_stage"), created=datetime.now(UTC), request=request)

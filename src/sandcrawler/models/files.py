@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 SHA1_HEX = r"^[0-9a-f]{40}$"
 DT14 = r"^[0-9]{14}$"
@@ -23,12 +23,23 @@ class FileMeta(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    #: ``size`` is read too: the name results and item records had before
-    size_bytes: int = Field(ge=0, validation_alias=AliasChoices("size_bytes", "size"))
+    size_bytes: int = Field(ge=0)
     sha1hex: str = Field(pattern=SHA1_HEX)
     sha256hex: str = Field(pattern=r"^([0-9a-f]{64})?$")
     md5hex: str = Field(pattern=r"^([0-9a-f]{32})?$")
     mimetype: str
+
+    @model_validator(mode="before")
+    @classmethod
+    def _size(cls, data: Any) -> Any:
+        """``size`` is read too: the name results and item records had before.
+        (Not a validation alias: the checker would not see ``size_bytes`` in
+        ``__init__``.)"""
+        if isinstance(data, dict) and "size" in data:
+            data = dict(data)
+            size = data.pop("size")
+            data.setdefault("size_bytes", size)
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -17,6 +17,7 @@ gives, its own domain's in full and those it takes from others.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeAlias
 
 
 class PipelineStatus(StrEnum):
@@ -259,6 +260,15 @@ class ProcessingStatus(StrEnum):
     #: an HTML page the processor could not finish within its time and memory limits
     HTML_TOO_COMPLEX = "html-too-complex"
 
+
+#: any record's status: a member of one domain's enum. Results type their
+#: ``status`` so, not with their own domain's enum alone, because a lower layer's
+#: status passes through to them (``fetch-error`` in a file ingest result, ...)
+Status: TypeAlias = (
+    PipelineStatus | IdentifierStatus | StoreStatus | FetchStatus | FileRecordStatus
+    | CdxStatus | BackfillStatus | SandboxStatus | PdfStatus | FulltextStatus | ParserStatus
+    | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus
+)
 
 #: the statuses of an ingested file (``hit`` is true)
 INGEST_FILE_SUCCESS = frozenset({IngestFileStatus.SUCCESS, IngestFileStatus.SUCCESS_EXISTING})
