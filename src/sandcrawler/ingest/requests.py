@@ -18,15 +18,14 @@ from sandcrawler.web.urls import request_url
 
 
 def doi_request(doi: str, *, ingest_type: str = "pdf", resolver: str = "https://doi.org/",
-                source: str = "sandcrawler-cli") -> dict[str, Any]:
+                source: str = "sandcrawler-cli") -> IngestRequest:
     """The request for one DOI (normalised; RecordError when it is not one)."""
     doi = normalize_doi(doi)
     # a DOI may hold any printable character: '#', '?', '%' must not end its path
     base_url = resolver.rstrip("/") + "/" + quote(doi, safe="/:;()[]<>,.-_+~=@!$&'*")
-    request = IngestRequest(ingest_type=ingest_type, base_url=base_url, link_source="doi",
-                            link_source_id=doi, ingest_request_source=source,
-                            ext_ids={"doi": doi})
-    return request.to_json()
+    return IngestRequest(ingest_type=ingest_type, base_url=base_url, link_source="doi",
+                         link_source_id=doi, ingest_request_source=source,
+                         ext_ids={"doi": doi})
 
 
 def argument_request(text: str, *, source: str, **fields: Any) -> IngestRequest:
@@ -37,8 +36,9 @@ def argument_request(text: str, *, source: str, **fields: Any) -> IngestRequest:
     text = text.strip()
     given = {k: v for k, v in fields.items() if v is not None}
     if _names_a_doi(text):
-        raw = {**doi_request(text, ingest_type=given.pop("ingest_type", "pdf"), source=source),
-               **given}
+        made = doi_request(text, ingest_type=given.pop("ingest_type", "pdf"), source=source)
+        # through JSON like any request: ``given`` may name fields the model keeps as extras
+        raw = {**made.to_json(), **given}
     elif request_url(text) is None:
         raise RecordError("not an http(s) URL or a DOI", status=IngestFileStatus.BAD_REQUEST)
     else:
@@ -52,7 +52,7 @@ def _names_a_doi(text: str) -> bool:
 
 
 def doi_requests(lines: Iterable[bytes], **options: str
-                 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
+                 ) -> Iterator[tuple[int, IngestRequest | str]]:
     """(line number, request) for each DOI line, (line number, why not) for a
     line that is not a DOI; blank lines and ``#`` comments are skipped."""
     for number, raw in enumerate(lines, 1):
