@@ -160,6 +160,8 @@ class IngestResultView(_Lenient):
     An ingest-file result has no platform fields, and gets no platform row."""
 
     hit: bool | None = None
+    #: a string, not ``Status``: another producer's (or an older version's)
+    #: status is stored as it came, not refused
     status: str
     request: ResultRequest
     terminal: ResultTerminal | None = None
