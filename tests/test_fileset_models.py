@@ -72,5 +72,9 @@ def test_request_keeps_unknown_fields_and_result_has_the_seed_fields() -> None:
         "html_biblio", "manifest", "platform_name", "platform_domain", "platform_id",
         "platform_base_url", "ingest_strategy", "archiveorg_item_name", "file_count",
         "total_size", "fileset_bundle", "fileset_file"}
-    with pytest.raises(ValidationError):
-        FilesetIngestResult(hit=True, status="x", request={}, ingest_strategy="web-zip")
+    with pytest.raises(ValidationError, match="ingest_strategy"):
+        FilesetIngestResult(hit=True, status="success", request={}, ingest_strategy="web-zip")
+    # a status is a member of a status enum (a lower layer's too), not any string
+    assert FilesetIngestResult(hit=False, status="fetch-error", request={}).status == "fetch-error"
+    with pytest.raises(ValidationError, match="status"):
+        FilesetIngestResult(hit=True, status="x", request={})
