@@ -7,32 +7,65 @@
   API over HTTP, as the original system's workers do, so a worker on another
   machine needs no database credentials.
 
-``api.reader`` picks one (``Services.reader``). Rows are dicts of the relation's
-columns: JSON columns as Python values, timestamps as aware UTC datetimes;
+``api.reader`` picks one (``Services.reader``). Rows are the relation's typed rows
+(``db/rows.py``): JSON columns as Python values, timestamps as aware UTC datetimes;
 ``capture`` answers a ``CdxRecord``. DOIs are looked up lower-cased, as stored.
+
+The functions on an open connection below are the lookups the web pages make
+(``site/``), each written once here: a page reads several in one transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, cast
 
-from sqlalchemy import Engine, Select, column, select, table
+from sqlalchemy import (
+    Engine,
+    Select,
+    column,
+    func,
+    literal,
+    null,
+    or_,
+    select,
+    table,
+    union_all,
+)
 from sqlalchemy.engine import Connection
 
 from sandcrawler.db.engine import begin
+from sandcrawler.db.rows import (
+    CatalogueRow,
+    CrossrefTitle,
+    CrossrefWithRefsRow,
+    GrobidRefsRow,
+    IngestFileResultRow,
+    IngestFilesetRow,
+    IngestRequestRow,
+    IngestStatus,
+    IngestStatusCount,
+    ListedIngest,
+    RecentCapture,
+    RecentIngest,
+    TimelineCapture,
+)
 from sandcrawler.db.schema import (
     catalogue,
     crossref,
     grobid_refs,
     ingest_file_result,
+    ingest_fileset_platform,
+    ingest_request,
     metadata,
     web_cdx,
 )
 from sandcrawler.db.types import JsonDoc, UTCDateTime
+from sandcrawler.db.words import holds_every_word
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.timestamps import parse_timestamp
 
+#: a row as read, before it is typed (``normalise_row``)
 Row = dict[str, Any]
 Key = tuple[str, str]
 
@@ -89,12 +122,210 @@ def captures(conn: Connection, *, url: str | None = None, sha1hex: str | None = 
     return [CdxRecord.from_row(dict(r)) for r in conn.execute(query).mappings()]
 
 
-def ingest_file_result_row(conn: Connection, ingest_type: str, base_url: str) -> Row | None:
+def ingest_file_result_row(conn: Connection, ingest_type: str,
+                           base_url: str) -> IngestFileResultRow | None:
     """The recorded ``ingest_file_result`` of this request, on an open connection."""
     t = ingest_file_result
     row = conn.execute(select(t).where(t.c.ingest_type == ingest_type,
                                        t.c.base_url == base_url).limit(1)).mappings().first()
-    return None if row is None else normalise_row(t.name, row)
+    return None if row is None else cast(IngestFileResultRow, normalise_row(t.name, row))
+
+
+# --- the pages' lookups, on an open connection --------------------------------------------
+
+
+def _typed(conn: Connection, query: Any) -> list[Any]:
+    """The rows of ``query`` as dicts (the caller names their type)."""
+    return [dict(r) for r in conn.execute(query).mappings()]
+
+
+def row_counts(conn: Connection, tables: Sequence[str]) -> dict[str, int]:
+    """How many rows each of these tables (``db/schema.py``) holds, in the order given."""
+    return {name: conn.execute(select(func.count()).select_from(metadata.tables[name]))
+            .scalar_one() for name in tables}
+
+
+def ingest_status_counts(conn: Connection) -> list[IngestStatusCount]:
+    """How many file, then dataset, ingest results of each type ended with each status."""
+    out: list[IngestStatusCount] = []
+    for t in (ingest_file_result, ingest_fileset_platform):
+        for ingest_type, status, n in conn.execute(
+            select(t.c.ingest_type, t.c.status, func.count())
+            .group_by(t.c.ingest_type, t.c.status)
+        ):
+            out.append({"ingest_type": ingest_type, "status": status, "count": n})
+    return out
+
+
+def refs_by_source(conn: Connection) -> dict[str, int]:
+    """How many ``grobid_refs`` rows each source (``crossref``, ``document``) has."""
+    t = grobid_refs
+    return {source: n for source, n in conn.execute(
+        select(t.c.source, func.count()).group_by(t.c.source))}
+
+
+def recent_ingest_results(conn: Connection, limit: int) -> list[RecentIngest]:
+    """The file ingest results updated last, newest first."""
+    t = ingest_file_result
+    rows: list[RecentIngest] = _typed(conn, select(
+        t.c.ingest_type, t.c.base_url, t.c.status, t.c.updated)
+        .order_by(t.c.updated.desc()).limit(limit))
+    return rows
+
+
+def recent_captures(conn: Connection, limit: int) -> list[RecentCapture]:
+    """The captures indexed last, newest first."""
+    c = web_cdx.c
+    rows: list[RecentCapture] = _typed(conn, select(
+        c.url, c.datetime, c.status_code, c.mimetype, c.warc_path, c.warc_offset)
+        .order_by(c.row_created.desc(), c.warc_offset.desc()).limit(limit))
+    return rows
+
+
+def parsed_refs(conn: Connection, source: str, source_id: str) -> list[Any] | None:
+    """The references parsed for ``(source, source_id)`` (``grobid_refs.refs_json``);
+    None when none were."""
+    t = grobid_refs
+    row = conn.execute(select(t.c.refs_json).where(
+        t.c.source == source, t.c.source_id == source_id)).first()
+    return None if row is None else cast("list[Any] | None", row[0])
+
+
+def has_crossref(conn: Connection, doi: str) -> bool:
+    """Whether the ``crossref`` table holds a record of ``doi`` (as stored)."""
+    return conn.execute(select(crossref.c.doi).where(crossref.c.doi == doi)).first() is not None
+
+
+def crossref_titles(conn: Connection, doi: str) -> list[CrossrefTitle]:
+    """The Crossref record of ``doi`` (as stored), its DOI and title."""
+    rows: list[CrossrefTitle] = _typed(conn, select(
+        crossref.c.doi, crossref.c.record["title"].label("title")).where(crossref.c.doi == doi))
+    return rows
+
+
+def crossref_with_title_words(conn: Connection, words: Sequence[str], *, offset: int,
+                              limit: int) -> list[CrossrefTitle]:
+    """The Crossref records whose first title holds every word (case-insensitive), by
+    DOI, a page at a time."""
+    first_title = crossref.c.record[("title", 0)].as_string()  # SQLite and PostgreSQL alike
+    rows: list[CrossrefTitle] = _typed(conn, select(
+        crossref.c.doi, crossref.c.record["title"].label("title"))
+        .where(holds_every_word(first_title, words)).order_by(crossref.c.doi)
+        .offset(offset).limit(limit))
+    return rows
+
+
+def crossref_with_refs_row(conn: Connection, doi: str) -> CrossrefWithRefsRow | None:
+    """The Crossref record of ``doi`` (as stored) with its parsed references."""
+    v = crossref_with_refs.c
+    row = conn.execute(select(v.doi, v.indexed, v.record, v.source_ts, v.refs_json)
+                       .where(v.doi == doi)).mappings().first()
+    return None if row is None else cast(CrossrefWithRefsRow, dict(row))
+
+
+def ingest_results_ending_in(conn: Connection, sha1hex: str,
+                             limit: int) -> list[IngestFileResultRow]:
+    """The file ingest results whose terminal is the file ``sha1hex``, updated last
+    first."""
+    t = ingest_file_result
+    rows: list[IngestFileResultRow] = _typed(conn, select(t).where(
+        t.c.terminal_sha1hex == sha1hex).order_by(t.c.updated.desc()).limit(limit))
+    return rows
+
+
+def ingest_statuses_ending_in(conn: Connection, sha1hex: str, limit: int) -> list[IngestStatus]:
+    """Which file ingest requests ended in the file ``sha1hex``, and how."""
+    t = ingest_file_result
+    rows: list[IngestStatus] = _typed(conn, select(t.c.ingest_type, t.c.base_url, t.c.status)
+                                      .where(t.c.terminal_sha1hex == sha1hex).limit(limit))
+    return rows
+
+
+def ingest_statuses_ending_at(conn: Connection, url: str, dt: str,
+                              limit: int) -> list[IngestStatus]:
+    """Which file ingest requests ended in the capture of ``url`` at ``dt``, and how."""
+    t = ingest_file_result
+    rows: list[IngestStatus] = _typed(conn, select(t.c.ingest_type, t.c.base_url, t.c.status)
+                                      .where(t.c.terminal_url == url, t.c.terminal_dt == dt)
+                                      .limit(limit))
+    return rows
+
+
+def ingest_statuses_of_url(conn: Connection, url: str, limit: int) -> list[IngestStatus]:
+    """The file ingest results that started or ended at ``url``, then the dataset
+    ingest results that started there (``limit`` of each; a result may be listed
+    twice)."""
+    t, f = ingest_file_result, ingest_fileset_platform
+    rows: list[IngestStatus] = _typed(conn, select(t.c.ingest_type, t.c.base_url, t.c.status)
+                                      .where(or_(t.c.base_url == url, t.c.terminal_url == url))
+                                      .limit(limit))
+    rows += _typed(conn, select(f.c.ingest_type, f.c.base_url, f.c.status)
+                   .where(f.c.base_url == url).limit(limit))
+    return rows
+
+
+def ingest_requests(conn: Connection, ingest_type: str, base_url: str,
+                    limit: int) -> list[IngestRequestRow]:
+    """The requests seen for ``(ingest_type, base_url)`` (from any source)."""
+    t = ingest_request
+    rows: list[IngestRequestRow] = _typed(conn, select(t).where(
+        t.c.base_url == base_url, t.c.ingest_type == ingest_type).limit(limit))
+    return rows
+
+
+def ingest_fileset_row(conn: Connection, ingest_type: str,
+                       base_url: str) -> IngestFilesetRow | None:
+    """The recorded dataset ingest result of this request."""
+    t = ingest_fileset_platform
+    row = conn.execute(select(t).where(t.c.ingest_type == ingest_type,
+                                       t.c.base_url == base_url)).mappings().first()
+    return None if row is None else cast(IngestFilesetRow, dict(row))
+
+
+def list_ingest_results(conn: Connection, *, ingest_type: str = "", status: str | None = "",
+                        oldest_first: bool = False, offset: int = 0,
+                        limit: int = 50) -> tuple[int, list[ListedIngest]]:
+    """How many file and dataset ingest results there are of ``ingest_type`` with
+    ``status`` ("" for any; a ``status`` of None: those without one), and a page of
+    them by when they were updated (then type and base URL)."""
+    selects = []
+    for t, kind in ((ingest_file_result, "file"), (ingest_fileset_platform, "dataset")):
+        conds = []
+        if ingest_type:
+            conds.append(t.c.ingest_type == ingest_type)
+        if status is None:
+            conds.append(t.c.status.is_(None))
+        elif status:
+            conds.append(t.c.status == status)
+        terminal = t.c.terminal_url if "terminal_url" in t.c else null()
+        selects.append(select(t.c.ingest_type, t.c.base_url, t.c.status, t.c.updated,
+                              terminal.label("terminal_url"), literal(kind).label("kind"))
+                       .where(*conds))
+    rows = union_all(*selects).subquery()
+    order = rows.c.updated.asc() if oldest_first else rows.c.updated.desc()
+    total: int = conn.execute(select(func.count()).select_from(rows)).scalar_one()
+    found: list[ListedIngest] = _typed(conn, select(rows).order_by(
+        order, rows.c.ingest_type, rows.c.base_url).offset(offset).limit(limit))
+    return total, found
+
+
+def capture_count(conn: Connection, url: str) -> int:
+    """How many captures of exactly ``url`` the archive holds."""
+    count: int = conn.execute(select(func.count()).select_from(web_cdx)
+                              .where(web_cdx.c.url == url)).scalar_one()
+    return count
+
+
+def capture_timeline(conn: Connection, url: str, *, offset: int,
+                     limit: int) -> list[TimelineCapture]:
+    """The captures of exactly ``url``, oldest first, a page at a time."""
+    c = web_cdx.c
+    rows: list[TimelineCapture] = _typed(conn, select(
+        c.datetime, c.status_code, c.mimetype, c.location, c.size, c.sha1hex,
+        c.warc_path, c.warc_offset)
+        .where(c.url == url).order_by(c.datetime, c.warc_path, c.warc_offset)
+        .offset(offset).limit(limit))
+    return rows
 
 
 def normalise_row(relation: str, row: Mapping[Any, Any]) -> Row:
@@ -110,11 +341,12 @@ def lower_doi(doi: str) -> str:
 class Reader(Protocol):
     """The system's lookups of its own records (see the module docstring)."""
 
-    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, Row]:
+    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, IngestFileResultRow]:
         """The ``ingest_file_result`` rows that are hits among ``(ingest_type, base_url)``."""
         ...
 
-    def ingest_file_result(self, ingest_type: str, base_url: str) -> Row | None:
+    def ingest_file_result(self, ingest_type: str,
+                           base_url: str) -> IngestFileResultRow | None:
         """The recorded result of this request, hit or not."""
         ...
 
@@ -122,19 +354,19 @@ class Reader(Protocol):
         """The latest ``web_cdx`` capture of exactly this URL."""
         ...
 
-    def document_by_sha1(self, sha1hex: str) -> list[Row]:
+    def document_by_sha1(self, sha1hex: str) -> list[CatalogueRow]:
         """``catalogue`` rows of documents holding this file, by UUID."""
         ...
 
-    def document_by_doi(self, doi: str) -> list[Row]:
+    def document_by_doi(self, doi: str) -> list[CatalogueRow]:
         """``catalogue`` rows of documents with this DOI, by UUID."""
         ...
 
-    def grobid_refs(self, source: str, source_id: str) -> Row | None:
+    def grobid_refs(self, source: str, source_id: str) -> GrobidRefsRow | None:
         """The ``grobid_refs`` row (``source_id`` lower-cased for ``crossref``: a DOI)."""
         ...
 
-    def crossref_with_refs(self, doi: str) -> Row | None:
+    def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
         """The Crossref record with its parsed references, if any."""
         ...
 
@@ -156,21 +388,22 @@ class SqlReader:
         rows = self._rows(relation, query.limit(1))
         return rows[0] if rows else None
 
-    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, Row]:
+    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, IngestFileResultRow]:
         wanted = set(keys)
         urls = sorted({url for _, url in wanted})
         t = ingest_file_result
-        found: dict[Key, Row] = {}
+        found: dict[Key, IngestFileResultRow] = {}
         for start in range(0, len(urls), self.batch):
             query = select(t).where(t.c.base_url.in_(urls[start:start + self.batch]),
                                     t.c.hit.is_(True))
             for row in self._rows(t.name, query):
                 key = (row["ingest_type"], row["base_url"])
                 if key in wanted:
-                    found[key] = row
+                    found[key] = cast(IngestFileResultRow, row)
         return found
 
-    def ingest_file_result(self, ingest_type: str, base_url: str) -> Row | None:
+    def ingest_file_result(self, ingest_type: str,
+                           base_url: str) -> IngestFileResultRow | None:
         with begin(self.engine) as conn:
             return ingest_file_result_row(conn, ingest_type, base_url)
 
@@ -178,26 +411,28 @@ class SqlReader:
         with begin(self.engine) as conn:
             return latest_capture(conn, url)
 
-    def _documents(self, name: str, value: str) -> list[Row]:
-        return self._rows(catalogue.name, select(catalogue).where(catalogue.c[name] == value)
-                          .order_by(catalogue.c.uuid))
+    def _documents(self, name: str, value: str) -> list[CatalogueRow]:
+        rows: list[Any] = self._rows(catalogue.name, select(catalogue).where(
+            catalogue.c[name] == value).order_by(catalogue.c.uuid))
+        return rows
 
-    def document_by_sha1(self, sha1hex: str) -> list[Row]:
+    def document_by_sha1(self, sha1hex: str) -> list[CatalogueRow]:
         return self._documents("sha1", sha1hex.lower())
 
-    def document_by_doi(self, doi: str) -> list[Row]:
+    def document_by_doi(self, doi: str) -> list[CatalogueRow]:
         return self._documents("doi", lower_doi(doi))
 
-    def grobid_refs(self, source: str, source_id: str) -> Row | None:
+    def grobid_refs(self, source: str, source_id: str) -> GrobidRefsRow | None:
         if source == "crossref":
             source_id = lower_doi(source_id)
         t = grobid_refs
-        return self._one(t.name, select(t).where(t.c.source == source,
-                                                 t.c.source_id == source_id))
+        return cast("GrobidRefsRow | None", self._one(
+            t.name, select(t).where(t.c.source == source, t.c.source_id == source_id)))
 
-    def crossref_with_refs(self, doi: str) -> Row | None:
+    def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
         v = crossref_with_refs
-        return self._one(v.name, select(v).where(v.c.doi == lower_doi(doi)))
+        return cast("CrossrefWithRefsRow | None",
+                    self._one(v.name, select(v).where(v.c.doi == lower_doi(doi))))
 
     def close(self) -> None:
         """The engine belongs to the caller."""

@@ -5,9 +5,9 @@ processed already (then it is not processed again)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from sandcrawler.db.reader import Reader
+from sandcrawler.db.rows import IngestFileResultRow
 from sandcrawler.models.ingest import IngestType, Processing
 from sandcrawler.models.statuses import PdfStatus
 from sandcrawler.storage.catalogue import Catalogue
@@ -20,11 +20,12 @@ class IngestHistory:
         self.catalogue = catalogue
         self.table = table
 
-    def hit(self, ingest_type: str, base_url: str) -> dict[str, Any] | None:
+    def hit(self, ingest_type: str, base_url: str) -> IngestFileResultRow | None:
         """The recorded ``ingest_file_result`` row of this request, if it was a hit."""
         return self.hits([(ingest_type, base_url)]).get((ingest_type, base_url))
 
-    def hits(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+    def hits(self, keys: Iterable[tuple[str, str]]
+             ) -> dict[tuple[str, str], IngestFileResultRow]:
         """The recorded hits among ``(ingest_type, base_url)`` keys, in one query per
         few hundred keys (a batch of requests asks once), through the reader
         (``api.reader``: SQL or PostgREST)."""

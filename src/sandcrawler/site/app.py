@@ -152,7 +152,8 @@ def _without_token(scope: Scope) -> str:
     return path + ("?" + urlencode(query) if query else "")
 
 
-async def _send(send: Send, status: int, body: bytes, headers: list) -> None:
+async def _send(send: Send, status: int, body: bytes,
+                headers: list[tuple[bytes, bytes]]) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"),
                             (b"content-length", str(len(body)).encode()),

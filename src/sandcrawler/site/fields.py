@@ -300,7 +300,7 @@ def _cell_field(family: str, qualifier: str, value: Any) -> Field:
     if (family, qualifier) in (("file", "cdx"), ("f", "c")) and isinstance(value, Mapping):
         children = []
         for k, v in value.items():
-            k_label = _KEY_LABELS.get(k, k)
+            k_label = _KEY_LABELS.get(str(k), str(k))
             if k in ("dt", "d"):
                 children.append(Field(k_label, formats.when(v)))
             elif k in ("url", "u"):

@@ -103,7 +103,8 @@ def csl_date(value: Any) -> str | None:
             if nums:
                 return "-".join([f"{nums[0]:04d}", *(f"{p:02d}" for p in nums[1:3])])
         for key in ("date-time", "raw", "literal"):
-            if isinstance(value.get(key), str):
-                return value[key]
+            text = value.get(key)
+            if isinstance(text, str):
+                return text
         return None
     return first_text(value)

@@ -6,11 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import func, literal, null, select, union_all
-
 from sandcrawler.app.services import Services
+from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
-from sandcrawler.db.schema import ingest_file_result, ingest_fileset_platform, web_cdx
 from sandcrawler.errors import InvalidName
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.site.reads import capture_link, ingest_link
@@ -57,26 +55,11 @@ def ingest_list(services: Services, ingest_type: str = "", status: str = "", pag
     if sort not in SORTS:
         raise InvalidName(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}",
                           status=StoreStatus.BAD_KEY)
-    selects = []
-    for t, kind in ((ingest_file_result, "file"), (ingest_fileset_platform, "dataset")):
-        conds = []
-        if ingest_type:
-            conds.append(t.c.ingest_type == ingest_type)
-        if status == NO_STATUS:
-            conds.append(t.c.status.is_(None))
-        elif status:
-            conds.append(t.c.status == status)
-        terminal = t.c.terminal_url if "terminal_url" in t.c else null()
-        selects.append(select(t.c.ingest_type, t.c.base_url, t.c.status, t.c.updated,
-                              terminal.label("terminal_url"), literal(kind).label("kind"))
-                       .where(*conds))
-    rows = union_all(*selects).subquery()
-    order = rows.c.updated.desc() if sort == "-date" else rows.c.updated.asc()
     with begin(services.engine) as conn:
-        total = conn.execute(select(func.count()).select_from(rows)).scalar_one()
-        paging = Paging(page, PER_PAGE, total)
-        found = conn.execute(select(rows).order_by(order, rows.c.ingest_type, rows.c.base_url)
-                             .offset(paging.offset).limit(PER_PAGE)).mappings().all()
+        total, found = reader.list_ingest_results(
+            conn, ingest_type=ingest_type, status=None if status == NO_STATUS else status,
+            oldest_first=sort == "date", offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
+    paging = Paging(page, PER_PAGE, total)
     results = [{**r, "updated": iso_utc(r["updated"]),
                 "link": ingest_link(r["ingest_type"], r["base_url"])} for r in found]
     here = {"type": ingest_type, "status": status, "sort": sort}
@@ -92,19 +75,15 @@ def timeline(services: Services, url: str, page: int = 1) -> dict[str, Any] | No
     if not url:
         raise InvalidName("give the URL: ?url=…", status=StoreStatus.BAD_KEY)
     check_page(page)
-    c = web_cdx.c
     with begin(services.engine) as conn:
-        total = conn.execute(select(func.count()).select_from(web_cdx)
-                             .where(c.url == url)).scalar_one()
+        total = reader.capture_count(conn, url)
         if not total:
             return None
         paging = Paging(page, PER_PAGE * 4, total)
-        found = conn.execute(
-            select(c.datetime, c.status_code, c.mimetype, c.location, c.size, c.sha1hex,
-                   c.warc_path, c.warc_offset)
-            .where(c.url == url).order_by(c.datetime, c.warc_path, c.warc_offset)
-            .offset(paging.offset).limit(paging.per_page)).mappings().all()
-    captures = [{**r, "link": capture_link(r["warc_path"], r["warc_offset"])} for r in found]
+        found = reader.capture_timeline(conn, url, offset=paging.offset,
+                                        limit=paging.per_page)
+    captures: list[dict[str, Any]] = [
+        {**r, "link": capture_link(r["warc_path"], r["warc_offset"])} for r in found]
     years: dict[str, int] = {}
     for r in captures:
         years[r["datetime"][:4]] = years.get(r["datetime"][:4], 0) + 1

@@ -12,34 +12,20 @@ thing" (a 404); malformed input raises ``InvalidName`` (a 400).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from sqlalchemy import and_, column, func, or_, select, table
 from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
 from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
-from sandcrawler.db.schema import (
-    catalogue,
-    crossref,
-    grobid_refs,
-    ingest_file_result,
-    ingest_fileset_platform,
-    ingest_request,
-    pdftable_cells,
-    pdftables,
-    web_cdx,
-)
-from sandcrawler.db.types import JsonDoc
 from sandcrawler.errors import CorruptData, InvalidName, NotFound
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.site import fields, formats
 from sandcrawler.storage.blobs import check_key
-from sandcrawler.storage.catalogue import like_escape
 from sandcrawler.storage.docid import SCHEMES, parse_uuid
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.textfix import readable
@@ -48,8 +34,8 @@ from sandcrawler.web.archive import REDIRECT_CODES
 from sandcrawler.web.warc import BadWarc
 
 #: tables counted on the dashboard, in the order shown, and what their rows are
-TABLES = (catalogue, crossref, grobid_refs, ingest_request, ingest_file_result,
-          ingest_fileset_platform, web_cdx, pdftables, pdftable_cells)
+TABLES = ("catalogue", "crossref", "grobid_refs", "ingest_request", "ingest_file_result",
+          "ingest_fileset_platform", "web_cdx", "pdftables", "pdftable_cells")
 TABLE_LABELS = {"catalogue": "documents in the catalogue", "crossref": "Crossref records",
                 "grobid_refs": "reference lists parsed", "ingest_request": "ingest requests",
                 "ingest_file_result": "file ingest results",
@@ -62,13 +48,10 @@ RELATED = 50
 #: longest text cell shown in full (the PDF table's full text, TEI); the JSON has it all
 CELL_CHARS = 2000
 THUMBS = ("thumb-small", "thumb-medium", "thumb-large", "thumb-listing")
-_crossref_with_refs = table("crossref_with_refs", column("doi"), column("indexed"),
-                            column("record", JsonDoc), column("source_ts"),
-                            column("refs_json", JsonDoc))
 
 
-def _rows(conn: Connection, query: Any) -> list[dict[str, Any]]:
-    return [_plain(dict(r)) for r in conn.execute(query).mappings()]
+def _rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [_plain(r) for r in rows]
 
 
 def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,32 +87,18 @@ def capture_row_view(row: CdxRecord) -> dict[str, Any]:
 
 def dashboard(services: Services) -> dict[str, Any]:
     with begin(services.engine) as conn:
-        counts = {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one()
-                  for t in TABLES}
+        counts = reader.row_counts(conn, TABLES)
         ingest: dict[str, dict[str, int]] = {}
-        for t in (ingest_file_result, ingest_fileset_platform):
-            for kind, status, n in conn.execute(
-                select(t.c.ingest_type, t.c.status, func.count())
-                .group_by(t.c.ingest_type, t.c.status)
-            ):
-                ingest.setdefault(kind, {})[status or "(none)"] = n
-        refs: dict[str, int] = dict(conn.execute(select(grobid_refs.c.source, func.count())
-                                 .group_by(grobid_refs.c.source)).all())
+        for c in reader.ingest_status_counts(conn):
+            ingest.setdefault(c["ingest_type"], {})[c["status"] or "(none)"] = c["count"]
+        refs = reader.refs_by_source(conn)
         processing = _pdftable_statuses(conn, services)
         recent = {
-            "ingest": _rows(conn, select(ingest_file_result.c.ingest_type,
-                                         ingest_file_result.c.base_url,
-                                         ingest_file_result.c.status,
-                                         ingest_file_result.c.updated)
-                            .order_by(ingest_file_result.c.updated.desc()).limit(RECENT)),
+            "ingest": _rows(reader.recent_ingest_results(conn, RECENT)),
             "documents": [{"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1,
                            "updated": iso_utc(d.updated), "title": d.title}
                           for d in services.catalogue.recent(RECENT, conn=conn)],
-            "captures": _rows(conn, select(web_cdx.c.url, web_cdx.c.datetime,
-                                           web_cdx.c.status_code, web_cdx.c.mimetype,
-                                           web_cdx.c.warc_path, web_cdx.c.warc_offset)
-                              .order_by(web_cdx.c.row_created.desc(),
-                                        web_cdx.c.warc_offset.desc()).limit(RECENT)),
+            "captures": _rows(reader.recent_captures(conn, RECENT)),
         }
     for row in recent["ingest"]:
         row["link"] = ingest_link(row["ingest_type"], row["base_url"])
@@ -177,19 +146,14 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
             return None
         out: dict[str, Any] = entry.to_json()
         out["pdftable"] = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
-        refs = conn.execute(select(grobid_refs.c.refs_json, grobid_refs.c.source_ts)
-                            .where(grobid_refs.c.source == "document",
-                                   grobid_refs.c.source_id == doc)).first()
-        out["references"] = [r for r in refs[0] or [] if isinstance(r, dict)] if refs else []
+        refs = reader.parsed_refs(conn, "document", doc)
+        out["references"] = [r for r in refs or [] if isinstance(r, dict)]
         out["reference_rows"] = [ref_row(r, i) for i, r in enumerate(out["references"], 1)]
-        out["crossref"] = bool(entry.doi) and conn.execute(
-            select(crossref.c.doi).where(crossref.c.doi == entry.doi)).first() is not None
+        out["crossref"] = bool(entry.doi) and reader.has_crossref(conn, entry.doi or "")
         results: list[dict[str, Any]] = []
         captures: list[dict[str, Any]] = []
         if entry.sha1:
-            results = _rows(conn, select(ingest_file_result)
-                            .where(ingest_file_result.c.terminal_sha1hex == entry.sha1)
-                            .order_by(ingest_file_result.c.updated.desc()).limit(RELATED))
+            results = _rows(reader.ingest_results_ending_in(conn, entry.sha1, RELATED))
             captures = [capture_row_view(c) for c in
                         reader.captures(conn, sha1hex=entry.sha1, limit=RELATED)]
         out["hops"] = hops(conn, results[0]) if results else []
@@ -270,14 +234,11 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[s
     if not base_url:
         raise InvalidName("give the request's base URL: ?url=…", status=StoreStatus.BAD_KEY)
     with begin(services.engine) as conn:
-        requests = _rows(conn, select(ingest_request).where(
-            ingest_request.c.base_url == base_url, ingest_request.c.ingest_type == ingest_type)
-            .limit(RELATED))
+        requests = _rows(reader.ingest_requests(conn, ingest_type, base_url, RELATED))
         found = reader.ingest_file_result_row(conn, ingest_type, base_url)
         rows = [_plain(found)] if found is not None else []
-        platform = _rows(conn, select(ingest_fileset_platform).where(
-            ingest_fileset_platform.c.ingest_type == ingest_type,
-            ingest_fileset_platform.c.base_url == base_url))
+        dataset = reader.ingest_fileset_row(conn, ingest_type, base_url)
+        platform = [_plain(dataset)] if dataset is not None else []
         if not rows and not platform:
             return None
         out: dict[str, Any] = {"ingest_type": ingest_type, "base_url": base_url,
@@ -355,13 +316,8 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> dict[st
     with begin(services.engine) as conn:
         out["document_list"] = documents_of(services, conn, row.sha1hex) if row.sha1hex else []
         out["documents"] = [d["uuid"] for d in out["document_list"]]
-        out["capture_count"] = conn.execute(select(func.count()).select_from(web_cdx).where(
-            web_cdx.c.url == row.url)).scalar_one()
-        results = _rows(conn, select(ingest_file_result.c.ingest_type,
-                                     ingest_file_result.c.base_url,
-                                     ingest_file_result.c.status).where(
-            ingest_file_result.c.terminal_url == row.url,
-            ingest_file_result.c.terminal_dt == row.datetime).limit(RELATED))
+        out["capture_count"] = reader.capture_count(conn, row.url)
+        results = _rows(reader.ingest_statuses_ending_at(conn, row.url, row.datetime, RELATED))
     for r in results:
         r["link"] = ingest_link(r["ingest_type"], r["base_url"])
     out["ingest_results"] = results
@@ -373,10 +329,8 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> dict[st
 
 def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
     doi = SCHEMES["doi"](doi)
-    v = _crossref_with_refs.c
     with begin(services.engine) as conn:
-        row = conn.execute(select(v.doi, v.indexed, v.record, v.source_ts, v.refs_json)
-                           .where(v.doi == doi)).mappings().first()
+        row = reader.crossref_with_refs_row(conn, doi)
         docs = [d.uuid for d in services.catalogue.find("doi", doi, limit=RELATED, conn=conn)]
     if row is None:
         return None
@@ -440,15 +394,7 @@ def find_documents(services: Services, scheme: str, value: str) -> list[dict[str
 
 def find_url(services: Services, url: str) -> dict[str, Any]:
     with begin(services.engine) as conn:
-        results = _rows(conn, select(ingest_file_result.c.ingest_type,
-                                     ingest_file_result.c.base_url,
-                                     ingest_file_result.c.status).where(
-            or_(ingest_file_result.c.base_url == url,
-                ingest_file_result.c.terminal_url == url)).limit(RELATED))
-        results += _rows(conn, select(ingest_fileset_platform.c.ingest_type,
-                                      ingest_fileset_platform.c.base_url,
-                                      ingest_fileset_platform.c.status).where(
-            ingest_fileset_platform.c.base_url == url).limit(RELATED))
+        results = _rows(reader.ingest_statuses_of_url(conn, url, RELATED))
         captures = [capture_row_view(c) for c in reader.captures(conn, url=url, limit=RELATED)]
     return {"ingest_results": _once(results), "captures": same_once(captures),
             "timeline_link": timeline_link(url) if captures else None}
@@ -487,15 +433,12 @@ def find_title(services: Services, words: list[str], page: int,
                per_page: int = RELATED) -> dict[str, Any]:
     """Documents and Crossref records whose title has every word (case-insensitive),
     and the documents with the records' DOIs."""
-    title = func.lower(_title_text())
-    cond = and_(*[title.like("%" + like_escape(w.lower()) + "%", escape="\\") for w in words])
     cat = services.catalogue
     with begin(services.engine) as conn:
         found = [{"uuid": d.uuid, "title": d.title, "doi": d.doi} for d in cat.with_title_words(
             words, offset=(page - 1) * per_page, limit=per_page + 1, conn=conn)]
-        rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"].label("title"))
-                            .where(cond).order_by(crossref.c.doi)
-                            .offset((page - 1) * per_page).limit(per_page + 1)).all()
+        rows = [(r["doi"], r["title"]) for r in reader.crossref_with_title_words(
+            conn, words, offset=(page - 1) * per_page, limit=per_page + 1)]
         dois = [r[0] for r in rows[:per_page]]
         docs = cat.with_dois(dois, conn=conn)
     by_doi: dict[str, list[str]] = {}
@@ -509,18 +452,10 @@ def find_title(services: Services, words: list[str], page: int,
             "more": len(rows) > per_page or len(found) > per_page}
 
 
-def _title_text() -> Any:
-    """The first title of a Crossref record as text, on SQLite and PostgreSQL alike."""
-    return crossref.c.record[("title", 0)].as_string()
-
-
 def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
     """Ingest results that ended in this file, captures of it."""
     with begin(services.engine) as conn:
-        results = _rows(conn, select(ingest_file_result.c.ingest_type,
-                                     ingest_file_result.c.base_url,
-                                     ingest_file_result.c.status).where(
-            ingest_file_result.c.terminal_sha1hex == sha1).limit(RELATED))
+        results = _rows(reader.ingest_statuses_ending_in(conn, sha1, RELATED))
         captures = [capture_row_view(c)
                     for c in reader.captures(conn, sha1hex=sha1, limit=RELATED)]
     for r in results:
@@ -530,6 +465,6 @@ def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
 
 def find_crossref(services: Services, doi: str) -> list[dict[str, Any]]:
     with begin(services.engine) as conn:
-        rows = conn.execute(select(crossref.c.doi, crossref.c.record["title"])
-                            .where(crossref.c.doi == doi)).all()
-    return [{"doi": d, "title": formats.first_text(t), "link": f"/crossref/{d}"} for d, t in rows]
+        rows = reader.crossref_titles(conn, doi)
+    return [{"doi": r["doi"], "title": formats.first_text(r["title"]),
+             "link": f"/crossref/{r['doi']}"} for r in rows]

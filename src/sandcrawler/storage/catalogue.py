@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Engine, and_, delete, func, select
+from sqlalchemy import Connection, Engine, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -28,6 +28,7 @@ from sandcrawler.db.engine import begin
 from sandcrawler.db.locks import exclusive
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import catalogue
+from sandcrawler.db.words import holds_every_word
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
 from sandcrawler.filemeta import hash_stream, open_file
 from sandcrawler.identifiers import sha1_hex
@@ -157,10 +158,8 @@ class Catalogue:
     def with_title_words(self, words: Sequence[str], *, offset: int = 0, limit: int = 50,
                          conn: Connection | None = None) -> list[CatalogueEntry]:
         """The documents whose title holds every word (case-insensitive), by UUID."""
-        title = func.lower(catalogue.c.title)
-        cond = and_(*[title.like("%" + like_escape(w.lower()) + "%", escape="\\")
-                      for w in words])
-        return self._entries(select(catalogue).where(cond).order_by(catalogue.c.uuid)
+        return self._entries(select(catalogue).where(holds_every_word(catalogue.c.title, words))
+                             .order_by(catalogue.c.uuid)
                              .offset(offset).limit(limit), conn)
 
     def recent(self, limit: int, *, conn: Connection | None = None) -> list[CatalogueEntry]:
@@ -321,7 +320,10 @@ class Catalogue:
             if primary is not None:
                 with self.resources.open(doc, primary) as f:
                     ids["sha1"] = hash_stream(f, ["sha1"])["sha1"]
-        return CatalogueEntry(doc, resources=tuple(sorted(names)), title=title, **ids)
+        return CatalogueEntry(doc, sha1=ids.get("sha1"), doi=ids.get("doi"),
+                              pmid=ids.get("pmid"), pmcid=ids.get("pmcid"),
+                              arxiv=ids.get("arxiv"), resources=tuple(sorted(names)),
+                              title=title)
 
     def _write(self, entries: list[CatalogueEntry]) -> None:
         rows = [
@@ -416,11 +418,6 @@ class Catalogue:
 
     def paths(self, entry: CatalogueEntry) -> dict[str, str]:
         return {name: resource_key(entry.uuid, name) for name in entry.resources if name in KINDS}
-
-
-def like_escape(text: str) -> str:
-    """``text`` matched literally by a LIKE pattern with ``escape="\\"``."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _same(a: CatalogueEntry, b: CatalogueEntry) -> bool:

@@ -503,6 +503,8 @@ class CaptureHistory:
             if conn.dialect.name == "postgresql":
                 query = query.with_for_update()  # the row lock serialises the bump
             first = _decode(fam, "c", col, bytes(conn.execute(query).scalar_one()), raw)
+            if not isinstance(first, dict):
+                raise CorruptData(f"row {sha1_base32(raw)} f:c: stored value is not an object")
             first["c"] = int(first.get("c") or 0) + 1
             conn.execute(
                 pdftable_cells.update().where(where).values(value=_encode(fam, "c", col, first))

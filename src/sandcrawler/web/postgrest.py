@@ -11,6 +11,7 @@ it is what is missing); a refusal (4xx) is a ``ConfigError`` saying what to run.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, cast
 from urllib.parse import quote
 
 from sandcrawler.db.reader import (
@@ -19,6 +20,12 @@ from sandcrawler.db.reader import (
     Row,
     lower_doi,
     normalise_row,
+)
+from sandcrawler.db.rows import (
+    CatalogueRow,
+    CrossrefWithRefsRow,
+    GrobidRefsRow,
+    IngestFileResultRow,
 )
 from sandcrawler.errors import ConfigError, DatabaseUnavailable, RecordError
 from sandcrawler.models.capture import CdxRecord
@@ -69,39 +76,44 @@ class PostgrestReader:
         rows = self._get(relation, query + "&limit=1")
         return rows[0] if rows else None
 
-    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, Row]:
+    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, IngestFileResultRow]:
         wanted = set(keys)
         urls = sorted({url for _, url in wanted})
-        found: dict[Key, Row] = {}
+        found: dict[Key, IngestFileResultRow] = {}
         for chunk in _chunks(urls, MAX_IN_CHARS):
             for row in self._get("ingest_file_result",
                                  f"hit=is.true&base_url={in_list(chunk)}"):
                 key = (row["ingest_type"], row["base_url"])
                 if key in wanted:
-                    found[key] = row
+                    found[key] = cast(IngestFileResultRow, row)
         return found
 
-    def ingest_file_result(self, ingest_type: str, base_url: str) -> Row | None:
-        return self._one("ingest_file_result",
-                         f"ingest_type={eq(ingest_type)}&base_url={eq(base_url)}")
+    def ingest_file_result(self, ingest_type: str,
+                           base_url: str) -> IngestFileResultRow | None:
+        return cast("IngestFileResultRow | None", self._one("ingest_file_result",
+                         f"ingest_type={eq(ingest_type)}&base_url={eq(base_url)}"))
 
     def capture(self, url: str) -> CdxRecord | None:
         row = self._one("web_cdx", f"url={eq(url)}&order={LATEST_CAPTURE_ORDER}")
         return None if row is None else CdxRecord.from_row(row)
 
-    def document_by_sha1(self, sha1hex: str) -> list[Row]:
-        return self._get("catalogue", f"sha1={eq(sha1hex.lower())}&order=uuid")
+    def document_by_sha1(self, sha1hex: str) -> list[CatalogueRow]:
+        rows: list[Any] = self._get("catalogue", f"sha1={eq(sha1hex.lower())}&order=uuid")
+        return rows
 
-    def document_by_doi(self, doi: str) -> list[Row]:
-        return self._get("catalogue", f"doi={eq(lower_doi(doi))}&order=uuid")
+    def document_by_doi(self, doi: str) -> list[CatalogueRow]:
+        rows: list[Any] = self._get("catalogue", f"doi={eq(lower_doi(doi))}&order=uuid")
+        return rows
 
-    def grobid_refs(self, source: str, source_id: str) -> Row | None:
+    def grobid_refs(self, source: str, source_id: str) -> GrobidRefsRow | None:
         if source == "crossref":
             source_id = lower_doi(source_id)
-        return self._one("grobid_refs", f"source={eq(source)}&source_id={eq(source_id)}")
+        return cast("GrobidRefsRow | None", self._one(
+            "grobid_refs", f"source={eq(source)}&source_id={eq(source_id)}"))
 
-    def crossref_with_refs(self, doi: str) -> Row | None:
-        return self._one("crossref_with_refs", f"doi={eq(lower_doi(doi))}")
+    def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
+        return cast("CrossrefWithRefsRow | None",
+                    self._one("crossref_with_refs", f"doi={eq(lower_doi(doi))}"))
 
     def close(self) -> None:
         """The fetcher belongs to the caller."""
