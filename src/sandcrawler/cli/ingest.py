@@ -24,8 +24,14 @@ from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
 from sandcrawler.ingest.requests import argument_request, doi_requests
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
-from sandcrawler.models.fileset import IngestRequest, IngestStrategy
-from sandcrawler.models.ingest import FILE_INGEST_TYPES, IngestType
+from sandcrawler.models.fileset import (
+    DatasetFileResult,
+    FilesetIngestResult,
+    IngestRequest,
+    IngestStrategy,
+)
+from sandcrawler.models.ingest import FILE_INGEST_TYPES, FileIngestResult, IngestType
+from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.pipeline.opening import OPENING, guess
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
@@ -58,8 +64,9 @@ def _request(arg: str, **fields: Any) -> IngestRequest:
         sys.exit(EXIT_FAILED)
 
 
-def _print(result: dict[str, Any], pretty: bool) -> None:
-    sys.stdout.buffer.write(orjson.dumps(result, option=PRETTY if pretty else
+def _print(result: FileIngestResult | FilesetIngestResult | DatasetFileResult,
+           pretty: bool) -> None:
+    sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=PRETTY if pretty else
                                          orjson.OPT_APPEND_NEWLINE))
     sys.stdout.flush()
 
@@ -109,8 +116,8 @@ def ingest_file(url_or_doi: str, ingest_type: str, force_recrawl: bool, doi: str
         ingester.close()
     record_results(services.engine, PersistIngestFileWorker(), [result])
     _print(result, pretty)
-    if not result["hit"]:
-        _missed(url_or_doi, result["status"], result.get("error_message"))
+    if not result.hit:
+        _missed(url_or_doi, result.status, result.error_message)
 
 
 @ingest.command("fileset")
@@ -146,7 +153,7 @@ def ingest_fileset(url: str, ingest_type: str, force_recrawl: bool, strategy: st
     _print(out.result, pretty)
     if file_result and out.file_result is not None:
         _print(out.file_result, pretty)
-    if not out.result["hit"]:
+    if not out.result.hit:
         _missed(url, out.status, out.error)
 
 
@@ -238,7 +245,8 @@ def requests_from_dois(input_file: str, ingest_type: str, resolver: str,
             click.echo(report, err=True)
         held = []
         made += 1
-        sys.stdout.buffer.write(orjson.dumps(outcome, option=orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.write(orjson.dumps(outcome.to_json(),
+                                             option=orjson.OPT_APPEND_NEWLINE))
     for report in held:
         click.echo(report, err=True)
     click.echo(f"requests-from-dois: {made:,} request(s), {skipped:,} line(s) skipped "
@@ -282,7 +290,7 @@ def ingest_demo(demo_dir: Path | None) -> None:
                    f"{settings.data_dir}", err=True)
         report = run_demo(services)
     for result in report.results:
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_APPEND_NEWLINE))
+        sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=orjson.OPT_APPEND_NEWLINE))
     click.echo("\nstatus summary:", err=True)
     for status, count in sorted(report.statuses.items()):
         click.echo(f"  {status:<20} {count}", err=True)
@@ -301,8 +309,8 @@ def ingest_demo(demo_dir: Path | None) -> None:
                "with internet, a real article into your own data directory:\n"
                "  sandcrawler ingest file https://doi.org/10.7717/peerj.4375", err=True)
     expected = Counter(DEMO_EXPECTED)
-    got = Counter(r["status"] for r in report.results)
+    got = Counter(r.status for r in report.results)
     # a rerun finds everything archived and processed: success-existing
-    got_hits = got.pop("success", 0) + got.pop("success-existing", 0)
-    if got_hits != expected.pop("success") or got != expected:
+    got_hits = got.pop(IngestFileStatus.SUCCESS, 0) + got.pop(IngestFileStatus.SUCCESS_EXISTING, 0)
+    if got_hits != expected.pop(IngestFileStatus.SUCCESS) or got != expected:
         sys.exit(EXIT_FAILED)
