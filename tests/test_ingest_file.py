@@ -241,6 +241,17 @@ def test_statuses_of_the_crawl(web: WebSite, ingest_web: Any, pdf_bytes: bytes) 
     del pdf
 
 
+def test_a_link_back_to_the_same_page_in_another_spelling_is_a_link_loop(
+        web: WebSite, ingest_web: Any) -> None:
+    # the visited set compares canonical URLs: query order, dot segments, escapes
+    web.add("https://d.example/view?id=7&lang=en", _landing(
+        '<meta name="citation_pdf_url" content="/x/../view?lang=en&id=%37">'))
+    web.add("https://d.example/robots.txt", page("", 404))
+    r = ingest_web()("https://d.example/view?id=7&lang=en")
+    assert r["status"] == "link-loop", r
+    assert r["hops"] == ["https://d.example/view?id=7&lang=en"]
+
+
 def test_the_type_of_a_terminal_is_told_by_its_bytes(web: WebSite, ingest_web: Any,
                                                      pdf_bytes: bytes) -> None:
     # a "PDF" link that answers an HTML page without links: no-pdf-link, not success

@@ -64,3 +64,10 @@ def test_canonical_url_compares_what_is_the_same_resource() -> None:
     assert a == b == "http://example.org/paper.pdf?a=1&b=2"
     assert canonical_url("http://example.org/p%7Ex") == canonical_url("http://example.org/p~x")
     assert canonical_url("http://example.org/a") != canonical_url("http://example.org/b")
+
+
+def test_a_url_w3lib_cannot_take_apart_is_its_own_canonical_form() -> None:
+    # pages link to such URLs; the crawl compares them, it never stops on them
+    assert canonical_url("http://a.example:99999/x#f") == "http://a.example:99999/x"
+    assert canonical_url("http://[::1/x") == "http://[::1/x"
+    assert canonical_url("http://a.example/\udcff") == "http://a.example/\udcff"

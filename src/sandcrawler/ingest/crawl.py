@@ -42,6 +42,7 @@ from sandcrawler.web.deadlines import check_record_deadline, record_deadline
 from sandcrawler.web.fetch import Hop
 from sandcrawler.web.landing import HtmlPage, parse_html
 from sandcrawler.web.policy import CrawlPolicy
+from sandcrawler.web.urls import canonical_url
 
 #: what the bytes of a terminal are, for the crawl
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -263,8 +264,9 @@ class Crawler:
 
 
 def _norm(url: str) -> str:
-    """A URL as visited: without its fragment."""
-    return url.split("#", 1)[0]
+    """A URL as visited: its canonical form, so that ``?b=1&a=2`` and ``?a=2&b=1``,
+    or ``/a/../b`` and ``/b``, are one page (and no link loop is crawled twice)."""
+    return canonical_url(url)
 
 
 def close_all(results: list[CrawlResult]) -> None:
