@@ -172,3 +172,24 @@ def test_a_parser_builder_gets_only_what_it_names() -> None:
         assert grobid.max_citations == services.settings.grobid.max_citations
         grobid.close()
         crf.close()
+
+
+def test_a_file_locator_does_not_close_the_services_fetcher() -> None:
+    with Services(load_settings()) as services:
+        fetcher = services.fetcher
+        closed: list[str] = []
+        real_close = fetcher.close
+        fetcher.close = lambda: closed.append("fetcher")  # type: ignore[method-assign]
+        services.file_locator().close()
+        assert closed == []  # the locator was handed it: its owner closes it
+        fetcher.close = real_close  # type: ignore[method-assign]
+
+
+def test_a_file_locator_closes_a_fetcher_it_made() -> None:
+    from sandcrawler.file_records import FileLocator
+
+    locator = FileLocator()
+    closed: list[str] = []
+    locator.fetcher.close = lambda: closed.append("fetcher")  # type: ignore[method-assign]
+    locator.close()
+    assert closed == ["fetcher"]

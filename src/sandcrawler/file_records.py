@@ -142,9 +142,12 @@ class FileLocator:
         self.warc_source = check_warc_source(warc_source)
         self._is_url = is_url(self.warc_source)
         self.fetcher = fetcher or HttpFetcher()
+        #: a fetcher handed in belongs to whoever built it (the Services): not closed here
+        self._owns_fetcher = fetcher is None
 
     def close(self) -> None:
-        self.fetcher.close()
+        if self._owns_fetcher:
+            self.fetcher.close()
 
     @contextlib.contextmanager
     def local_file(self, record: FileRecord) -> Iterator[str]:
