@@ -8,7 +8,7 @@ what the table in docs/operations.md is checked against. A topic is
 (``fatcat``) that we read but do not own.
 
 Each entry's ``basis`` says where its numbers come from: the fileset seed, the
-original system's topic list (kafka/topics.md of the original sandcrawler), or
+original system's published topic list, or
 our own choice.
 
 No topic sets ``compression.type``: the broker's default (``producer``) keeps

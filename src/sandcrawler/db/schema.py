@@ -41,7 +41,7 @@ crossref = Table(
 )
 Index("crossref_indexed_idx", crossref.c.indexed)
 
-# Exactly the seed's grobid_refs (grobid-refs-proposal.md).
+# Exactly the seed's grobid_refs (docs/refs.md).
 grobid_refs = Table(
     "grobid_refs",
     metadata,

@@ -1,7 +1,7 @@
 """Record statuses, one ``StrEnum`` per domain.
 
-A record that cannot be handled gets a status, not an exception (DESIGN.md,
-principle 3). Every status the code can give is a member of one of these
+A record that cannot be handled gets a status, not an exception (docs/architecture.md,
+"Errors"). Every status the code can give is a member of one of these
 enums, and each enum is documented by one status table in ``docs/``, marked
 ``<!-- statuses: ... -->`` (``tests/test_status_docs.py`` checks that they are
 equal). A member equals its string (``PdfStatus.NOT_PDF == "not-pdf"``) and

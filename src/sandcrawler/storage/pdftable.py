@@ -1,4 +1,4 @@
-"""The PDF table of the seed (pdf-table-hbase-schema.md), kept in the project database.
+"""The PDF table of the seed (docs/storage.md, "The PDF table"), kept in the project database.
 
 An HBase-style table: rows keyed by a file's sha1 (20 raw bytes), cells grouped
 in column families, one version per cell. Families and their columns are
