@@ -111,8 +111,9 @@ class CdxRecord(BaseModel):
         return {name: getattr(self, name) for name in ROW_FIELDS}
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> CdxRecord:
-        """A ``web_cdx`` row (other columns are ignored)."""
+    def from_row(cls, row: Mapping[Any, Any]) -> CdxRecord:
+        """A ``web_cdx`` row (other columns are ignored); ``Mapping[Any, Any]`` because
+        SQLAlchemy's ``RowMapping`` is keyed by names and columns alike."""
         return cls.model_validate({name: row[name] for name in ROW_FIELDS})
 
 

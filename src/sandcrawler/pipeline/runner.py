@@ -15,7 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import IO, TYPE_CHECKING, Literal, TypeVar
+from typing import IO, TYPE_CHECKING, Literal, Never, TypeVar
 
 from tqdm import tqdm
 
@@ -28,7 +28,7 @@ from sandcrawler.work import Item, Outcome, Worker
 
 if TYPE_CHECKING:
     from sandcrawler.pipeline.observer import RunObserver
-    from sandcrawler.pipeline.sinks import Sink
+    from sandcrawler.pipeline.sinks import Rejection, Sink
     from sandcrawler.pipeline.sources import Source
 
 log = logging.getLogger("sandcrawler.runner")
@@ -173,7 +173,7 @@ class Runner:
         self.stop = stop or threading.Event()
         self.report = report or (lambda msg: print(msg, file=self.stderr, flush=True))
         self.summary = RunSummary()
-        self._bar: tqdm | None = None
+        self._bar: tqdm[Never] | None = None  # a bar over no iterable: never yields
         self.observer = observer
         self._opening = OpeningCheck(expected) if expected else None
         #: when each batch read and not yet booked was read (with an observer only);
@@ -188,7 +188,7 @@ class Runner:
 
     def run(self) -> RunSummary:
         started = time.monotonic()
-        self._bar = tqdm(
+        bar: tqdm[Never] = tqdm(
             total=self.source.progress_total,
             unit=self.source.progress_unit,
             unit_scale=self.source.progress_unit == "B",
@@ -197,6 +197,7 @@ class Runner:
             desc=self.name,
             dynamic_ncols=True,
         )
+        self._bar = bar
         try:
             if self.jobs == 1:
                 self._run_inline()
@@ -209,7 +210,7 @@ class Runner:
         except WrongInput as e:
             self.summary.wrong_input = str(e)
         finally:
-            self._bar.close()
+            bar.close()
             if self._opening is not None and not self.summary.wrong_input:
                 for line in self._opening.release():  # fewer records than it judges
                     self.report(line)
@@ -236,7 +237,7 @@ class Runner:
                 for batch in self._batches():
                     # An empty batch (source idle) only books what was written.
                     outcomes = (
-                        self._with_retry(lambda b=batch: process_isolated(worker, b))
+                        self._with_retry(partial(process_isolated, worker, batch))
                         if batch else []
                     )
                     if deliver(batch, outcomes):
@@ -302,7 +303,7 @@ class Runner:
         batches are booked and acked strictly in order, each only once it is durable.
         ``deliver`` returns True when the run should end (fail-fast)."""
         writer = ThreadPoolExecutor(1, thread_name_prefix="sink")
-        in_flight: tuple[list[Item], list[Outcome], Future[list]] | None = None
+        in_flight: tuple[list[Item], list[Outcome], Future[list[Rejection]]] | None = None
 
         def finish() -> bool:
             nonlocal in_flight
@@ -335,7 +336,8 @@ class Runner:
             finally:
                 writer.shutdown(wait=True)
 
-    def _book(self, batch: list[Item], outcomes: list[Outcome], rejected: list) -> bool:
+    def _book(self, batch: list[Item], outcomes: list[Outcome],
+              rejected: list[Rejection]) -> bool:
         """Count, report, ack a written batch. True when the run should end (fail-fast)."""
         for index, status, message in rejected:
             o = outcomes[index]

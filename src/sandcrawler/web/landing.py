@@ -112,9 +112,9 @@ def decode_html(body: bytes, content_type: str | None = None) -> tuple[str, str]
         match = _CT_CHARSET.search(content_type)
         if match:
             declared.append(match.group(1))
-    match = _META_CHARSET.search(data[:4096])
-    if match:
-        declared.append(match.group(1).decode("ascii", "replace"))
+    meta = _META_CHARSET.search(data[:4096])
+    if meta:
+        declared.append(meta.group(1).decode("ascii", "replace"))
     for name in declared:
         codec = _codec(name)
         if codec is None:
