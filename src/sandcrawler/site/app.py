@@ -45,6 +45,7 @@ from sandcrawler.errors import (
     SandcrawlerError,
 )
 from sandcrawler.site import cdx_api, charts, exposure, formats, lists, reads, search
+from sandcrawler.site.page_data import ErrorPage, PageData
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.textfix import readable
 from sandcrawler.version import __version__
@@ -205,7 +206,7 @@ class Pages:
         self.services = services
         self.env = _jinja()
 
-    def render(self, request: Request, template: str, data: dict[str, Any],
+    def render(self, request: Request, template: str, data: PageData,
                status: int = 200) -> Response:
         if wants_json(request):
             return Response(orjson.dumps(data, default=str,
@@ -216,7 +217,8 @@ class Pages:
         return HTMLResponse(html, status)
 
     def error(self, request: Request, status: int, message: str) -> Response:
-        data = {"error": HTTPStatus(status).phrase, "status": status, "message": message}
+        data: ErrorPage = {"error": HTTPStatus(status).phrase, "status": status,
+                           "message": message}
         return self.render(request, "error.html", data, status)
 
     # --- pages

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlencode
 
 from sandcrawler.app.services import Services
@@ -11,6 +10,12 @@ from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
 from sandcrawler.errors import InvalidName
 from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.site.page_data import (
+    IngestListPage,
+    ListedIngestView,
+    TimelineCaptureView,
+    TimelinePage,
+)
 from sandcrawler.site.reads import capture_link, ingest_link
 from sandcrawler.timestamps import iso_utc
 
@@ -48,7 +53,7 @@ def _query(query: dict[str, str]) -> str:
 
 
 def ingest_list(services: Services, ingest_type: str = "", status: str = "", page: int = 1,
-                sort: str = "-date") -> dict[str, Any]:
+                sort: str = "-date") -> IngestListPage:
     """The ingest results (file and dataset) of ``ingest_type`` with ``status`` (either
     may be empty: any), sorted by when they were last updated, a page at a time."""
     check_page(page)
@@ -60,8 +65,9 @@ def ingest_list(services: Services, ingest_type: str = "", status: str = "", pag
             conn, ingest_type=ingest_type, status=None if status == NO_STATUS else status,
             oldest_first=sort == "date", offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
     paging = Paging(page, PER_PAGE, total)
-    results = [{**r, "updated": iso_utc(r["updated"]),
-                "link": ingest_link(r["ingest_type"], r["base_url"])} for r in found]
+    results: list[ListedIngestView] = [
+        {**r, "updated": iso_utc(r["updated"]),
+         "link": ingest_link(r["ingest_type"], r["base_url"])} for r in found]
     here = {"type": ingest_type, "status": status, "sort": sort}
     return {"ingest_type": ingest_type or None, "status": status or None, "sort": sort,
             "page": page, "pages": paging.pages, "total": total, "results": results,
@@ -70,7 +76,7 @@ def ingest_list(services: Services, ingest_type: str = "", status: str = "", pag
             "next": _query({**here, "page": str(page + 1)}) if page < paging.pages else None}
 
 
-def timeline(services: Services, url: str, page: int = 1) -> dict[str, Any] | None:
+def timeline(services: Services, url: str, page: int = 1) -> TimelinePage | None:
     """Every capture of ``url`` by time, oldest first; None when there is none."""
     if not url:
         raise InvalidName("give the URL: ?url=…", status=StoreStatus.BAD_KEY)
@@ -82,7 +88,7 @@ def timeline(services: Services, url: str, page: int = 1) -> dict[str, Any] | No
         paging = Paging(page, PER_PAGE * 4, total)
         found = reader.capture_timeline(conn, url, offset=paging.offset,
                                         limit=paging.per_page)
-    captures: list[dict[str, Any]] = [
+    captures: list[TimelineCaptureView] = [
         {**r, "link": capture_link(r["warc_path"], r["warc_offset"])} for r in found]
     years: dict[str, int] = {}
     for r in captures:

@@ -5,14 +5,14 @@ documents by identifier ``Catalogue``, PDF table rows ``PdfTable``, the latest
 capture of a URL and an ingest result by request ``db.reader``, which the web
 archive and the readers use too; this module assembles pages from them.
 
-Every function returns plain data (dicts, lists, strings, numbers): the page's
-template renders it and the same data is the page's JSON. ``None`` means "no such
-thing" (a 404); malformed input raises ``InvalidName`` (a 400).
+Every page function returns the page's typed record (``site/page_data.py``): the
+page's template renders it and the same record is the page's JSON. ``None`` means
+"no such thing" (a 404); malformed input raises ``InvalidName`` (a 400).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,10 +21,49 @@ from sqlalchemy.engine import Connection
 from sandcrawler.app.services import Services
 from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
+from sandcrawler.db.rows import (
+    IngestFileResultRow,
+    IngestFilesetRow,
+    IngestRequestRow,
+    IngestStatus,
+    JsonObject,
+)
 from sandcrawler.errors import CorruptData, InvalidName, NotFound
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.site import fields, formats
+from sandcrawler.site.page_data import (
+    CaptureCopies,
+    CaptureFields,
+    CapturePage,
+    CaptureView,
+    CrossrefLink,
+    CrossrefPage,
+    Dashboard,
+    DatasetView,
+    DepositedRef,
+    DocumentLink,
+    DocumentPage,
+    FoundDocument,
+    IngestFileResultView,
+    IngestPage,
+    IngestRequestView,
+    IngestResultView,
+    IngestStatusView,
+    PdfTableRowView,
+    RecentCaptureView,
+    RecentDocumentView,
+    RecentIngestView,
+    RecordHeaders,
+    RefPair,
+    RefRow,
+    ResourceItem,
+    Sha1Finds,
+    TableCount,
+    TitledDocument,
+    TitleFinds,
+    UrlFinds,
+)
 from sandcrawler.storage.blobs import check_key
 from sandcrawler.storage.docid import SCHEMES, parse_uuid
 from sandcrawler.storage.resources import KINDS
@@ -50,13 +89,20 @@ CELL_CHARS = 2000
 THUMBS = ("thumb-small", "thumb-medium", "thumb-large", "thumb-listing")
 
 
-def _rows(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [_plain(r) for r in rows]
+def _file_result_view(row: IngestFileResultRow) -> IngestFileResultView:
+    return {**row, "updated": iso_utc(row["updated"])}
 
 
-def _plain(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Datetimes as ISO strings (JSON and templates alike)."""
-    return {k: (iso_utc(v) if hasattr(v, "tzinfo") else v) for k, v in row.items()}
+def _result_view(row: IngestFileResultRow) -> IngestResultView:
+    return {**_file_result_view(row), "link": ingest_link(row["ingest_type"], row["base_url"])}
+
+
+def _status_view(row: IngestStatus) -> IngestStatusView:
+    return {**row, "link": ingest_link(row["ingest_type"], row["base_url"])}
+
+
+def _request_view(row: IngestRequestRow) -> IngestRequestView:
+    return {**row, "created": iso_utc(row["created"])}
 
 
 def ingest_link(ingest_type: str, base_url: str) -> str:
@@ -71,21 +117,30 @@ def timeline_link(url: str) -> str:
     return "/timeline?" + urlencode({"url": url})
 
 
-def documents_of(services: Services, conn: Connection, sha1: str) -> list[dict[str, Any]]:
+def documents_of(services: Services, conn: Connection, sha1: str) -> list[DocumentLink]:
     """The documents whose primary file is ``sha1``, with their titles."""
     return [{"uuid": d.uuid, "title": formats.first_text(d.title), "link": f"/document/{d.uuid}"}
             for d in services.catalogue.find("sha1", sha1, limit=RELATED, conn=conn)]
 
 
-def capture_row_view(row: CdxRecord) -> dict[str, Any]:
+def capture_fields(row: CdxRecord) -> CaptureFields:
+    """A capture's index row (``CdxRecord.to_row``, typed)."""
+    return {"surt": row.surt, "datetime": row.datetime, "url": row.url,
+            "mimetype": row.mimetype, "status_code": row.status_code, "sha1hex": row.sha1hex,
+            "warc_csize": row.warc_csize, "warc_offset": row.warc_offset,
+            "warc_path": row.warc_path, "location": row.location, "sha256hex": row.sha256hex,
+            "md5hex": row.md5hex, "size": row.size}
+
+
+def capture_row_view(row: CdxRecord) -> CaptureView:
     """A capture as a page lists it: its index row and its link."""
-    return {**row.to_row(), "link": capture_link(row.warc_path, row.warc_offset)}
+    return {**capture_fields(row), "link": capture_link(row.warc_path, row.warc_offset)}
 
 
 # --- dashboard ---------------------------------------------------------------------------
 
 
-def dashboard(services: Services) -> dict[str, Any]:
+def dashboard(services: Services) -> Dashboard:
     with begin(services.engine) as conn:
         counts = reader.row_counts(conn, TABLES)
         ingest: dict[str, dict[str, int]] = {}
@@ -93,27 +148,28 @@ def dashboard(services: Services) -> dict[str, Any]:
             ingest.setdefault(c["ingest_type"], {})[c["status"] or "(none)"] = c["count"]
         refs = reader.refs_by_source(conn)
         processing = _pdftable_statuses(conn, services)
-        recent = {
-            "ingest": _rows(reader.recent_ingest_results(conn, RECENT)),
-            "documents": [{"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1,
-                           "updated": iso_utc(d.updated), "title": d.title}
-                          for d in services.catalogue.recent(RECENT, conn=conn)],
-            "captures": _rows(reader.recent_captures(conn, RECENT)),
-        }
-    for row in recent["ingest"]:
-        row["link"] = ingest_link(row["ingest_type"], row["base_url"])
-    for row in recent["captures"]:
-        row["link"] = capture_link(row["warc_path"], row["warc_offset"])
-    for row in recent["documents"]:
-        row["title"] = formats.first_text(row["title"])
-        row["link"] = f"/document/{row['uuid']}"
-    counted = [{"table": name, "label": TABLE_LABELS.get(name, name), "rows": n}
+        recent_ingest = reader.recent_ingest_results(conn, RECENT)
+        recent_documents = services.catalogue.recent(RECENT, conn=conn)
+        recent_captures = reader.recent_captures(conn, RECENT)
+    ingest_rows: list[RecentIngestView] = [
+        {**r, "updated": iso_utc(r["updated"]),
+         "link": ingest_link(r["ingest_type"], r["base_url"])} for r in recent_ingest]
+    document_rows: list[RecentDocumentView] = [
+        {"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1, "updated": iso_utc(d.updated),
+         "title": formats.first_text(d.title), "link": f"/document/{d.uuid}"}
+        for d in recent_documents]
+    capture_rows: list[RecentCaptureView] = [
+        {**r, "link": capture_link(r["warc_path"], r["warc_offset"])} for r in recent_captures]
+    counted: list[TableCount] = [{"table": name, "label": TABLE_LABELS.get(name, name), "rows": n}
                for name, n in counts.items()]
     status_links = {kind: {status: status_list_link(kind, status) for status in by_status}
                     for kind, by_status in ingest.items()}
     return {"tables": counts, "counted": counted, "ingest": ingest,
             "status_links": status_links, "processing": processing,
-            "references": refs, "recent": recent, "pdftable": services.pdftable_name}
+            "references": refs,
+            "recent": {"ingest": ingest_rows, "documents": document_rows,
+                       "captures": capture_rows},
+            "pdftable": services.pdftable_name}
 
 
 def status_list_link(ingest_type: str, status: str) -> str:
@@ -136,7 +192,7 @@ def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[s
 # --- a document ---------------------------------------------------------------------------
 
 
-def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
+def document(services: Services, doc_uuid: str) -> DocumentPage | None:
     doc = parse_uuid(doc_uuid)
     cat = services.catalogue
     # one connection for the page: each checkout costs a round trip (the pool's ping)
@@ -144,52 +200,65 @@ def document(services: Services, doc_uuid: str) -> dict[str, Any] | None:
         entry = cat.get(doc, conn=conn)
         if entry is None:
             return None
-        out: dict[str, Any] = entry.to_json()
-        out["pdftable"] = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
-        refs = reader.parsed_refs(conn, "document", doc)
-        out["references"] = [r for r in refs or [] if isinstance(r, dict)]
-        out["reference_rows"] = [ref_row(r, i) for i, r in enumerate(out["references"], 1)]
-        out["crossref"] = bool(entry.doi) and reader.has_crossref(conn, entry.doi or "")
-        results: list[dict[str, Any]] = []
-        captures: list[dict[str, Any]] = []
+        pdftable = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
+        parsed = reader.parsed_refs(conn, "document", doc)
+        references: list[JsonObject] = [r for r in parsed or [] if isinstance(r, dict)]
+        has_crossref = entry.doi is not None and bool(entry.doi) and reader.has_crossref(
+            conn, entry.doi)
+        results: list[IngestResultView] = []
+        captures: list[CaptureView] = []
         if entry.sha1:
-            results = _rows(reader.ingest_results_ending_in(conn, entry.sha1, RELATED))
+            results = [_result_view(r) for r in
+                       reader.ingest_results_ending_in(conn, entry.sha1, RELATED)]
             captures = [capture_row_view(c) for c in
                         reader.captures(conn, sha1hex=entry.sha1, limit=RELATED)]
-        out["hops"] = hops(conn, results[0]) if results else []
-    out["metadata"], out["metadata_error"] = None, None
+        chain = hops(conn, results[0]["base_url"], results[0]["terminal_url"]) if results else []
+    metadata: JsonObject | None = None
+    metadata_error: str | None = None
     if "metadata" in entry.resources:
         try:
-            out["metadata"] = cat.metadata(doc)
+            metadata = cat.metadata(doc)
         except (CorruptData, NotFound) as e:
-            out["metadata_error"] = str(e)
-    meta = out["metadata"] or {}
-    out["title"] = formats.first_text(meta.get("title")) or entry.title
-    out["authors"] = formats.names(meta.get("author"))
-    out["metadata_view"] = fields.metadata_view(meta, with_pdf=out["pdftable"] is not None)
-    out["pdftable_view"] = (fields.pdftable_view(out["pdftable"]["families"])
-                            if out["pdftable"] else [])
-    # a PDF table section only where one belongs: a PDF, or a row (HTML and XML have none)
-    out["pdftable_expected"] = out["pdftable"] is not None or "pdf" in entry.resources
-    out["resource_list"] = [
+            metadata_error = str(e)
+    meta = metadata or {}
+    paths = cat.paths(entry)
+    resource_list: list[ResourceItem] = [
         {"kind": name, "description": KINDS[name].description,
-         "key": cat.paths(entry).get(name), "href": f"/document/{doc}/resource/{name}"}
+         "key": paths.get(name), "href": f"/document/{doc}/resource/{name}"}
         for name in entry.resources if name in KINDS
     ]
-    out["thumbnails"] = [name for name in THUMBS if name in entry.resources]
-    for r in results:
-        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
-    out["ingest_results"] = results
-    out["captures"] = captures
-    return out
+    return {
+        # the catalogue entry's JSON (CatalogueEntry.to_json)
+        "id": entry.uuid, "sha1": entry.sha1, "doi": entry.doi, "pmid": entry.pmid,
+        "pmcid": entry.pmcid, "arxiv": entry.arxiv, "resources": list(entry.resources),
+        "updated": iso_utc(entry.updated),
+        "pdftable": pdftable,
+        "references": references,
+        "reference_rows": [ref_row(r, i) for i, r in enumerate(references, 1)],
+        "crossref": has_crossref,
+        "hops": chain,
+        "metadata": metadata,
+        "metadata_error": metadata_error,
+        "title": formats.first_text(meta.get("title")) or entry.title,
+        "authors": formats.names(meta.get("author")),
+        "metadata_view": fields.metadata_view(meta, with_pdf=pdftable is not None),
+        "pdftable_view": fields.pdftable_view(pdftable["families"]) if pdftable else [],
+        # a PDF table section only where one belongs: a PDF, or a row (HTML and XML
+        # have none)
+        "pdftable_expected": pdftable is not None or "pdf" in entry.resources,
+        "resource_list": resource_list,
+        "thumbnails": [name for name in THUMBS if name in entry.resources],
+        "ingest_results": results,
+        "captures": captures,
+    }
 
 
 def _pdftable_row(services: Services, sha1: str,
-                  conn: Connection | None = None) -> dict[str, Any] | None:
+                  conn: Connection | None = None) -> PdfTableRowView | None:
     row = services.pdftable.get(sha1, conn=conn)
     if row is None:
         return None
-    families: dict[str, dict[str, Any]] = {}
+    families: dict[str, JsonObject] = {}
     for fam, cols in row.cells.items():
         families[fam] = {}
         for qualifier, value in cols.items():
@@ -212,13 +281,13 @@ def resource_kind(doc_uuid: str, kind: str) -> tuple[str, str]:
 # --- where a file came from: ingest results, hops, captures ------------------------------
 
 
-def hops(conn: Connection, result: Mapping[str, Any],
-         max_hops: int = 10) -> list[dict[str, Any]]:
+def hops(conn: Connection, base_url: str, terminal_url: str | None,
+         max_hops: int = 10) -> list[CaptureView]:
     """The captures a crawl went through: the base URL's redirects, then the terminal
     URL's when the crawl followed a link there (the latest capture of each URL)."""
-    chain: list[dict[str, Any]] = []
+    chain: list[CaptureView] = []
     seen: set[str] = set()
-    for start in (result.get("base_url"), result.get("terminal_url")):
+    for start in (base_url, terminal_url):
         url = start
         while url and url not in seen and len(chain) < max_hops:
             seen.add(url)
@@ -230,50 +299,58 @@ def hops(conn: Connection, result: Mapping[str, Any],
     return chain
 
 
-def ingest_result(services: Services, ingest_type: str, base_url: str) -> dict[str, Any] | None:
+def ingest_result(services: Services, ingest_type: str, base_url: str) -> IngestPage | None:
     if not base_url:
         raise InvalidName("give the request's base URL: ?url=…", status=StoreStatus.BAD_KEY)
     with begin(services.engine) as conn:
-        requests = _rows(reader.ingest_requests(conn, ingest_type, base_url, RELATED))
+        requests = [_request_view(r) for r in
+                    reader.ingest_requests(conn, ingest_type, base_url, RELATED)]
         found = reader.ingest_file_result_row(conn, ingest_type, base_url)
-        rows = [_plain(found)] if found is not None else []
         dataset = reader.ingest_fileset_row(conn, ingest_type, base_url)
-        platform = [_plain(dataset)] if dataset is not None else []
-        if not rows and not platform:
+        if found is None and dataset is None:
             return None
-        out: dict[str, Any] = {"ingest_type": ingest_type, "base_url": base_url,
-                               "requests": requests, "kind": "file" if rows else "dataset"}
-        if rows:
-            row = rows[0]
-            out["result"] = row
-            out["document_list"] = (documents_of(services, conn, row["terminal_sha1hex"])
-                                    if row["terminal_sha1hex"] else [])
+        out: IngestPage = {"ingest_type": ingest_type, "base_url": base_url,
+                           "requests": requests, "kind": "file" if found else "dataset"}
+        if found is not None:
+            out["result"] = _file_result_view(found)
+            sha1 = found["terminal_sha1hex"]
+            out["document_list"] = documents_of(services, conn, sha1) if sha1 else []
             out["documents"] = [d["uuid"] for d in out["document_list"]]
             terminal = None
-            if row["terminal_url"] and row["terminal_dt"]:
-                at = reader.capture_at(conn, row["terminal_url"], row["terminal_dt"])
+            if found["terminal_url"] and found["terminal_dt"]:
+                at = reader.capture_at(conn, found["terminal_url"], found["terminal_dt"])
                 terminal = capture_row_view(at) if at is not None else None
             out["terminal_capture"] = terminal
-        if platform:
-            out["platform"] = _dataset(conn, platform[0])
-        if rows:
-            out["hops"] = hops(conn, rows[0])
+        if dataset is not None:
+            out["platform"] = _dataset(conn, dataset)
+        if found is not None:
+            out["hops"] = hops(conn, found["base_url"], found["terminal_url"])
     return out
 
 
-def _dataset(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
-    manifest = row.get("manifest") or []
+def _dataset(conn: Connection, row: IngestFilesetRow) -> DatasetView:
+    manifest: list[JsonObject] = [m for m in row["manifest"] or [] if isinstance(m, dict)]
     for entry in manifest:
-        if isinstance(entry, dict) and entry.get("terminal_url") and entry.get("terminal_dt"):
+        if entry.get("terminal_url") and entry.get("terminal_dt"):
             found = reader.capture_at(conn, entry["terminal_url"], entry["terminal_dt"])
             if found:
                 entry["capture_link"] = capture_link(found.warc_path, found.warc_offset)
-    row["manifest"] = [m for m in manifest if isinstance(m, dict)]
-    if row.get("web_bundle_url") and row.get("web_bundle_dt"):
+    # every column named: a spread could bring a key the record does not declare
+    out: DatasetView = {
+        "ingest_type": row["ingest_type"], "base_url": row["base_url"],
+        "updated": iso_utc(row["updated"]), "hit": row["hit"], "status": row["status"],
+        "platform_name": row["platform_name"], "platform_domain": row["platform_domain"],
+        "platform_id": row["platform_id"], "ingest_strategy": row["ingest_strategy"],
+        "total_size": row["total_size"], "file_count": row["file_count"],
+        "archiveorg_item_name": row["archiveorg_item_name"],
+        "archiveorg_item_bundle_path": row["archiveorg_item_bundle_path"],
+        "web_bundle_url": row["web_bundle_url"], "web_bundle_dt": row["web_bundle_dt"],
+        "manifest": manifest}
+    if row["web_bundle_url"] and row["web_bundle_dt"]:
         bundle = reader.capture_at(conn, row["web_bundle_url"], row["web_bundle_dt"])
-        row["bundle_capture_link"] = (capture_link(bundle.warc_path, bundle.warc_offset)
+        out["bundle_capture_link"] = (capture_link(bundle.warc_path, bundle.warc_offset)
                                       if bundle else None)
-    return row
+    return out
 
 
 def capture_row(services: Services, warc_path: str, offset: str | int) -> CdxRecord | None:
@@ -290,44 +367,49 @@ def capture_row(services: Services, warc_path: str, offset: str | int) -> CdxRec
     return services.web_archive.capture(warc_path, warc_offset)
 
 
-def capture(services: Services, row: CdxRecord, replay_url: str = "") -> dict[str, Any]:
+def capture(services: Services, row: CdxRecord, replay_url: str = "") -> CapturePage:
     """A capture: its index row (size and hashes included), WARC and HTTP headers,
     where its payload is, what was made of it; with ``replay_url`` (a pywb
     collection's URL) the link that replays it there."""
-    out: dict[str, Any] = _plain(row.to_row())
-    out["sha1b32"] = row.sha1b32
-    out["revisit"] = row.is_revisit
-    out["headers"], out["headers_error"] = None, None
+    headers: RecordHeaders | None = None
+    headers_error: str | None = None
     try:
         h = services.web_archive.record_headers(row)
-        out["headers"] = {"type": h.rec_type, "warc": h.warc, "http_status": h.http_status,
-                          "http": h.http}
+        headers = {"type": h.rec_type, "warc": h.warc, "http_status": h.http_status,
+                   "http": h.http}
     except (BadWarc, NotFound) as e:
-        out["headers_error"] = str(e)
+        headers_error = str(e)
     original = services.web_archive.original(row) if row.is_revisit else None
-    out["original_link"] = (capture_link(original.warc_path, original.warc_offset)
-                            if original is not None and original is not row else None)
-    out["downloadable"] = row.status_code == 200 or out["original_link"] is not None
-    out["payload_link"] = capture_link(row.warc_path, row.warc_offset).replace(
-        "/capture?", "/capture/payload?", 1)
-    out["timeline_link"] = timeline_link(row.url)
-    out["replay_link"] = (f"{replay_url.rstrip('/')}/{row.datetime}/{row.url}"
-                          if replay_url else None)
+    original_link = (capture_link(original.warc_path, original.warc_offset)
+                     if original is not None and original is not row else None)
     with begin(services.engine) as conn:
-        out["document_list"] = documents_of(services, conn, row.sha1hex) if row.sha1hex else []
-        out["documents"] = [d["uuid"] for d in out["document_list"]]
-        out["capture_count"] = reader.capture_count(conn, row.url)
-        results = _rows(reader.ingest_statuses_ending_at(conn, row.url, row.datetime, RELATED))
-    for r in results:
-        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
-    out["ingest_results"] = results
-    return out
+        document_list = documents_of(services, conn, row.sha1hex) if row.sha1hex else []
+        capture_count = reader.capture_count(conn, row.url)
+        results = reader.ingest_statuses_ending_at(conn, row.url, row.datetime, RELATED)
+    return {
+        **capture_fields(row),
+        "sha1b32": row.sha1b32,
+        "revisit": row.is_revisit,
+        "headers": headers,
+        "headers_error": headers_error,
+        "original_link": original_link,
+        "downloadable": row.status_code == 200 or original_link is not None,
+        "payload_link": capture_link(row.warc_path, row.warc_offset).replace(
+            "/capture?", "/capture/payload?", 1),
+        "timeline_link": timeline_link(row.url),
+        "replay_link": (f"{replay_url.rstrip('/')}/{row.datetime}/{row.url}"
+                        if replay_url else None),
+        "document_list": document_list,
+        "documents": [d["uuid"] for d in document_list],
+        "capture_count": capture_count,
+        "ingest_results": [_status_view(r) for r in results],
+    }
 
 
 # --- Crossref: deposited and parsed references ---------------------------------------------
 
 
-def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
+def crossref_refs(services: Services, doi: str) -> CrossrefPage | None:
     doi = SCHEMES["doi"](doi)
     with begin(services.engine) as conn:
         row = reader.crossref_with_refs_row(conn, doi)
@@ -338,7 +420,7 @@ def crossref_refs(services: Services, doi: str) -> dict[str, Any] | None:
     deposited = [r for r in record.get("reference") or [] if isinstance(r, dict)]
     parsed = [r for r in row["refs_json"] or [] if isinstance(r, dict)]
     by_key = {str(r.get("id")): r for r in parsed if r.get("id") is not None}
-    pairs: list[dict[str, Any]] = []
+    pairs: list[RefPair] = []
     matched: set[int] = set()
     for i, ref in enumerate(deposited):
         match = by_key.get(str(ref.get("key"))) if ref.get("key") is not None else None
@@ -363,7 +445,7 @@ def _text(value: Any) -> str:
     return readable(value) if isinstance(value, str) else str(value)
 
 
-def ref_row(ref: Mapping[str, Any], n: int) -> dict[str, Any]:
+def ref_row(ref: Mapping[str, Any], n: int) -> RefRow:
     """One parsed reference as the columns of a table (any shape of JSON tolerated),
     with the reference itself as ``raw``. ``n`` is its number on the page, from 1
     on every page (a parser's own ``index`` counts from 0: it stays in ``raw``)."""
@@ -374,7 +456,7 @@ def ref_row(ref: Mapping[str, Any], n: int) -> dict[str, Any]:
             "pages": _text(ref.get("pages")), "doi": _text(ref.get("doi")), "raw": dict(ref)}
 
 
-def _deposited(ref: Mapping[str, Any]) -> dict[str, Any]:
+def _deposited(ref: Mapping[str, Any]) -> DepositedRef:
     """A reference as deposited with Crossref: its key and its text (unstructured, or
     the fields it was deposited with)."""
     text = ref.get("unstructured")
@@ -386,41 +468,41 @@ def _deposited(ref: Mapping[str, Any]) -> dict[str, Any]:
 # --- search ------------------------------------------------------------------------------
 
 
-def find_documents(services: Services, scheme: str, value: str) -> list[dict[str, Any]]:
+def find_documents(services: Services, scheme: str, value: str) -> list[FoundDocument]:
     return [{"uuid": d.uuid, "doi": d.doi, "sha1": d.sha1, "pmid": d.pmid, "pmcid": d.pmcid,
              "arxiv": d.arxiv, "title": formats.first_text(d.title)}
             for d in services.catalogue.find(scheme, value, limit=RELATED)]
 
 
-def find_url(services: Services, url: str) -> dict[str, Any]:
+def find_url(services: Services, url: str) -> UrlFinds:
     with begin(services.engine) as conn:
-        results = _rows(reader.ingest_statuses_of_url(conn, url, RELATED))
+        results = reader.ingest_statuses_of_url(conn, url, RELATED)
         captures = [capture_row_view(c) for c in reader.captures(conn, url=url, limit=RELATED)]
     return {"ingest_results": _once(results), "captures": same_once(captures),
             "timeline_link": timeline_link(url) if captures else None}
 
 
-def _once(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _once(results: list[IngestStatus]) -> list[IngestStatusView]:
     """Each ingest result once (a URL can be a result's base URL and terminal URL),
     with its link."""
     seen: set[tuple[str, str]] = set()
-    out = []
+    out: list[IngestStatusView] = []
     for r in results:
         key = (r["ingest_type"], r["base_url"])
         if key not in seen:
             seen.add(key)
-            out.append({**r, "link": ingest_link(*key)})
+            out.append(_status_view(r))
     return out
 
 
-def same_once(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def same_once(captures: list[CaptureView]) -> list[CaptureCopies]:
     """Captures that recorded the same answer in the same second (two ingests of one
     URL at once, or a revisit beside its original) as one row, ``copies`` saying
     how many records hold it."""
-    out: list[dict[str, Any]] = []
-    by_key: dict[tuple[Any, ...], dict[str, Any]] = {}
+    out: list[CaptureCopies] = []
+    by_key: dict[tuple[Any, ...], CaptureCopies] = {}
     for c in captures:
-        key = (c["url"], c["datetime"], c["status_code"], c.get("sha1hex"), c.get("location"))
+        key = (c["url"], c["datetime"], c["status_code"], c["sha1hex"], c["location"])
         if key in by_key:
             by_key[key]["copies"] += 1
             continue
@@ -430,40 +512,41 @@ def same_once(captures: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def find_title(services: Services, words: list[str], page: int,
-               per_page: int = RELATED) -> dict[str, Any]:
+               per_page: int = RELATED) -> TitleFinds:
     """Documents and Crossref records whose title has every word (case-insensitive),
     and the documents with the records' DOIs."""
     cat = services.catalogue
     with begin(services.engine) as conn:
-        found = [{"uuid": d.uuid, "title": d.title, "doi": d.doi} for d in cat.with_title_words(
-            words, offset=(page - 1) * per_page, limit=per_page + 1, conn=conn)]
-        rows = [(r["doi"], r["title"]) for r in reader.crossref_with_title_words(
-            conn, words, offset=(page - 1) * per_page, limit=per_page + 1)]
-        dois = [r[0] for r in rows[:per_page]]
+        found = cat.with_title_words(words, offset=(page - 1) * per_page, limit=per_page + 1,
+                                     conn=conn)
+        rows = reader.crossref_with_title_words(conn, words, offset=(page - 1) * per_page,
+                                                limit=per_page + 1)
+        dois = [r["doi"] for r in rows[:per_page]]
         docs = cat.with_dois(dois, conn=conn)
     by_doi: dict[str, list[str]] = {}
     for d in docs:
         by_doi.setdefault(d.doi or "", []).append(d.uuid)
-    records = [{"doi": doi, "title": formats.first_text(t), "documents": by_doi.get(doi, []),
-                "link": f"/crossref/{doi}"} for doi, t in rows[:per_page]]
-    documents = [{**d, "title": formats.first_text(d["title"]), "link": f"/document/{d['uuid']}"}
-                 for d in found[:per_page]]
+    records: list[CrossrefLink] = [
+        {"doi": r["doi"], "title": formats.first_text(r["title"]),
+         "documents": by_doi.get(r["doi"], []), "link": f"/crossref/{r['doi']}"}
+        for r in rows[:per_page]]
+    documents: list[TitledDocument] = [
+        {"uuid": d.uuid, "title": formats.first_text(d.title), "doi": d.doi,
+         "link": f"/document/{d.uuid}"} for d in found[:per_page]]
     return {"crossref": records, "titled_documents": documents,
             "more": len(rows) > per_page or len(found) > per_page}
 
 
-def find_sha1(services: Services, sha1: str) -> dict[str, list[dict[str, Any]]]:
+def find_sha1(services: Services, sha1: str) -> Sha1Finds:
     """Ingest results that ended in this file, captures of it."""
     with begin(services.engine) as conn:
-        results = _rows(reader.ingest_statuses_ending_in(conn, sha1, RELATED))
+        results = reader.ingest_statuses_ending_in(conn, sha1, RELATED)
         captures = [capture_row_view(c)
                     for c in reader.captures(conn, sha1hex=sha1, limit=RELATED)]
-    for r in results:
-        r["link"] = ingest_link(r["ingest_type"], r["base_url"])
-    return {"ingest_results": results, "captures": captures}
+    return {"ingest_results": [_status_view(r) for r in results], "captures": captures}
 
 
-def find_crossref(services: Services, doi: str) -> list[dict[str, Any]]:
+def find_crossref(services: Services, doi: str) -> list[CrossrefLink]:
     with begin(services.engine) as conn:
         rows = reader.crossref_titles(conn, doi)
     return [{"doi": r["doi"], "title": formats.first_text(r["title"]),

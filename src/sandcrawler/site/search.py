@@ -4,12 +4,12 @@ what the database holds for it."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from sandcrawler.app.services import Services
 from sandcrawler.errors import InvalidName, RecordError
 from sandcrawler.models.statuses import StoreStatus
 from sandcrawler.site import reads
+from sandcrawler.site.page_data import SearchPage
 from sandcrawler.storage.catalogue import parse_identifier
 from sandcrawler.storage.docid import SCHEMES
 
@@ -38,33 +38,45 @@ def classify(query: str) -> tuple[str, str]:
     return "title", text
 
 
-def search(services: Services, query: str, page: int = 1) -> dict[str, Any]:
+def search(services: Services, query: str, page: int = 1) -> SearchPage:
     if len(query) > MAX_QUERY:
         raise InvalidName(f"query longer than {MAX_QUERY} characters", status=StoreStatus.BAD_KEY)
     if not 1 <= page <= MAX_PAGE:
         raise InvalidName(f"page {page} is out of range (1 to {MAX_PAGE})",
                           status=StoreStatus.BAD_KEY)
-    out: dict[str, Any] = {"query": query, "page": page, "documents": [], "ingest_results": [],
-                           "captures": [], "crossref": [], "titled_documents": [],
-                           "more": False}
+    out: SearchPage = {"query": query, "page": page, "documents": [], "ingest_results": [],
+                       "captures": [], "crossref": [], "titled_documents": [],
+                       "more": False, "what": None}
     if not query.strip():
-        out["what"] = None
         return out
     what, value = classify(query)
     out["what"], out["value"] = what, value
     if what == "url":
-        out.update(reads.find_url(services, value))
+        _with_url(out, services, value)
     elif what == "title":
         words = _WORD.findall(value)[:12]
         if words:
-            out.update(reads.find_title(services, words, page))
+            found = reads.find_title(services, words, page)
+            out["crossref"] = found["crossref"]
+            out["titled_documents"] = found["titled_documents"]
+            out["more"] = found["more"]
     else:
         out["documents"] = reads.find_documents(services, what, value)
         if what == "doi" and query.strip().lower().startswith(("http://", "https://")):
             # a doi.org URL is also what requests and crawls started from
-            out.update(reads.find_url(services, query.strip()))
+            _with_url(out, services, query.strip())
         if what == "sha1":
-            out.update(reads.find_sha1(services, value))
+            by_sha1 = reads.find_sha1(services, value)
+            out["ingest_results"] = by_sha1["ingest_results"]
+            out["captures"] = by_sha1["captures"]
         if what == "doi":
             out["crossref"] = reads.find_crossref(services, value)
     return out
+
+
+def _with_url(out: SearchPage, services: Services, url: str) -> None:
+    """What started or ended at ``url``, and its captures."""
+    found = reads.find_url(services, url)
+    out["ingest_results"] = found["ingest_results"]
+    out["captures"] = found["captures"]
+    out["timeline_link"] = found["timeline_link"]

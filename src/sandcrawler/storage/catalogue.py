@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import orjson
 from sqlalchemy import Connection, Engine, delete, func, select
@@ -27,6 +27,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sandcrawler.db.engine import begin
 from sandcrawler.db.locks import exclusive
 from sandcrawler.db.persist import UpsertSpec, upsert
+from sandcrawler.db.rows import JsonObject
 from sandcrawler.db.schema import catalogue
 from sandcrawler.db.words import holds_every_word
 from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
@@ -51,6 +52,23 @@ _METADATA_FIELDS = {**IDENTIFIER_FIELDS, "sha1": ("sha1",)}
 _SPEC = UpsertSpec(catalogue, ("uuid",))
 
 
+class CatalogueJson(TypedDict):
+    """A catalogue entry as JSON (``store`` commands, the document page)."""
+
+    id: str
+    sha1: str | None
+    doi: str | None
+    pmid: str | None
+    pmcid: str | None
+    arxiv: str | None
+    resources: list[str]
+    #: the resources' keys in the store, where asked for
+    paths: NotRequired[dict[str, str]]
+    updated: str | None
+    #: the document's metadata, where a command adds it (``catalogue show``)
+    metadata: NotRequired[JsonObject]
+
+
 @dataclass(slots=True)
 class CatalogueEntry:
     uuid: str
@@ -64,14 +82,15 @@ class CatalogueEntry:
     #: the metadata's first title (searched by title words; not part of the JSON)
     title: str | None = None
 
-    def to_json(self, paths: Mapping[str, str] | None = None) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.uuid}
-        out.update({name: getattr(self, name) for name in IDENTIFIERS})
-        out["resources"] = list(self.resources)
-        if paths is not None:
-            out["paths"] = dict(paths)
-        out["updated"] = iso_utc(self.updated)
-        return out
+    def to_json(self, paths: Mapping[str, str] | None = None) -> CatalogueJson:
+        updated = iso_utc(self.updated)
+        if paths is None:
+            return {"id": self.uuid, "sha1": self.sha1, "doi": self.doi, "pmid": self.pmid,
+                    "pmcid": self.pmcid, "arxiv": self.arxiv,
+                    "resources": list(self.resources), "updated": updated}
+        return {"id": self.uuid, "sha1": self.sha1, "doi": self.doi, "pmid": self.pmid,
+                "pmcid": self.pmcid, "arxiv": self.arxiv, "resources": list(self.resources),
+                "paths": dict(paths), "updated": updated}
 
 
 def identifiers_from_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
