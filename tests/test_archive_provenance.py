@@ -80,7 +80,7 @@ def test_warcinfo_says_who_crawled_with_what_and_how(web: WebSite) -> None:
     crawl = Crawl(web, **{"crawl.contact": "mailto:ops@example.org",
                           "crawl.operator": "Example Library"})
     try:
-        assert crawl(PAGE)["status"] == "success"
+        assert crawl(PAGE).status == "success"
         (warc,) = {r.warc_path for r in crawl.rows()}
         rec_type, headers, block = crawl.records(warc)[0]
     finally:
@@ -114,9 +114,9 @@ def test_warcinfo_operator_defaults_to_the_contact_and_robots_off_is_said(
 def test_the_robots_txt_a_crawl_fetched_is_in_its_warc_and_index(web: WebSite) -> None:
     crawl = Crawl(web)
     try:
-        assert crawl(PAGE)["status"] == "success"
-        assert crawl("https://pub.example/private/3")["status"] == "robots-disallowed"
-        assert crawl("https://pub.example/a/2")["status"] == "success"
+        assert crawl(PAGE).status == "success"
+        assert crawl("https://pub.example/private/3").status == "robots-disallowed"
+        assert crawl("https://pub.example/a/2").status == "success"
         rows = crawl.rows()
         robots = [r for r in rows if r.url == "https://pub.example/robots.txt"]
         # fetched once for the three crawls of the process, in the first one's file
@@ -132,8 +132,8 @@ def test_the_robots_txt_a_crawl_fetched_is_in_its_warc_and_index(web: WebSite) -
     # another process fetches it again: the same bytes are a revisit, not a copy
     again = Crawl(web)
     try:
-        assert again(PAGE)["status"] == "success-existing"  # a hit: nothing fetched
-        assert again("https://pub.example/private/3")["status"] == "robots-disallowed"
+        assert again(PAGE).status == "success-existing"  # a hit: nothing fetched
+        assert again("https://pub.example/private/3").status == "robots-disallowed"
         robots = [r for r in again.rows() if r.url == "https://pub.example/robots.txt"]
         assert [r.is_revisit for r in robots] == [False, True]
     finally:
@@ -145,7 +145,7 @@ def test_a_missing_robots_txt_is_archived_as_its_404(web: WebSite) -> None:
     web.add("https://other.example/f.pdf", Answer(200, PDF, content_type="application/pdf"))
     crawl = Crawl(web)
     try:
-        assert crawl("https://other.example/f.pdf")["status"] == "success"
+        assert crawl("https://other.example/f.pdf").status == "success"
         (robots,) = [r for r in crawl.rows() if r.url == "https://other.example/robots.txt"]
     finally:
         crawl.close()
