@@ -15,6 +15,7 @@ from sandcrawler.cli.options import (
 from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.pipeline.sinks import Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
+from sandcrawler.refs.worker import row_key
 
 
 @click.command("parse-crossref-refs")
@@ -42,7 +43,7 @@ def parse_crossref_refs(input_file: str, parser: str | None, grobid_url: str | N
     sink: Sink = StdoutSink()
     if kafka_topic:
         sink = KafkaSink(services.producer_config(), kafka_topic,
-                         key=lambda row: row["source_id"])
+                         key=row_key)
     run_pipeline(
         "parse-crossref-refs",
         JsonLinesSource(input_file, limit=limit),

@@ -76,6 +76,11 @@ def _parse_works(
     return results
 
 
+def row_key(row: ParsedRefs) -> str:
+    """A grobid_refs row's Kafka message key: its DOI, one partition per work."""
+    return row.source_id
+
+
 def _grobid_refs_row(w: _Work, refs_json: list[dict[str, Any]]) -> ParsedRefs:
     return ParsedRefs(source=SOURCE, source_id=w.doi, source_ts=w.indexed, refs_json=refs_json)
 
