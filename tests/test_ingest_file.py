@@ -277,10 +277,18 @@ def test_a_pdf_on_another_host_that_refuses_is_terminal_bad_status(
 
 def test_an_endless_page_is_too_large_and_nothing_is_half_archived(
         web: WebSite, ingest_web: Any) -> None:
-    web.add("https://d.example/endless", Answer(endless=b"<p>" + b"x" * 65536))
+    web.add("https://d.example/endless", Answer(endless=b"<p>" + b"x" * 65536,
+                                                content_type="text/html; charset=utf-8"))
     ingest = ingest_web(crawl_max_html_mb=1, http_max_mb=2)
     r = ingest("https://d.example/endless")
     assert r["status"] == "too-large" and r["hit"] is False
+    # the message names the setting that fired: a page's, not a file's
+    assert "1 MB limit (crawl.max_html_mb)" in r["error_message"], r["error_message"]
+    web.add("https://d.example/endless.pdf", Answer(endless=b"%PDF-1.4 " + b"x" * 65536,
+                                                    content_type="application/pdf"))
+    big = ingest("https://d.example/endless.pdf")
+    assert big["status"] == "too-large"
+    assert "2 MB limit (http.max_mb)" in big["error_message"], big["error_message"]
     with begin(ingest.services.engine) as conn:
         assert conn.execute(select(func.count()).select_from(web_cdx).where(
             web_cdx.c.url == "https://d.example/endless")).scalar_one() == 0

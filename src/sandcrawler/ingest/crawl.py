@@ -28,18 +28,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from sandcrawler.errors import NotFound, RecordError
 from sandcrawler.mime import SNIFF_BYTES, normalize_mime, sniff_mime
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import IngestType
 from sandcrawler.models.statuses import FetchStatus, IngestFileStatus, Status
 from sandcrawler.spool import spool_file
 from sandcrawler.web.archive import WarcSession, WebArchive
 from sandcrawler.web.deadlines import check_record_deadline, record_deadline
-from sandcrawler.web.fetch import Hop
+from sandcrawler.web.fetch import Hop, SizeLimit
 from sandcrawler.web.landing import HtmlPage, parse_html
 from sandcrawler.web.policy import CrawlPolicy
 from sandcrawler.web.urls import canonical_url
@@ -107,7 +107,7 @@ class CrawlResult:
     hops: list[str] = field(default_factory=list)
     fetched: Fetched | None = None
     error: str | None = None
-    biblio: dict[str, Any] | None = None
+    biblio: HtmlBiblio | None = None
     references: list[str] = field(default_factory=list)
     landing_url: str | None = None
 
@@ -232,10 +232,12 @@ class Crawler:
             spool = None
         return Fetched(capture.rows, capture.file_meta, capture.revisit_of, _spool=spool)
 
-    def _limit(self, hop: Hop) -> int:
+    def _limit(self, hop: Hop) -> SizeLimit:
         """A page says it is HTML: the page limit, so an endless page stops early."""
         declared = normalize_mime(hop.header("Content-Type"))
-        return self.max_html_bytes if declared in HTML_TYPES else self.max_bytes
+        if declared in HTML_TYPES:
+            return SizeLimit(self.max_html_bytes, "crawl.max_html_mb")
+        return SizeLimit(self.max_bytes, "http.max_mb")
 
     def _replay(self, chain: list[CdxRecord]) -> Fetched | None:
         """The capture ``chain`` as a step, its body read from the archive; None

@@ -50,7 +50,7 @@ from sandcrawler.storage.blobs import BlobStore, BlobWriter
 from sandcrawler.timestamps import now14, warc_date
 from sandcrawler.version import __version__
 from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, TooLarge
+from sandcrawler.web.fetch import Hop, HttpFetcher, Opened, SizeLimit, TooLarge
 from sandcrawler.web.warc import WarcHeaders, WarcPayload, copy_payload, read_headers
 from sandcrawler.web.warc_writer import Placed, WarcWriter, new_record_id
 
@@ -127,7 +127,7 @@ class WarcSession:
         self.closed = False
         self._warc.warcinfo(key.rsplit("/", 1)[-1], archive.info.fields())
 
-    def capture(self, url: str, *, max_bytes: int | Callable[[Hop], int],
+    def capture(self, url: str, *, max_bytes: int | SizeLimit | Callable[[Hop], SizeLimit],
                 keep_body: bool = True,
                 check: Callable[[str], None] | None = None) -> WebCapture:
         """Fetch ``url`` and record every hop. RecordError (nothing recorded) when
@@ -166,7 +166,8 @@ class WarcSession:
                                  refers_to=earlier, truncated=truncated))
         return rows
 
-    def _record_final(self, opened: Opened, max_bytes: int, keep_body: bool) -> WebCapture:
+    def _record_final(self, opened: Opened, max_bytes: int | SizeLimit,
+                      keep_body: bool) -> WebCapture:
         """Stream the final body once into its response record (``ResponseWriter``:
         straight into the WARC file, or through a spool file), hashing it meanwhile;
         a payload the archive already holds becomes a revisit record. On any
@@ -182,8 +183,9 @@ class WarcSession:
             except TooLarge as e:
                 if hop.status_code == 200:
                     raise
+                over = max_bytes.max_bytes if isinstance(max_bytes, SizeLimit) else max_bytes
                 raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
-                                  f"{max_bytes:,} bytes", FetchStatus.HTTP_ERROR) from e
+                                  f"{over:,} bytes", FetchStatus.HTTP_ERROR) from e
             record.end_body()
             ok = hop.status_code == 200
             # looked up while md5 and sha256 finish on the hash threads

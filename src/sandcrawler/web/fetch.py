@@ -143,6 +143,15 @@ class TooLarge(RecordError):
 
 
 @dataclass(frozen=True, slots=True)
+class SizeLimit:
+    """A body size limit and the setting it comes from, which the ``too-large``
+    message names (a page's limit is not a file's); None for a fixed limit."""
+
+    max_bytes: int
+    setting: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Download:
     url: str  # after redirects
     status_code: int
@@ -399,7 +408,7 @@ class HttpFetcher:
                 time.sleep(pause)
 
     def download(self, url: str, dest: IO[bytes] | Writable,
-                 max_bytes: int | None = None) -> Download:
+                 max_bytes: int | SizeLimit | None = None) -> Download:
         """GET ``url`` into ``dest``, streamed, at most ``max_bytes`` (default: the
         fetcher's). RecordError for anything that keeps this file from us."""
         opened = self.open(url)
@@ -407,8 +416,8 @@ class HttpFetcher:
             if opened.status != 200:
                 raise RecordError(f"HTTP {opened.status} from {opened.url}",
                                   status=FetchStatus.HTTP_ERROR)
-            size = self.stream_body(opened, dest.write,
-                                    self.max_bytes if max_bytes is None else max_bytes)
+            limit = SizeLimit(self.max_bytes, "http.max_mb") if max_bytes is None else max_bytes
+            size = self.stream_body(opened, dest.write, limit)
             return Download(opened.url, opened.status, opened.final.header("Content-Type"), size)
         finally:
             opened.close()
@@ -428,18 +437,21 @@ class HttpFetcher:
             return opened.status, None
 
     def stream_body(self, opened: Opened, write: Callable[[bytes], object],
-                    max_bytes: int) -> int:
+                    limit: int | SizeLimit) -> int:
         """Pass the body of ``opened`` to ``write`` in pieces of up to ``CHUNK`` bytes
-        (content encodings undone); its size. ``too-large`` past ``max_bytes``, or
+        (content encodings undone); its size. ``too-large`` past ``limit``, or
         when a content-encoded body expands more than ``max_expansion`` times (past
         its first MiB); ``fetch-timeout`` when the request's clock cut it or it
         stalled past the read timeout; ``fetch-error`` when the connection is lost,
         or ends before the Content-Length it announced."""
         url = opened.url
         resp = opened.response
+        if not isinstance(limit, SizeLimit):
+            limit = SizeLimit(limit)
+        max_bytes = limit.max_bytes
         declared = opened.final.header("Content-Length")
         if declared and declared.isdigit() and int(declared) > max_bytes:
-            raise _too_large(url, max_bytes)
+            raise _too_large(url, limit)
         encoded = (opened.final.header("Content-Encoding") or "identity").strip().lower() \
             not in ("", "identity")
         size = 0
@@ -452,7 +464,7 @@ class HttpFetcher:
             while chunk := resp.read1(CHUNK, decode_content=encoded):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise _too_large(url, max_bytes)
+                    raise _too_large(url, limit)
                 if encoded and size > EXPANSION_FLOOR and size > self.max_expansion * resp.tell():
                     raise TooLarge(f"{url}: a content-encoded body that expands more than "
                                    f"{self.max_expansion:g} times ({resp.tell():,} bytes became "
@@ -548,5 +560,6 @@ def _headers(resp: urllib3.BaseHTTPResponse) -> list[tuple[str, str]]:
             for name, value in resp.headers.iteritems()]
 
 
-def _too_large(url: str, limit: int) -> TooLarge:
-    return TooLarge(f"{url} is larger than the {limit / 2**20:g} MB limit (http.max_mb)")
+def _too_large(url: str, limit: SizeLimit) -> TooLarge:
+    setting = f" ({limit.setting})" if limit.setting else ""
+    return TooLarge(f"{url} is larger than the {limit.max_bytes / 2**20:g} MB limit{setting}")
