@@ -132,7 +132,7 @@ def test_each_landing_page_leads_the_crawler_to_its_full_text(article: dict[str,
     if platform == "platform:ojs":
         want = want.replace("/article/view/", "/article/download/")
     assert (links[0].url, links[0].rule) == (want, platform)
-    assert page.biblio["doi"] == article["doi"]
+    assert page.biblio.doi == article["doi"]
     if article["key"] == "firstmonday":  # no PDF galley: the demo's honest miss
         assert page.fulltext_links("pdf") == []
 
@@ -141,12 +141,13 @@ def test_each_landing_page_leads_the_crawler_to_its_full_text(article: dict[str,
 def test_each_full_text_is_the_article_its_landing_page_describes(
         article: dict[str, Any]) -> None:
     landing = _landing(article).biblio
-    assert landing["title"] == article["title"]
+    assert landing is not None
+    assert landing.title == article["title"]
     if "pdf" in article["urls"]:
         data = _body(article["urls"]["pdf"])
         assert data.startswith(b"%PDF-")
         page_one, info_title = pdf_title(data)
-        assert page_one == info_title == landing["title"]
+        assert page_one == info_title == landing.title
         pdf = pdfium.PdfDocument(data)
         assert len(pdf) >= 2
         text = _norm("".join(p.get_textpage().get_text_range() for p in pdf))
@@ -155,14 +156,14 @@ def test_each_full_text_is_the_article_its_landing_page_describes(
         assert "References" in text
     if "html" in article["urls"]:
         tree = LexborHTMLParser(_body(article["urls"]["html"]).decode())
-        assert _norm(tree.css_first("title").text()) == landing["title"]
-        assert _norm(tree.css_first("h1").text()) == landing["title"]
+        assert _norm(tree.css_first("title").text()) == landing.title
+        assert _norm(tree.css_first("h1").text()) == landing.title
         assert article["doi"] in tree.text() and "demonstration rendering" in tree.text()
     if "xml" in article["urls"]:
         root = ET.fromstring(_body(article["urls"]["xml"]))
         titles = [t.text for t in root.iter("article-title")
                   if t.get("{http://www.w3.org/XML/1998/namespace}lang")]
-        assert titles[0] == landing["title"]
+        assert titles[0] == landing.title
         assert root.find(".//article-id[@pub-id-type='doi']").text == article["doi"]
 
 

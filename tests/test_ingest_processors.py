@@ -22,6 +22,7 @@ from sandcrawler.ingest.jats import JatsProcessor
 from sandcrawler.ingest.references import RefsWriter
 from sandcrawler.mime import sniff_mime
 from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
@@ -177,7 +178,7 @@ def test_oai_pmh_wrapped_jats_and_landing_page_fallbacks(
     out = processor.process(found(
         path, "https://www.ncbi.nlm.nih.gov/oai", "xml", references=refs,
         identifiers={"doi": "10.1234/wrapped"},
-        biblio={"title": "ignored: the file has one", "publisher": "Landing Press"}))
+        biblio=HtmlBiblio(title="ignored: the file has one", publisher="Landing Press")))
     processor.close()
     assert parser.closed and len(parser.calls) == 1
     assert (out.status, out.references) == ("success", 2)
@@ -304,7 +305,7 @@ def test_real_plos_page_with_citation_references(shared_data: Path, html: HtmlPr
     page = path.read_bytes()
     url = "https://journals.plos.org/plosone/article?id=10.1371/journal.pone.0213978"
     out = html.process(found(path, url, "html", references=citation_references(page),
-                             biblio={"container_name": "PLOS ONE"}))
+                             biblio=HtmlBiblio(container_name="PLOS ONE")))
     assert (out.status, out.references) == ("success", 23)
     md = catalogue.metadata(out.uuid or "")
     assert md["title"][0].startswith("Assessment on reticuloendotheliosis virus infection")

@@ -116,7 +116,8 @@ def test_cp1252_page_declaring_utf8() -> None:
     html = ('<html><head><meta charset="utf-8"><meta name="citation_title" '
             'content="Caf\u00e9 \u201cquotes\u201d \u2013 na\u00efve"></head><body></body></html>')
     page = parse_html(html.encode("cp1252"), PAGE)
-    assert page.biblio == {"title": "Café “quotes” – naïve"}
+    assert page.biblio is not None
+    assert page.biblio.to_json() == {"title": "Café “quotes” – naïve"}
     assert page.encoding == "cp1252"
 
 
@@ -138,8 +139,12 @@ def test_html_biblio_keeps_its_keys_and_url_makes_links_absolute() -> None:
     html = (b'<meta name="citation_title" content="T"><meta name="citation_doi" '
             b'content="https://doi.org/10.1234/ABC"><meta name="citation_pdf_url" '
             b'content="/x.pdf"><meta name="dc.creator" content="A">')
-    assert html_biblio(html) == {"title": "T", "doi": "10.1234/abc", "contrib_raw_names": ["A"]}
-    assert html_biblio(html, url=PAGE)["pdf_fulltext_url"] == "https://journal.example.org/x.pdf"
+    biblio = html_biblio(html)
+    assert biblio is not None
+    assert biblio.to_json() == {"contrib_raw_names": ["A"], "title": "T", "doi": "10.1234/abc"}
+    with_url = html_biblio(html, url=PAGE)
+    assert with_url is not None
+    assert with_url.pdf_fulltext_url == "https://journal.example.org/x.pdf"
     assert html_biblio(b"") is None
 
 
@@ -165,7 +170,7 @@ def test_broken_markup_never_raises(body: bytes) -> None:
 def test_unclosed_tags_still_give_metadata_and_links() -> None:
     page = parse_html(b"<html><head><meta name='citation_title' content='Unclosed'>"
                       b"<body><div><p><a href='/x.pdf'>Download PDF<div>", PAGE)
-    assert page.biblio == {"title": "Unclosed"}
+    assert page.biblio is not None and page.biblio.to_json() == {"title": "Unclosed"}
     assert [link.url for link in page.fulltext_links("pdf")] == [
         "https://journal.example.org/x.pdf"]
 
@@ -178,7 +183,7 @@ def test_huge_page_is_capped_and_fast() -> None:
     start = time.monotonic()
     page = parse_html(body, PAGE)
     elapsed = time.monotonic() - start
-    assert page.biblio is not None and page.biblio["title"] == "Big"
+    assert page.biblio is not None and page.biblio.title == "Big"
     assert page.fulltext_links("pdf") == []  # beyond the first MAX_PARSE_BYTES
     assert elapsed < 5, f"{elapsed:.1f} s for a 20 MB page"
     assert len(body) > MAX_PARSE_BYTES

@@ -57,16 +57,16 @@ def test_plos_real_page() -> None:
         "&type=manuscript", "xml", "platform:plos")]
     b = page.biblio
     assert b is not None
-    assert b["title"] == ("Assessment on reticuloendotheliosis virus infection in specific-"
+    assert b.title == ("Assessment on reticuloendotheliosis virus infection in specific-"
                           "pathogen-free chickens based on detection of yolk antibody")
-    assert b["doi"] == "10.1371/journal.pone.0213978"
-    assert b["contrib_raw_names"][:2] == ["Yang Li", "Tuanjie Wang"]
-    assert len(b["contrib_raw_names"]) == 11
-    assert (b["release_date"], b["release_year"]) == ("2019-04-22", 2019)
-    assert (b["container_name"], b["container_issn"], b["volume"], b["issue"]) == (
+    assert b.doi == "10.1371/journal.pone.0213978"
+    assert b.contrib_raw_names[:2] == ["Yang Li", "Tuanjie Wang"]
+    assert len(b.contrib_raw_names) == 11
+    assert (b.release_date, b.release_year) == ("2019-04-22", 2019)
+    assert (b.container_name, b.container_issn, b.volume, b.issue) == (
         "PLOS ONE", "1932-6203", "14", "4")
-    assert b["publisher"] == "Public Library of Science"
-    assert len(page.references) == 23 and b["raw_references"] == page.references
+    assert b.publisher == "Public Library of Science"
+    assert len(page.references) == 23 and b.raw_references == page.references
     assert page.blocked is None and page.meta_refresh is None
 
 
@@ -81,11 +81,11 @@ def test_elife_real_page() -> None:
     assert urls(page, "xml") == ["https://elifesciences.org/articles/44753.xml"]
     b = page.biblio
     assert b is not None
-    assert b["title"] == "Parallel visual circuitry in a basal chordate"
-    assert b["doi"] == "10.7554/elife.44753"  # "doi:10.7554/eLife.44753" in dc.identifier
-    assert b["contrib_raw_names"][0] == "Matthew J Kourakis"
-    assert len(b["contrib_raw_names"]) == 7
-    assert b["publisher"] == "eLife Sciences Publications Limited"
+    assert b.title == "Parallel visual circuitry in a basal chordate"
+    assert b.doi == "10.7554/elife.44753"  # "doi:10.7554/eLife.44753" in dc.identifier
+    assert b.contrib_raw_names[0] == "Matthew J Kourakis"
+    assert len(b.contrib_raw_names) == 7
+    assert b.publisher == "eLife Sciences Publications Limited"
 
 
 def test_peerj_real_page() -> None:
@@ -98,11 +98,11 @@ def test_peerj_real_page() -> None:
     assert urls(page, "html") == ["https://peerj.com/articles/4375"]
     b = page.biblio
     assert b is not None
-    assert b["title"].startswith("The state of OA: a large-scale analysis")
-    assert b["doi"] == "10.7717/peerj.4375"
-    assert b["contrib_raw_names"][:3] == ["Heather Piwowar", "Jason Priem", "Vincent Larivière"]
-    assert b["pdf_fulltext_url"] == "https://peerj.com/articles/4375.pdf"
-    assert b["html_fulltext_url"] == "https://peerj.com/articles/4375"
+    assert b.title.startswith("The state of OA: a large-scale analysis")
+    assert b.doi == "10.7717/peerj.4375"
+    assert b.contrib_raw_names[:3] == ["Heather Piwowar", "Jason Priem", "Vincent Larivière"]
+    assert b.pdf_fulltext_url == "https://peerj.com/articles/4375.pdf"
+    assert b.html_fulltext_url == "https://peerj.com/articles/4375"
 
 
 def test_ojs_real_landing_page_links_its_galley() -> None:
@@ -116,9 +116,9 @@ def test_ojs_real_landing_page_links_its_galley() -> None:
     assert page.fulltext_links("pdf") == []  # an HTML-only article
     b = page.biblio
     assert b is not None
-    assert b["title"] == "Surveillance, stigma & sociotechnical design for HIV"
-    assert b["doi"] == "10.5210/fm.v25i10.10274"
-    assert b["contrib_raw_names"] == ["Calvin Liang", "Jevan Alexander Hutson", "Os Keyes"]
+    assert b.title == "Surveillance, stigma & sociotechnical design for HIV"
+    assert b.doi == "10.5210/fm.v25i10.10274"
+    assert b.contrib_raw_names == ["Calvin Liang", "Jevan Alexander Hutson", "Os Keyes"]
 
 
 def test_dlib_real_page_is_its_own_full_text() -> None:
@@ -128,9 +128,9 @@ def test_dlib_real_page_is_its_own_full_text() -> None:
     assert page.fulltext_links("pdf") == []
     b = page.biblio
     assert b is not None
-    assert b["title"] == "Transforming Libraries and Archives through Crowdsourcing"
-    assert b["doi"] == "10.1045/may2017-vanhyning"  # <meta id="DOI">
-    assert b["release_date"] == "2017-05-15"
+    assert b.title == "Transforming Libraries and Archives through Crowdsourcing"
+    assert b.doi == "10.1045/may2017-vanhyning"  # <meta id="DOI">
+    assert b.release_date == "2017-05-15"
     assert "contrib_raw_names" not in b  # D-Lib names its authors only in the text
 
 
@@ -143,10 +143,10 @@ def test_nature_real_page_biblio_and_no_invented_pdf() -> None:
     page = local("nature_news.html", "https://www.nature.com/articles/d41586-020-02610-z")
     b = page.biblio
     assert b is not None
-    assert b["title"] == "More than 100 scientific journals have disappeared from the Internet"
-    assert b["doi"] == "10.1038/d41586-020-02610-z"  # prism.doi "doi:10.1038/..."
-    assert b["contrib_raw_names"] == ["Diana Kwon"]
-    assert (b["container_name"], b["release_date"], b["publisher"]) == (
+    assert b.title == "More than 100 scientific journals have disappeared from the Internet"
+    assert b.doi == "10.1038/d41586-020-02610-z"  # prism.doi "doi:10.1038/..."
+    assert b.contrib_raw_names == ["Diana Kwon"]
+    assert (b.container_name, b.release_date, b.publisher) == (
         "Nature", "2020-09-10", "Nature Publishing Group")
     assert page.fulltext_links("pdf") == []  # a news piece: no PDF, none guessed
     assert page.blocked is None
@@ -265,10 +265,10 @@ def test_eprints_biblio_and_document_links() -> None:
     page = local("eprints_item.html", "https://eprints.example.ac.uk/1234/")
     b = page.biblio
     assert b is not None
-    assert b["title"] == "A made-up EPrints article"
-    assert b["contrib_raw_names"] == ["Example, Ada", "Sample, Bo"]
-    assert b["doi"] == "10.5555/example.1234"
-    assert (b["release_date"], b["container_name"]) == ("2019-03", "Example Journal")
+    assert b.title == "A made-up EPrints article"
+    assert b.contrib_raw_names == ["Example, Ada", "Sample, Bo"]
+    assert b.doi == "10.5555/example.1234"
+    assert (b.release_date, b.container_name) == ("2019-03", "Example Journal")
     assert "https://eprints.example.ac.uk/1234/2/data.zip" not in urls(page, "pdf")
 
 
@@ -276,20 +276,20 @@ def test_scielo_page_in_latin1_declared_by_http_equiv() -> None:
     page = local("scielo_article.html",
                  "http://www.scielo.br/scielo.php?script=sci_arttext&pid=S0102-311X2000000100001")
     assert page.biblio is not None
-    assert page.biblio["container_name"] == "Cadernos de Saúde Pública"
-    assert page.biblio["doi"] == "10.1590/s0102-311x2000000100001"
+    assert page.biblio.container_name == "Cadernos de Saúde Pública"
+    assert page.biblio.doi == "10.1590/s0102-311x2000000100001"
 
 
 def test_jsonld_biblio_from_graph_and_broken_script_ignored() -> None:
     page = local("jsonld_article.html", "https://example.org/articles/42")
     b = page.biblio
     assert b is not None
-    assert b["title"] == "A made-up JSON-LD article"
-    assert b["contrib_raw_names"] == ["Ada Example", "Bo Sample", "Cy Third"]
-    assert b["doi"] == "10.5555/jsonld.42"
-    assert (b["release_date"], b["publisher"], b["container_name"]) == (
+    assert b.title == "A made-up JSON-LD article"
+    assert b.contrib_raw_names == ["Ada Example", "Bo Sample", "Cy Third"]
+    assert b.doi == "10.5555/jsonld.42"
+    assert (b.release_date, b.publisher, b.container_name) == (
         "2021-06-01", "Example Press", "Journal of Examples")
-    assert b["pdf_fulltext_url"] == "https://example.org/files/jsonld-42.pdf"
+    assert b.pdf_fulltext_url == "https://example.org/files/jsonld-42.pdf"
 
 
 def test_linkinghub_meta_refresh_is_absolute() -> None:

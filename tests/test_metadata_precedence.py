@@ -25,6 +25,7 @@ from sandcrawler.ingest.found import FoundFile
 from sandcrawler.ingest.pdf import PdfIngestProcessor
 from sandcrawler.ingest.references import RefsWriter
 from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import IngestRequest
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
@@ -183,8 +184,8 @@ def test_grobid_fills_under_a_landing_page(shared_data: Path, tmp_path: Path,
                         warc_csize=100, warc_offset=0, warc_path="crawl.warc.gz")
         found = FoundFile(path=pdf, file_meta=meta, cdx=cdx,
                           request=IngestRequest(ingest_type="pdf", base_url=url),
-                          biblio={"title": "The landing page's title",
-                                  "contrib_raw_names": ["A. Author"]},
+                          biblio=HtmlBiblio(title="The landing page's title",
+                                            contrib_raw_names=["A. Author"]),
                           identifiers={"doi": "10.5555/landing"},
                           landing_url="https://example.org/paper")
         processor = PdfIngestProcessor(services.pdf_processor(), RefsWriter(services.engine))

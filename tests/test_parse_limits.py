@@ -68,7 +68,7 @@ def test_jsonld_nested_100000_deep_leaves_the_rest_of_the_page(deep: str) -> Non
     body = f"<html><head>{head}</head><body><a href='/read/7'>Full text</a></body></html>"
     page = parse_html(body.encode(), URL)
     assert page.biblio is not None
-    assert (page.biblio["doi"], page.biblio["title"], page.biblio["contrib_raw_names"]) == (
+    assert (page.biblio.doi, page.biblio.title, page.biblio.contrib_raw_names) == (
         "10.5555/deep.1", "The article", ["Ada Example"])
     assert [(link.url, link.rule) for link in page.links] == [
         ("https://journal.example.org/files/7.pdf", "json-ld"),
@@ -150,5 +150,5 @@ def test_a_datasets_landing_page_the_parser_cannot_finish_has_no_metadata() -> N
 
     assert html_biblio(FORMATTING, URL) is None
     meta = b"<meta name='citation_title' content='A dataset'>"
-    assert html_biblio(HEAD.replace(b"</head>", meta + b"</head>") + b"</body></html>",
-                       URL) == {"title": "A dataset"}
+    biblio = html_biblio(HEAD.replace(b"</head>", meta + b"</head>") + b"</body></html>", URL)
+    assert biblio is not None and biblio.to_json() == {"title": "A dataset"}

@@ -37,6 +37,7 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus, Status
 from sandcrawler.web.archive import WebCapture
 from sandcrawler.web.html import MAX_HTML, html_biblio
@@ -77,7 +78,7 @@ class _Found:
     file_meta: FileMeta | None = None
     cdx: CdxRecord | None = None
     revisit_cdx: CdxRecord | None = None
-    html_biblio: dict[str, Any] | None = None
+    html_biblio: HtmlBiblio | None = None
     manifest: list[FilesetManifestFile] | None = None
     platform_name: str | None = None
     platform_domain: str | None = None

@@ -30,6 +30,7 @@ from sandcrawler.ingest.found import FoundFile, Processor
 from sandcrawler.ingest.history import IngestHistory
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import (
     FILE_INGEST_TYPES,
     FileIngestResult,
@@ -188,9 +189,8 @@ class FileIngester:
             if processing is None:
                 found = FoundFile(
                     path=fetched.path(), file_meta=fetched.file_meta, cdx=fetched.terminal,
-                    request=request, biblio=crawl.biblio or {}, references=crawl.references,
-                    identifiers=identifiers_from_metadata({**(crawl.biblio or {}),
-                                                           **(request.ext_ids or {})}),
+                    request=request, biblio=crawl.biblio, references=crawl.references,
+                    identifiers=work_identifiers(crawl.biblio, request),
                     landing_url=crawl.landing_url)
                 processing = self.processor(kind).process(found)
             elif crawl.replayed:
@@ -212,7 +212,7 @@ class FileIngester:
 def _result(request: IngestRequest, status: Status, *, hops: list[str] | None = None,
             terminal: Terminal | None = None, file_meta: FileMeta | None = None,
             cdx: CdxRecord | None = None, revisit_cdx: CdxRecord | None = None,
-            html_biblio: dict[str, Any] | None = None, processing: Processing | None = None,
+            html_biblio: HtmlBiblio | None = None, processing: Processing | None = None,
             error_message: str | None = None) -> FileIngestResult:
     """The result of ``request``, built once its status is known."""
     return FileIngestResult(
@@ -220,3 +220,15 @@ def _result(request: IngestRequest, status: Status, *, hops: list[str] | None = 
         hops=hops if hops is not None else [], terminal=terminal, file_meta=file_meta,
         cdx=cdx, revisit_cdx=revisit_cdx, html_biblio=html_biblio, processing=processing,
         error_message=error_message)
+
+
+def work_identifiers(biblio: HtmlBiblio | None, request: IngestRequest) -> dict[str, str]:
+    """The work's normalised identifiers: the request's ``ext_ids``, and the landing
+    page's where the request names none of that name."""
+    page: dict[str, str] = {}
+    if biblio is not None:
+        for name, value in (("doi", biblio.doi), ("pmid", biblio.pmid),
+                            ("pmcid", biblio.pmcid), ("arxiv_id", biblio.arxiv_id)):
+            if value is not None:
+                page[name] = value
+    return identifiers_from_metadata({**page, **(request.ext_ids or {})})

@@ -5,13 +5,13 @@ layers); and the interface of a processor of one kind of full text."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import IngestRequest, Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.precedence import IDENTIFIER_FIELDS, Layer, Source
@@ -26,7 +26,7 @@ class FoundFile:
     ``path`` is the body on disk (valid during ``process``), ``cdx`` its capture
     (a response, or a revisit of a payload held already), ``biblio`` the landing
     page's ``html_biblio`` and ``references`` its ``citation_reference`` strings
-    (both empty when the URL was the file itself), ``identifiers`` the work's
+    (None and empty when the URL was the file itself), ``identifiers`` the work's
     normalised identifiers (``doi``, ``pmcid``, ``pmid``, ``arxiv``) from the
     request's ``ext_ids`` and the landing page.
     """
@@ -35,7 +35,7 @@ class FoundFile:
     file_meta: FileMeta
     cdx: CdxRecord
     request: IngestRequest
-    biblio: dict[str, Any] = field(default_factory=dict)
+    biblio: HtmlBiblio | None = None
     references: list[str] = field(default_factory=list)
     identifiers: dict[str, str] = field(default_factory=dict)
     #: the landing page's URL, when the full text was found on one
@@ -51,26 +51,29 @@ class FoundFile:
                 Layer(Source.LANDING_PAGE, landing_page_metadata(self.biblio))]
 
 
-def landing_page_metadata(biblio: Mapping[str, Any]) -> dict[str, Any]:
+def landing_page_metadata(biblio: HtmlBiblio | None) -> dict[str, Any]:
     """A landing page's ``html_biblio`` in Crossref's field names."""
     md: dict[str, Any] = {}
-    for key, name in (("doi", "DOI"), ("pmid", "pmid"), ("pmcid", "pmcid"),
-                      ("arxiv_id", "arxiv_id"), ("publisher", "publisher"),
-                      ("volume", "volume"), ("issue", "issue"), ("abstract", "abstract")):
-        if biblio.get(key):
-            md[name] = biblio[key]
-    for key, name in (("title", "title"), ("container_name", "container-title"),
-                      ("container_issn", "ISSN")):
-        if biblio.get(key):
-            md[name] = [biblio[key]]
-    if names := [n for n in biblio.get("contrib_raw_names") or () if n]:
+    if biblio is None:
+        return md
+    for name, value in (("DOI", biblio.doi), ("pmid", biblio.pmid), ("pmcid", biblio.pmcid),
+                        ("arxiv_id", biblio.arxiv_id), ("publisher", biblio.publisher),
+                        ("volume", biblio.volume), ("issue", biblio.issue),
+                        ("abstract", biblio.abstract)):
+        if value:
+            md[name] = value
+    for name, value in (("title", biblio.title), ("container-title", biblio.container_name),
+                        ("ISSN", biblio.container_issn)):
+        if value:
+            md[name] = [value]
+    if names := [n for n in biblio.contrib_raw_names or () if n]:
         md["author"] = [{"name": n} for n in names]
-    if biblio.get("first_page"):
-        last = biblio.get("last_page")
-        md["page"] = f"{biblio['first_page']}-{last}" if last else str(biblio["first_page"])
-    if biblio.get("lang"):
-        md["language"] = str(biblio["lang"]).lower()
-    if biblio.get("release_date") and (m := _DATE.match(str(biblio["release_date"]))):
+    if biblio.first_page:
+        last = biblio.last_page
+        md["page"] = f"{biblio.first_page}-{last}" if last else biblio.first_page
+    if biblio.lang:
+        md["language"] = biblio.lang.lower()
+    if biblio.release_date and (m := _DATE.match(biblio.release_date)):
         md["issued"] = {"date-parts": [[int(p) for p in m.groups() if p]]}
     return md
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandcrawler.models.base import Record as _Record
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import IngestFileResultRow
 from sandcrawler.models.ingest import IngestRequest as IngestRequest  # every type's request
 
@@ -82,7 +83,7 @@ class FilesetIngestResult(_Record):
     file_meta: FileMeta | None = None
     cdx: CdxRecord | None = None
     revisit_cdx: CdxRecord | None = None
-    html_biblio: dict[str, Any] | None = None
+    html_biblio: HtmlBiblio | None = None
     # fileset-specific
     manifest: list[FilesetManifestFile] | None = None
     platform_name: str | None = None

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandcrawler.models.base import Record
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.statuses import INGEST_FILE_SUCCESS, Status
 
 
@@ -102,7 +103,7 @@ class FileIngestResult(Record):
     file_meta: FileMeta | None = None
     cdx: CdxRecord | None = None
     revisit_cdx: CdxRecord | None = None
-    html_biblio: dict[str, Any] | None = None
+    html_biblio: HtmlBiblio | None = None
     processing: Processing | None = None
     error_message: str | None = None
 

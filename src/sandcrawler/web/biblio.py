@@ -1,4 +1,5 @@
-"""Bibliographic metadata of a landing page (``html_biblio``), read from a parsed tree.
+"""Bibliographic metadata of a landing page (``html_biblio``, ``models.html_biblio``),
+read from a parsed tree.
 
 Sources, best first within each field: Highwire ``citation_*``, ``bepress_citation_*``,
 EPrints ``eprints.*``, PRISM ``prism.*``, Dublin Core (``dc.*``, ``DC.*``, ``dcterms.*``),
@@ -11,14 +12,14 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
 from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
 
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.textfix import readable
 from sandcrawler.web.urls import absolute_url
 
@@ -106,9 +107,10 @@ def collect_meta(tree: LexborHTMLParser) -> dict[str, list[str]]:
 
 
 def extract_biblio(tree: LexborHTMLParser, meta: dict[str, list[str]],
-                   base_url: str | None) -> dict[str, Any] | None:
-    """The ``html_biblio`` dict of a parsed page, or None when it has no metadata."""
-    out: dict[str, Any] = {}
+                   base_url: str | None) -> HtmlBiblio | None:
+    """The page's ``html_biblio``, or None when it has no metadata."""
+    # the fields in the order they are found: the record's JSON keeps it
+    out: dict[str, str | list[str] | int] = {}
     for field, names in LIST_FIELDS.items():
         for name in names:
             if name in meta:
@@ -120,21 +122,22 @@ def extract_biblio(tree: LexborHTMLParser, meta: dict[str, list[str]],
             if value is not None:
                 out[field] = value
                 break
-    for key, value in jsonld_biblio(tree, base_url).items():
-        out.setdefault(key, value)
+    for key, found in _jsonld_fields(tree, base_url).items():
+        out.setdefault(key, found)
     if "title" not in out:
         node = tree.css_first("title")
         title = " ".join(node.text().split())[:1000] if node is not None else ""
         if title:
             out["title"] = title
-    if "release_date" in out:
-        year = _year(out["release_date"])
+    date = out.get("release_date")
+    if isinstance(date, str):
+        year = _year(date)
         if year is not None:
             out["release_year"] = year
-    return out or None
+    return HtmlBiblio.model_validate(out) if out else None
 
 
-def _field_value(field: str, values: Any, base_url: str | None) -> Any:
+def _field_value(field: str, values: Iterable[str], base_url: str | None) -> str | None:
     for value in values:
         if field == "doi":
             doi = doi_or_none(value)
@@ -196,7 +199,11 @@ def _year(value: str) -> int | None:
 
 # --- JSON-LD ---------------------------------------------------------------------------
 
-def jsonld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
+#: a JSON-LD object as the page has it: JSON of any shape, looked at with isinstance
+JsonLdObject = dict[str, object]
+
+
+def jsonld_objects(tree: LexborHTMLParser) -> Iterator[JsonLdObject]:
     """Article-typed JSON-LD objects of the page (top level, in lists, in ``@graph``);
     scripts that are not JSON, or nested deeper than the json module reads (about a
     thousand levels: Python's recursion limit), are skipped."""
@@ -211,25 +218,27 @@ def jsonld_objects(tree: LexborHTMLParser) -> Iterator[dict[str, Any]]:
         yield from _articles(data, depth=0)
 
 
-def _articles(data: Any, depth: int) -> Iterator[dict[str, Any]]:
+def _articles(data: object, depth: int) -> Iterator[JsonLdObject]:
     if depth > 4:
         return
     if isinstance(data, list):
         for item in data[:100]:
             yield from _articles(item, depth + 1)
     elif isinstance(data, dict):
-        types = data.get("@type")
-        types = {types} if isinstance(types, str) else set(types or ()) if isinstance(
-            types, list) else set()
+        given = data.get("@type")
+        types = ({given} if isinstance(given, str)
+                 else {t for t in given if isinstance(t, str)} if isinstance(given, list)
+                 else set())
         if types & JSONLD_TYPES:
             yield data
         if "@graph" in data:
             yield from _articles(data["@graph"], depth + 1)
 
 
-def jsonld_biblio(tree: LexborHTMLParser, base_url: str | None) -> dict[str, Any]:
-    """Biblio fields from the first article object that has them."""
-    out: dict[str, Any] = {}
+def _jsonld_fields(tree: LexborHTMLParser, base_url: str | None) -> dict[str, str | list[str]]:
+    """``html_biblio`` fields from the article objects, the first object that has a
+    field giving it, in the order found."""
+    out: dict[str, str | list[str]] = {}
     for obj in jsonld_objects(tree):
         title = _text(obj.get("headline")) or _text(obj.get("name"))
         if title:
@@ -252,14 +261,15 @@ def jsonld_biblio(tree: LexborHTMLParser, base_url: str | None) -> dict[str, Any
         if name:
             out.setdefault("publisher", name)
         part = obj.get("isPartOf")
-        if isinstance(part, dict) and _text(part.get("name")):
-            out.setdefault("container_name", _text(part.get("name")))
+        container = _text(part.get("name")) if isinstance(part, dict) else None
+        if container:
+            out.setdefault("container_name", container)
         for kind, url in jsonld_media(obj, base_url):
             out.setdefault(f"{kind}_fulltext_url", url)
     return out
 
 
-def jsonld_media(obj: dict[str, Any], base_url: str | None) -> Iterator[tuple[str, str]]:
+def jsonld_media(obj: JsonLdObject, base_url: str | None) -> Iterator[tuple[str, str]]:
     """``(kind, absolute url)`` of an article's ``encoding``/``associatedMedia`` files."""
     for media in _as_list(obj.get("encoding")) + _as_list(obj.get("associatedMedia")):
         if not isinstance(media, dict):
@@ -280,13 +290,13 @@ def jsonld_media(obj: dict[str, Any], base_url: str | None) -> Iterator[tuple[st
             yield "html", url
 
 
-def _as_list(value: Any) -> list[Any]:
+def _as_list(value: object) -> list[object]:
     if value is None:
         return []
     return list(value[:1000]) if isinstance(value, list) else [value]
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if isinstance(value, list) and value:
         value = value[0]
     if isinstance(value, str | int) and not isinstance(value, bool):
@@ -295,7 +305,7 @@ def _text(value: Any) -> str | None:
     return None
 
 
-def _person(value: Any) -> str | None:
+def _person(value: object) -> str | None:
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, dict):

@@ -5,9 +5,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from sandcrawler.errors import RecordError
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.web.landing import parse_html
 
 log = logging.getLogger(__name__)
@@ -17,7 +17,7 @@ MAX_HTML = 4 * 2**20
 
 
 def html_biblio(html: bytes, url: str | None = None,
-                content_type: str | None = None) -> dict[str, Any] | None:
+                content_type: str | None = None) -> HtmlBiblio | None:
     """The landing page's metadata, or None when it has none. With ``url`` (the page's
     own), relative full-text URLs are made absolute; without it they are left out
     (unless the page names an absolute ``<base href>``). The page is read as the

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.web.biblio import base_href, collect_meta, extract_biblio, jsonld_media
 from sandcrawler.web.biblio import jsonld_objects as _jsonld_objects
@@ -54,7 +55,7 @@ class FulltextLink:
 @dataclass(frozen=True)
 class HtmlPage:
     url: str
-    biblio: dict[str, Any] | None
+    biblio: HtmlBiblio | None
     meta_refresh: str | None = None
     blocked: str | None = None
     references: list[str] = field(default_factory=list)
@@ -303,17 +304,23 @@ _WALL_TEXT: tuple[tuple[str, re.Pattern[str]], ...] = (
                                        r"javascript\s+(is\s+)?(disabled|required|"
                                        r"must be enabled|is not enabled)")),
 )
-_SCHOLARLY = ("doi", "contrib_raw_names", "pdf_fulltext_url", "container_name", "pmid",
-              "arxiv_id")
 
 
-def _blocked(tree: LexborHTMLParser, biblio: dict[str, Any] | None,
+def _scholarly(biblio: HtmlBiblio) -> bool:
+    """Does the page name the work (an identifier, its authors, its journal) or its
+    full text, and not only a title or a description?"""
+    return any(value is not None for value in (
+        biblio.doi, biblio.contrib_raw_names, biblio.pdf_fulltext_url, biblio.container_name,
+        biblio.pmid, biblio.arxiv_id))
+
+
+def _blocked(tree: LexborHTMLParser, biblio: HtmlBiblio | None,
              meta: dict[str, list[str]]) -> str | None:
     """Why the page is a wall instead of the article, or None.
 
     A wall has no scholarly metadata and little visible text, and says it (or looks
     like a bot challenge). Article pages with a ``<noscript>`` notice are not walls."""
-    if biblio and any(k in biblio for k in _SCHOLARLY):
+    if biblio is not None and _scholarly(biblio):
         return None
     if any(name.startswith(("citation_", "bepress_", "eprints.", "prism.")) for name in meta):
         return None

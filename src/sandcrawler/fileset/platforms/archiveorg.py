@@ -45,6 +45,7 @@ from sandcrawler.models.platform_item import (
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
 
 
@@ -76,7 +77,7 @@ class ArchiveOrgHelper(PlatformHelper[ArchiveOrgSettings]):
         return url, m.group(2), path
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
-                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+                        html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, identifier, file_path = parsed

@@ -22,6 +22,7 @@ from sandcrawler.models.platform_item import FilesetPlatformItem, IngestStrategy
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
     from sandcrawler.web.fetch import HttpFetcher
 
@@ -97,13 +98,13 @@ class PlatformHelper(ABC, Generic[S]):
         ids), or None when none of them is this platform's."""
 
     def match_request(self, request: IngestRequest, resource: LandingPage,
-                      html_biblio: dict[str, Any] | None) -> bool:
+                      html_biblio: HtmlBiblio | None) -> bool:
         """Do the request and its landing page belong to this platform?"""
         return self.locate(request, resource) is not None
 
     @abstractmethod
     def process_request(self, request: IngestRequest, resource: LandingPage,
-                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+                        html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
         """Ask the platform's API for the dataset: its item and manifest.
         PlatformScopeError, PlatformRestrictedError, PlatformNotFoundError or
         PlatformApiError when that cannot be had."""

@@ -42,6 +42,7 @@ from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatfor
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
 
 
@@ -72,7 +73,7 @@ class DataverseHelper(PlatformHelper[DataverseSettings]):
         return None
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
-                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+                        html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
         page = self.locate(request, resource)
         assert page is not None, "process_request called without a match"
         parts = urlsplit(page)

@@ -19,7 +19,7 @@ its public API v2.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from pydantic import Field
@@ -37,6 +37,7 @@ from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatfor
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
 
 
@@ -97,7 +98,7 @@ class FigshareHelper(PlatformHelper[FigshareSettings]):
         return None
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
-                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+                        html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, article_id, version = parsed

@@ -42,6 +42,7 @@ from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatfor
 from sandcrawler.models.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
+    from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
 
 
@@ -83,7 +84,7 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         return domain, self.settings.api_urls.get(domain, self.settings.api_url)
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
-                        html_biblio: dict[str, Any] | None) -> FilesetPlatformItem:
+                        html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, record_id, file_key = parsed
