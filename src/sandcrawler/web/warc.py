@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Protocol
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -45,7 +45,7 @@ class WarcHeaders:
     http: list[tuple[str, str]]
 
 
-def _first_record(stream: IO[bytes], where: str) -> ArcWarcRecord:
+def _first_record(stream: Readable, where: str) -> ArcWarcRecord:
     """The record at the stream's position; BadWarc when there is none.
 
     warcio takes any line of five fields for an ARC header, so a wrong offset
@@ -91,7 +91,13 @@ def read_headers(stream: IO[bytes], *, where: str) -> WarcHeaders:
         raise _unreadable(where, e) from None
 
 
-def copy_payload(stream: IO[bytes], dest: IO[bytes], *, where: str, length: int | None = None,
+class Readable(Protocol):
+    """What a WARC record is read from: a file, or an HTTP response's body."""
+
+    def read(self, amt: int = ..., /) -> bytes: ...
+
+
+def copy_payload(stream: Readable, dest: IO[bytes], *, where: str, length: int | None = None,
                  max_bytes: int = 1024 * 2**20) -> WarcPayload:
     """Copy the payload of the first record in ``stream`` (positioned at the record,
     at most ``length`` bytes of it) into ``dest``. BadWarc when there is no
