@@ -229,7 +229,7 @@ class Catalogue:
                         return str(found)
         return document_uuid(**given)
 
-    def metadata(self, doc_uuid: str) -> dict[str, Any]:
+    def metadata(self, doc_uuid: str) -> JsonObject:
         raw = self.resources.get(doc_uuid, "metadata")
         try:
             value = orjson.loads(raw)
