@@ -9,9 +9,12 @@ import pytest
 from sqlalchemy import func, select, text
 
 from sandcrawler.db.schema import crossref, grobid_refs
+from sandcrawler.jsontext import RawJSON
+from sandcrawler.models.refs import CrossrefRow
+from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.timestamps import iso_utc
-from sandcrawler.work import Outcome
+from sandcrawler.work import Outcome, Rows
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.conftest import invoke
 from tests.test_parse_crossref_refs import rows, work_line
@@ -122,8 +125,9 @@ def test_database_rejection_isolated_to_record(engine) -> None:  # type: ignore[
     case, which the worker sees to and the sink does not) fails that record alone:
     the batch is retried row by row and the rest of it is written."""
     def outcome(i: int, doi: str) -> Outcome:
-        row = {"doi": doi, "indexed": "2022-01-02T03:04:05Z", "record": {"DOI": doi}}
-        return Outcome(where=f"line {i + 1}", status="success", output={"crossref": row})
+        row = CrossrefRow(doi=doi, indexed="2022-01-02T03:04:05Z",
+                          record=RawJSON(orjson.dumps({"DOI": doi}).decode()))
+        return Outcome(where=f"line {i + 1}", status=RefsStatus.SUCCESS, output=Rows((row,)))
 
     dois = ["10.5555/r0", "10.5555/r1", "10.5555/UPPER", "10.5555/r3"]
     rejected = DatabaseSink(engine).write([outcome(i, d) for i, d in enumerate(dois)])

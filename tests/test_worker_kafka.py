@@ -24,7 +24,10 @@ from sqlalchemy import Engine, text
 from sandcrawler.app.settings import load_settings
 from sandcrawler.errors import KafkaUnavailable
 from sandcrawler.kafka import producer_config
+from sandcrawler.models.refs import ParsedRefs
+from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.pipeline.kafka_io import KafkaSink
+from sandcrawler.refs.worker import row_key
 from sandcrawler.work import Outcome
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, end_offsets, produce
@@ -307,15 +310,17 @@ def test_database_down_retries_without_committing(kafka: KafkaBroker, workers: W
 # --- KafkaSink --------------------------------------------------------------------------
 
 
+def refs_row(doi: str, refs_json: list[dict[str, Any]] | None = None) -> ParsedRefs:
+    """An output as parse-crossref-refs --to-kafka produces it."""
+    return ParsedRefs(source="crossref", source_id=doi, source_ts=None,
+                      refs_json=refs_json or [])
+
+
 def test_kafka_sink_round_trip(kafka: KafkaBroker) -> None:
     settings = load_settings(kafka_brokers=kafka.bootstrap)
-    sink = KafkaSink(producer_config(settings.kafka), "sandcrawler-test.sink",
-                     key=lambda out: out["source_id"])
-    outputs: list[dict[str, Any]] = [
-        {"source": "crossref", "source_id": f"10.1234/x.{i}", "refs_json": [{"i": i}]}
-        for i in range(30)
-    ]
-    outcomes = [Outcome(where=f"line {i}", status="success", output=o)
+    sink = KafkaSink(producer_config(settings.kafka), "sandcrawler-test.sink", key=row_key)
+    outputs = [refs_row(f"10.1234/x.{i}", [{"i": i}]) for i in range(30)]
+    outcomes = [Outcome(where=f"line {i}", status=RefsStatus.SUCCESS, output=o)
                 for i, o in enumerate(outputs)]
     outcomes.insert(5, Outcome(where="line x", status="bad-json", kind="error", error="no"))
     try:
@@ -324,8 +329,8 @@ def test_kafka_sink_round_trip(kafka: KafkaBroker) -> None:
     finally:
         sink.close()
     got = [orjson.loads(v) for v in consume(kafka.bootstrap, "sandcrawler-test.sink", 30)]
-    assert sorted(got, key=lambda o: o["source_id"]) == sorted(
-        outputs, key=lambda o: o["source_id"])
+    assert sorted(got, key=lambda o: o["source_id"]) == [
+        o.to_json() for o in sorted(outputs, key=row_key)]
 
 
 def test_consume_waits_for_a_topic_a_producer_creates_later(kafka: KafkaBroker) -> None:
@@ -352,11 +357,10 @@ def test_kafka_sink_outage_beyond_its_flush_timeout_publishes_each_result_once(
     topic = "sandcrawler-test.outage"
     create_topic(kafka.bootstrap, topic)
     settings = load_settings(kafka_brokers=kafka.bootstrap)
-    sink = KafkaSink(producer_config(settings.kafka), topic, key=lambda out: out["id"],
-                     flush_timeout=2.0)
+    sink = KafkaSink(producer_config(settings.kafka), topic, key=row_key, flush_timeout=2.0)
 
     def batch(first: int) -> list[Outcome]:
-        return [Outcome(where=f"line {i}", status="success", output={"id": f"r{i}"})
+        return [Outcome(where=f"line {i}", status=RefsStatus.SUCCESS, output=refs_row(f"r{i}"))
                 for i in range(first, first + 20)]
 
     try:
@@ -378,7 +382,7 @@ def test_kafka_sink_outage_beyond_its_flush_timeout_publishes_each_result_once(
         assert sink.write(batch(40)) == []  # and the sink goes on with the next batch
     finally:
         sink.close()
-    got = [orjson.loads(v)["id"] for v in consume(kafka.bootstrap, topic, 60)]
+    got = [orjson.loads(v)["source_id"] for v in consume(kafka.bootstrap, topic, 60)]
     assert sorted(got) == sorted(f"r{i}" for i in range(60))
     assert sum(end_offsets(kafka.bootstrap, topic).values()) == 60  # no second copies
 
@@ -389,7 +393,8 @@ def test_kafka_sink_broker_unreachable() -> None:
     sink = KafkaSink({"bootstrap.servers": f"127.0.0.1:{free_port()}"}, "t", flush_timeout=0.5)
     try:
         with pytest.raises(KafkaUnavailable, match=r"1 message.* not delivered within 0\.5s"):
-            sink.write([Outcome(where="line 1", status="success", output={"a": 1})])
+            sink.write([Outcome(where="line 1", status=RefsStatus.SUCCESS,
+                                output=refs_row("10.1/a"))])
     finally:
         sink.close()
 
@@ -402,8 +407,8 @@ def test_kafka_sink_full_queue_is_waited_out_until_flush_timeout() -> None:
     started = time.monotonic()
     try:
         with pytest.raises(KafkaUnavailable, match="local queue full"):
-            sink.write([Outcome(where=f"line {i}", status="success", output={"a": i})
-                        for i in range(3)])
+            sink.write([Outcome(where=f"line {i}", status=RefsStatus.SUCCESS,
+                                output=refs_row(f"10.1/{i}")) for i in range(3)])
         assert 0.4 < time.monotonic() - started < 5
     finally:
         sink.close()

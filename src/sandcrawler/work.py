@@ -10,7 +10,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import PipelineStatus
+from sandcrawler.models.statuses import PipelineStatus, Status
 
 Kind = Literal["ok", "skip", "error"]
 
@@ -58,7 +58,7 @@ class Outcome:
     """The result of one record. ``output`` goes to the sink; ``error`` to stderr."""
 
     where: str
-    status: str
+    status: Status
     kind: Kind = "ok"
     output: Output | None = None
     error: str | None = None
@@ -125,7 +125,8 @@ def decode_json(data: bytes) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
-def decode_record(data: bytes, model: type[M], what: str, status: str) -> tuple[dict[str, Any], M]:
+def decode_record(data: bytes, model: type[M], what: str,
+                  status: Status) -> tuple[dict[str, Any], M]:
     """One JSON object, and it validated as ``model``; a RecordError with ``status``
     naming the first problems (``what``: "an ingest request", ...) otherwise."""
     obj = decode_json(data)

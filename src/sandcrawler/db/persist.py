@@ -70,24 +70,16 @@ TABLES: dict[str, UpsertSpec] = {
 }
 
 
-def write_tables(conn: Connection,
-                 outputs: Iterable[Rows | Mapping[str, Mapping[str, Any]]]) -> None:
+def write_tables(conn: Connection, outputs: Iterable[Rows]) -> None:
     """Sink writer: each output's rows, upserted per table (in ``TABLES``' order).
     A row becomes its column values (``columns()``) here, as it is written."""
     per_table: dict[str, dict[tuple[Any, ...], Mapping[str, Any]]] = {
         name: {} for name in TABLES}
     for out in outputs:
-        named: list[tuple[str, Mapping[str, Any]]]
-        if isinstance(out, Rows):
-            named = [(row.table, row.columns()) for row in out.rows]
-        else:
-            # TRANSITIONAL (issue 24): the ingest results' persist workers still
-            # hand {table: row} dicts, until they hand Rows; then this branch goes.
-            named = list(out.items())
-        for name, values in named:
-            keys = TABLES[name].keys
+        for row in out.rows:
+            values = row.columns()
             # One statement may not touch a key twice: the last version in the batch wins.
-            per_table[name][tuple(values[k] for k in keys)] = values
+            per_table[row.table][tuple(values[k] for k in TABLES[row.table].keys)] = values
     for name, rows in per_table.items():
         if rows:
             upsert(conn, TABLES[name], list(rows.values()))

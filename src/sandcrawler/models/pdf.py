@@ -32,20 +32,19 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from sandcrawler.models.files import DT14, SHA1_HEX
 from sandcrawler.models.statuses import (
     CdxStatus,
-    FetchStatus,
-    FileRecordStatus,
     FulltextStatus,
-    IdentifierStatus,
     ParserStatus,
     PdfStatus,
-    PipelineStatus,
     SandboxStatus,
-    StoreStatus,
+    Status,
 )
 
-#: why a record's file could not be read at all (``docs/pdf.md``, "Statuses for
-#: the record itself")
-RecordStatus = FileRecordStatus | FetchStatus | PipelineStatus | IdentifierStatus | StoreStatus
+#: a result line's status: the extraction's (or the sandbox's), ``exists``, a CDX
+#: line's skip, or why the record's file could not be read at all (``docs/pdf.md``,
+#: "Statuses for the record itself": the file record's, the fetch's, the store's...,
+#: whichever layer's error it was). The domains a line's status is read back as
+#: come first: a status string several enums share is read as the first one's.
+ProcessStatus = PdfStatus | SandboxStatus | CdxStatus | Status
 
 
 class ProcessResult(BaseModel):
@@ -59,9 +58,8 @@ class ProcessResult(BaseModel):
     sha256hex: str | None = None
     md5hex: str | None = None
     mimetype: str | None = None
-    #: the extraction's (or the sandbox's), ``exists``, a CDX line's skip, or why
-    #: the record's file could not be read (then ``error`` says what happened)
-    status: PdfStatus | SandboxStatus | CdxStatus | RecordStatus
+    #: when the record's file could not be read, ``error`` says what happened
+    status: ProcessStatus
     #: ``exists``: the ``pdf0:pdf_status`` recorded then, as the table holds it
     pdf_status: str | None = None
     error: str | None = None

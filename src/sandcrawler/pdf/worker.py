@@ -25,7 +25,7 @@ from typing import Any
 from sandcrawler.errors import RecordError
 from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record
 from sandcrawler.filemeta import file_metadata
-from sandcrawler.models.pdf import ProcessResult
+from sandcrawler.models.pdf import ProcessResult, ProcessStatus
 from sandcrawler.models.statuses import FileRecordStatus, PdfStatus
 from sandcrawler.pdf.processor import STORED, PdfProcessor
 from sandcrawler.work import Item, Kind, Outcome, RecordWorker
@@ -98,7 +98,7 @@ class ProcessPdfWorker(RecordWorker):
         self.processor.close()
 
 
-def _outcome(item: Item, kind: Kind, known: dict[str, Any], *, status: str,
+def _outcome(item: Item, kind: Kind, known: dict[str, Any], *, status: ProcessStatus,
              message: str | None = None, **fields: Any) -> Outcome:
     """The record's outcome; its result line is built (and validated) here only,
     from what is known so far and the fields of the step that ends it.

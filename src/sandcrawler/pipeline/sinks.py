@@ -10,16 +10,16 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Protocol, TypeVar
 
 from sandcrawler.jsontext import dumps_output
-from sandcrawler.models.statuses import PipelineStatus
+from sandcrawler.models.statuses import PipelineStatus, Status
 from sandcrawler.retry import RetryPolicy
 from sandcrawler.work import Outcome, Output, PdfCells, Rows
 
 T = TypeVar("T")
 #: (index into the outcomes list, status, message) for outputs the sink refused
-Rejection = tuple[int, str, str]
+Rejection = tuple[int, Status, str]
 #: a full producer queue: produce again every half second until flush_timeout
 _QUEUE_FULL = RetryPolicy(attempts=None, base=0.5, factor=1.0, cap=0.5)
 
@@ -48,15 +48,11 @@ def encoded(outcomes: list[Outcome], encode: Callable[[Output], T],
                              f"the result cannot be written as JSON: {e}"))
 
 
-def json_line(output: Output | dict[str, Any]) -> bytes:
+def json_line(output: Output) -> bytes:
     """An output as one JSON text, by its own dump rules. TypeError for an output
     that is not JSON's to write (rows for the database) or that JSON cannot hold."""
     if isinstance(output, Rows | PdfCells):
         raise TypeError(f"{type(output).__name__} is written to a database, not as JSON")
-    if isinstance(output, dict):
-        # TRANSITIONAL (issue 24): ingest and fileset results are still plain dicts
-        # until their workers hand the result models; then this branch goes.
-        return dumps_output(output)
     return dumps_output(output.to_json())
 
 
