@@ -12,6 +12,9 @@ Selection rule (also in docs/refs.md). A reference is sent to the parser when
 
 Its ``id`` is the upstream ``key``, else its position in ``reference`` as a
 string; ``index`` is always that position.
+
+A work stays Crossref's JSON (a dict) here: it is input in Crossref's schema,
+of which a handful of fields are read, and it is stored as it came.
 """
 
 from __future__ import annotations
