@@ -5,7 +5,8 @@ Every field is optional: a page says what it says. The JSON leaves out what the
 page did not give, and keeps its keys in the order they were found (meta tags,
 then JSON-LD, then the page's ``<title>``, then ``release_year``), the order
 results have always had: a record built from a mapping remembers its keys'
-order, and the serialiser writes them so.
+order, and the serialiser writes them so (two records with the same fields in another
+order are not equal: their JSON differs).
 """
 
 from __future__ import annotations
