@@ -20,8 +20,8 @@ from sandcrawler.jsontext import dumps_output
 from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.ingest import FileIngestResult, IngestRequest
 from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.pipeline.sinks import json_line
 from sandcrawler.web.landing import parse_html
+from sandcrawler.work import json_line
 from tests.conftest import unavailable
 
 FIXTURES = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "sandcrawler-fixtures"
@@ -138,3 +138,11 @@ def test_landing_page_metadata_in_crossref_names() -> None:
         "author": [{"name": "A B"}], "page": "5-9", "language": "en",
         "issued": {"date-parts": [[2020, 3]]}}
     assert landing_page_metadata(None) == {}
+
+
+def test_a_jsonld_type_list_holding_an_object_is_read_not_a_crash() -> None:
+    """``"@type": [{...}, "ScholarlyArticle"]``: the object is no type name (this
+    raised TypeError, unhashable dict, before the JSON-LD was read as ``object``)."""
+    page = parse_html(b'<script type="application/ld+json">{"@type": [{"a": 1}, '
+                      b'"ScholarlyArticle"], "headline": "H"}</script>', "https://e.org/a")
+    assert page.biblio is not None and page.biblio.to_json() == {"title": "H"}
