@@ -18,8 +18,7 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.ingest.worker import IngestWorker
 from sandcrawler.models.fileset import FilesetIngestResult
 from sandcrawler.models.ingest import FileIngestResult
-from sandcrawler.pipeline.sinks import json_line
-from sandcrawler.work import Item
+from sandcrawler.work import Item, json_line
 
 CASES = [
     (b"[1]", "bad-request",

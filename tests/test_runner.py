@@ -169,7 +169,7 @@ def test_stdout_sink_escapes_file_name_bytes_and_rejects_what_json_cannot_hold()
     ])
     assert buf.getvalue().decode().splitlines() == ['{"path":"a\\\\xff.pdf"}', '{"path":"b.pdf"}']
     [(index, status, message)] = rejected
-    assert (index, status) == (1, "internal-error") and "cannot be written as JSON" in message
+    assert (index, status) == (1, "internal-error") and "cannot be written: not JSON" in message
 
 
 def test_summary_format(tmp_path: Path) -> None:

@@ -20,13 +20,13 @@ from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow, ParsedRefs
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 from sandcrawler.pdf.worker import result_key
-from sandcrawler.pipeline.sinks import StdoutSink, json_line
+from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.refs.worker import (
     ParseCrossrefRefsWorker,
     PersistCrossrefWorker,
     PersistGrobidRefsWorker,
 )
-from sandcrawler.work import Item, Outcome, PdfCells, Rows
+from sandcrawler.work import Item, Outcome, PdfCells, Rows, json_line
 
 SHA1 = "a" * 40
 WORK = {"DOI": "10.1234/ABC", "indexed": {"date-time": "2021-05-10T22:08:45Z"},
@@ -149,3 +149,19 @@ def test_backfill_cdx_hands_cells() -> None:
 def test_process_results_are_keyed_by_sha1() -> None:
     assert result_key(ProcessResult(path="a.pdf", status="success", sha1hex=SHA1)) == SHA1
     assert result_key(ProcessResult(path="a.pdf", status="not-found")) is None
+
+
+def test_a_kafka_key_function_that_fails_fails_its_record_and_says_it_was_the_key() -> None:
+    from sandcrawler.pipeline.kafka_io import KafkaSink
+    from sandcrawler.pipeline.sinks import Rejection, encoded
+
+    # a producer connects lazily: nothing listens on this port, nothing is sent
+    sink = KafkaSink({"bootstrap.servers": "127.0.0.1:9"}, "t",
+                     key=lambda row: row["source_id"])  # a model is not subscriptable
+    result = ProcessResult(path="a.pdf", status="not-found")
+    rejected: list[Rejection] = []
+    out = list(encoded([Outcome("line 1", "success", output=result)], sink._messages, rejected))
+    assert out == []
+    [(index, status, message)] = rejected
+    assert (index, status) == (0, "internal-error")
+    assert "no message key for a ProcessResult" in message and "not JSON" not in message

@@ -10,6 +10,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from sandcrawler.errors import RecordError
+from sandcrawler.jsontext import dumps_output
 from sandcrawler.models.statuses import PipelineStatus, Status
 
 Kind = Literal["ok", "skip", "error"]
@@ -138,3 +139,14 @@ def decode_record(data: bytes, model: type[M], what: str,
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'record'}: "
                              f"{err['msg']}" for err in e.errors()[:3])
         raise RecordError(f"not {what}: {problems}", status=status) from None
+
+
+def json_line(output: Output) -> bytes:
+    """An output as one JSON text, by its own dump rules. TypeError for an output
+    that is not JSON's to write (rows for the database) or that JSON cannot hold."""
+    if isinstance(output, Rows | PdfCells):
+        raise TypeError(f"{type(output).__name__} is written to a database, not as JSON")
+    try:
+        return dumps_output(output.to_json())
+    except TypeError as e:
+        raise TypeError(f"not JSON: {e}") from e

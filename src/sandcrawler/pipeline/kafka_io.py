@@ -13,9 +13,9 @@ import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
 from sandcrawler.kafka import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
-from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded, json_line
+from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
 from sandcrawler.retry import Backoff
-from sandcrawler.work import Item, Outcome
+from sandcrawler.work import Item, Outcome, json_line
 
 T = TypeVar("T")
 
@@ -293,8 +293,17 @@ class KafkaSink:
         self._unfinished: tuple[list[Outcome], _Delivery, list[Rejection]] | None = None
 
     def _messages(self, output: Any) -> list[tuple[str, bytes, str | bytes | None]]:
-        return [(topic, json_line(message), _key_bytes(self.key(message)))
+        return [(topic, json_line(message), self._key_of(message))
                 for topic, message in self.route(output)]
+
+    def _key_of(self, message: Any) -> str | bytes | None:
+        """The message's key; a key function that fails on it (a bug, not the
+        record's fault) fails that record, and says it was the key, not the JSON."""
+        try:
+            return _key_bytes(self.key(message))
+        except (TypeError, KeyError, AttributeError, ValueError) as e:
+            raise TypeError(f"no message key for a {type(message).__name__} "
+                            f"({type(e).__name__}: {e})") from e
 
     def write(self, outcomes: list[Outcome]) -> list[Rejection]:
         if self._unfinished is not None and self._unfinished[0] is outcomes:

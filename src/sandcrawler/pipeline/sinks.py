@@ -2,7 +2,7 @@
 the database in db_sink).
 
 Workers hand typed outputs (``work.Output``); a sink is where one becomes bytes
-or a row, once: ``json_line`` for a line or a message (the record's own
+or a row, once: ``work.json_line`` for a line or a message (the record's own
 ``to_json``), ``db.persist.write_tables`` for rows."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol, TypeVar
 
-from sandcrawler.jsontext import dumps_output
 from sandcrawler.models.statuses import PipelineStatus, Status
 from sandcrawler.retry import RetryPolicy
-from sandcrawler.work import Outcome, Output, PdfCells, Rows
+from sandcrawler.work import Outcome, Output, json_line
 
 T = TypeVar("T")
 #: (index into the outcomes list, status, message) for outputs the sink refused
@@ -45,15 +44,7 @@ def encoded(outcomes: list[Outcome], encode: Callable[[Output], T],
             yield encode(o.output)
         except TypeError as e:
             rejected.append((i, PipelineStatus.INTERNAL_ERROR,
-                             f"the result cannot be written as JSON: {e}"))
-
-
-def json_line(output: Output) -> bytes:
-    """An output as one JSON text, by its own dump rules. TypeError for an output
-    that is not JSON's to write (rows for the database) or that JSON cannot hold."""
-    if isinstance(output, Rows | PdfCells):
-        raise TypeError(f"{type(output).__name__} is written to a database, not as JSON")
-    return dumps_output(output.to_json())
+                             f"the result cannot be written: {e}"))
 
 
 class StdoutSink:
