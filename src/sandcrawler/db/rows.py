@@ -34,10 +34,11 @@ class IngestFileResultRow(TypedDict):
     terminal_sha1hex: str | None
 
 
-class IngestFilesetRow(TypedDict):
+class IngestFilesetColumns(TypedDict):
+    """The ``ingest_fileset_platform`` columns a row and its page view share."""
+
     ingest_type: str
     base_url: str
-    updated: datetime
     hit: bool
     status: str | None
     platform_name: str
@@ -50,6 +51,10 @@ class IngestFilesetRow(TypedDict):
     archiveorg_item_bundle_path: str | None
     web_bundle_url: str | None
     web_bundle_dt: str | None
+
+
+class IngestFilesetRow(IngestFilesetColumns):
+    updated: datetime
     manifest: list[Any] | None
 
 

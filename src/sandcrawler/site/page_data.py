@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from sandcrawler.db.rows import JsonObject
+from sandcrawler.db.rows import IngestFilesetColumns, JsonObject
 from sandcrawler.site.fields import FamilyView, MetadataView
+from sandcrawler.storage.catalogue import CatalogueIds
 
 # --- pieces several pages list -------------------------------------------------------------
 
@@ -167,15 +168,8 @@ class ResourceItem(TypedDict):
     href: str
 
 
-class DocumentPage(TypedDict):
+class DocumentPage(CatalogueIds):
     # the catalogue entry (CatalogueEntry.to_json, without paths: resource_list has them)
-    id: str
-    sha1: str | None
-    doi: str | None
-    pmid: str | None
-    pmcid: str | None
-    arxiv: str | None
-    resources: list[str]
     updated: str | None
     # what the page adds
     pdftable: PdfTableRowView | None
@@ -212,25 +206,11 @@ class IngestRequestView(TypedDict):
     request: JsonObject | None
 
 
-class DatasetView(TypedDict):
+class DatasetView(IngestFilesetColumns):
     """An ``ingest_fileset_platform`` row; the manifest's entries with the link of the
     capture each was archived in (``capture_link``), where there is one."""
 
-    ingest_type: str
-    base_url: str
     updated: str | None
-    hit: bool
-    status: str | None
-    platform_name: str
-    platform_domain: str
-    platform_id: str
-    ingest_strategy: str | None
-    total_size: int | None
-    file_count: int | None
-    archiveorg_item_name: str | None
-    archiveorg_item_bundle_path: str | None
-    web_bundle_url: str | None
-    web_bundle_dt: str | None
     manifest: list[JsonObject]
     #: where the result has a web bundle
     bundle_capture_link: NotRequired[str | None]

@@ -52,8 +52,9 @@ _METADATA_FIELDS = {**IDENTIFIER_FIELDS, "sha1": ("sha1",)}
 _SPEC = UpsertSpec(catalogue, ("uuid",))
 
 
-class CatalogueJson(TypedDict):
-    """A catalogue entry as JSON (``store`` commands, the document page)."""
+class CatalogueIds(TypedDict):
+    """A catalogue entry's name, identifiers and resources: what its JSON and the
+    document page share."""
 
     id: str
     sha1: str | None
@@ -62,6 +63,11 @@ class CatalogueJson(TypedDict):
     pmcid: str | None
     arxiv: str | None
     resources: list[str]
+
+
+class CatalogueJson(CatalogueIds):
+    """A catalogue entry as JSON (``store`` commands, the document page)."""
+
     #: the resources' keys in the store, where asked for
     paths: NotRequired[dict[str, str]]
     updated: str | None
