@@ -166,9 +166,10 @@ def _is_ip(host: str) -> bool:
 
 
 def canonical_url(url: str) -> str:
-    """The form two URLs for the same resource share, for a crawl's visited set and
-    replay lookups: w3lib's ``canonicalize_url`` (query arguments sorted, escapes
-    normalised, dot segments resolved, the fragment dropped). Compare by it; never
+    """The form two URLs for the same resource share, for a crawl's visited set
+    (replay looks captures up by the URL as recorded): w3lib's
+    ``canonicalize_url`` (query arguments sorted, escapes normalised, dot
+    segments resolved, the fragment dropped). Compare by it; never
     fetch or record it: the server is asked for the URL as found. A URL w3lib
     cannot take apart (a port out of range, a broken IPv6 literal, a lone
     surrogate) is its own form, without its fragment: pages link to such URLs."""
