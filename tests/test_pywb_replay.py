@@ -72,7 +72,7 @@ def crawled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict]:
             ingester.close()
         store = services.blobs
         services.close()
-    assert result["status"] == "success", result
+    assert result.status == "success", result
     assert isinstance(store, LocalBlobStore)
     cdxj = tmp_path / "index.cdxj"
     done = invoke(["web", "cdxj", "-o", str(cdxj)])
