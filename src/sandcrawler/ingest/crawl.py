@@ -206,9 +206,11 @@ class Crawler:
         ``link-loop`` when every link leads back."""
         candidates = [page.meta_refresh] if page.meta_refresh else []
         candidates += [link.url for link in page.fulltext_links(ingest_type.value)]
-        fresh = [u for u in candidates if _norm(u) not in visited]
-        if fresh:
-            return fresh[0]
+        # the first fresh one only: a canonical form costs tens of microseconds,
+        # and a landing page can list hundreds of links
+        fresh = next((u for u in candidates if _norm(u) not in visited), None)
+        if fresh is not None:
+            return fresh
         if candidates and ingest_type != IngestType.HTML:
             raise RecordError(f"{page.url}: every full-text link leads back to a page "
                               f"already visited ({candidates[0]})", IngestFileStatus.LINK_LOOP)
