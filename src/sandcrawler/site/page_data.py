@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from sandcrawler.db.rows import IngestFilesetColumns, JsonObject
+from sandcrawler.db.rows import (
+    IngestFilesetColumns,
+    JsonObject,
+    RecentCapture,
+    TimelineCapture,
+)
 from sandcrawler.site.fields import FamilyView, MetadataView
 from sandcrawler.storage.catalogue import CatalogueIds
 
@@ -120,13 +125,7 @@ class RecentDocumentView(TypedDict):
     link: str
 
 
-class RecentCaptureView(TypedDict):
-    url: str
-    datetime: str
-    status_code: int | None
-    mimetype: str | None
-    warc_path: str
-    warc_offset: int
+class RecentCaptureView(RecentCapture):
     link: str
 
 
@@ -382,15 +381,7 @@ class IngestListPage(TypedDict):
     next: str | None
 
 
-class TimelineCaptureView(TypedDict):
-    datetime: str
-    status_code: int | None
-    mimetype: str | None
-    location: str | None
-    size: int | None
-    sha1hex: str | None
-    warc_path: str
-    warc_offset: int
+class TimelineCaptureView(TimelineCapture):
     link: str
 
 
