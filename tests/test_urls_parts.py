@@ -8,9 +8,11 @@ import pytest
 from sandcrawler.fileset.platforms.base import url_host
 from sandcrawler.web import hosts
 from sandcrawler.web.urls import (
+    absolute_url,
     canonical_url,
     host_of,
     registered_domain,
+    request_url,
     without_fragment,
 )
 
@@ -71,3 +73,21 @@ def test_a_url_w3lib_cannot_take_apart_is_its_own_canonical_form() -> None:
     assert canonical_url("http://a.example:99999/x#f") == "http://a.example:99999/x"
     assert canonical_url("http://[::1/x") == "http://[::1/x"
     assert canonical_url("http://a.example/\udcff") == "http://a.example/\udcff"
+
+
+def test_a_byte_that_is_not_utf8_is_sent_as_that_byte() -> None:
+    # a command-line argument or a file's line, decoded with surrogateescape
+    assert request_url("http://a.example/\udcff") == "http://a.example/%FF"
+    assert absolute_url("x\udcffy", "http://a.example/p/") == "http://a.example/p/x%FFy"
+    assert request_url("http://a.example/\ud800") is None  # a surrogate that is no byte
+
+
+def test_an_argument_with_a_byte_that_is_not_utf8_is_a_request_json_can_hold() -> None:
+    from sandcrawler.ingest.requests import argument_request
+    from sandcrawler.jsontext import dumps_output
+
+    request = argument_request("http://a.example/\udcff", source="test", ingest_type="pdf")
+    assert request.base_url == "http://a.example/%FF"
+    assert b"%FF" in dumps_output(request.to_json())
+    typed = argument_request("http://a.example/ü", source="test", ingest_type="pdf")
+    assert typed.base_url == "http://a.example/ü"  # as typed, when it is UTF-8

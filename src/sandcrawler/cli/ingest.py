@@ -35,6 +35,7 @@ from sandcrawler.models.statuses import IngestFileStatus
 from sandcrawler.pipeline.opening import OPENING, guess
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
+from sandcrawler.work import json_line
 
 strategy_option = click.option(
     "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,
@@ -66,8 +67,10 @@ def _request(arg: str, **fields: Any) -> IngestRequest:
 
 def _print(result: FileIngestResult | FilesetIngestResult | DatasetFileResult,
            pretty: bool) -> None:
-    sys.stdout.buffer.write(orjson.dumps(result.to_json(), option=PRETTY if pretty else
-                                         orjson.OPT_APPEND_NEWLINE))
+    # the sinks' one line (json_line: bytes that are not UTF-8 escaped, not refused)
+    line = orjson.dumps(orjson.loads(json_line(result)), option=PRETTY) if pretty \
+        else json_line(result) + b"\n"
+    sys.stdout.buffer.write(line)
     sys.stdout.flush()
 
 

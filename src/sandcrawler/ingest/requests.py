@@ -39,11 +39,21 @@ def argument_request(text: str, *, source: str, **fields: Any) -> IngestRequest:
         made = doi_request(text, ingest_type=given.pop("ingest_type", "pdf"), source=source)
         # through JSON like any request: ``given`` may name fields the model keeps as extras
         raw = {**made.to_json(), **given}
-    elif request_url(text) is None:
+    elif (url := request_url(text)) is None:
         raise RecordError("not an http(s) URL or a DOI", status=IngestFileStatus.BAD_REQUEST)
     else:
-        raw = {"base_url": text, **given}
+        # the URL as typed; one with bytes that are not UTF-8 (decoded with
+        # surrogateescape) as it will be sent, %FF, since JSON cannot hold it
+        raw = {"base_url": text if _is_utf8(text) else url, **given}
     return parse_request(orjson.dumps(raw))
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _names_a_doi(text: str) -> bool:

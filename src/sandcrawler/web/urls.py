@@ -67,9 +67,11 @@ def absolute_url(raw: str, base: str) -> str | None:
                       parts.fragment))
     try:
         # as urllib3 will send it (it encodes [ ] in paths, upper-cases escapes):
-        # what is requested and what is recorded are the same string
-        return str(parse_url(quote(url, safe=_SAFE)).url)
-    except LocationParseError:
+        # what is requested and what is recorded are the same string. A byte that
+        # is not UTF-8 (a command-line argument or a file's line, decoded with
+        # surrogateescape) is sent as the byte it was: %FF
+        return str(parse_url(quote(url, safe=_SAFE, errors="surrogateescape")).url)
+    except (LocationParseError, UnicodeEncodeError):  # a surrogate that stands for no byte
         return None
 
 
