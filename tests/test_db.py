@@ -33,7 +33,9 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
             assert cols[c.name]["nullable"] == c.nullable, (name, c.name)
     assert insp.get_pk_constraint("grobid_refs")["constrained_columns"] == ["source", "source_id"]
     assert insp.get_pk_constraint("crossref")["constrained_columns"] == ["doi"]
-    assert [i["column_names"] for i in insp.get_indexes("crossref")] == [["indexed"]]
+    assert sorted(i["column_names"] for i in insp.get_indexes("crossref")) == [
+        ["indexed"], ["updated"]]
+    assert [i["column_names"] for i in insp.get_indexes("citation")] == [["cited_doi"]]
     checks = {c["name"] for c in insp.get_check_constraints("grobid_refs")}
     assert checks == {"grobid_refs_source_check", "grobid_refs_source_id_check"}
     assert insp.get_pk_constraint("pdftable_cells")["constrained_columns"] == [
@@ -50,7 +52,7 @@ def test_migrations_create_the_schema(engine) -> None:  # type: ignore[no-untype
     st = migrate.status(engine)
     assert st.up_to_date and st.row_counts == {
         "crossref": 0, "grobid_refs": 0, "catalogue": 0, "pdftables": 0, "pdftable_cells": 0,
-        "ingest_file_result": 0, "ingest_fileset_platform": 0, "web_cdx": 0,
+        "ingest_file_result": 0, "ingest_fileset_platform": 0, "web_cdx": 0, "citation": 0,
         "ingest_request": 0}
     assert insp.get_pk_constraint("web_cdx")["constrained_columns"] == ["warc_path", "warc_offset"]
     assert {i["name"] for i in insp.get_indexes("web_cdx")} == {
@@ -136,7 +138,7 @@ def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no
     put("2022-01-01T00:00:00Z", "second", [{"id": "k2"}])  # newer: replaces
     put("2020-01-01T00:00:00Z", "stale", [{"id": "k0"}])  # older: ignored
     with engine.connect() as conn:
-        (doi, indexed, record), = conn.execute(select(crossref)).all()
+        (doi, indexed, record), = conn.execute(select(crossref.c.doi, crossref.c.indexed, crossref.c.record)).all()
         assert (doi, indexed, record) == ("10.1/a", ts("2022-01-01T00:00:00Z"), {"title": "second"})
         ((_, _, source_ts, updated, refs),) = conn.execute(select(grobid_refs)).all()
         assert (source_ts, refs) == (ts("2022-01-01T00:00:00Z"), [{"id": "k2"}])

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Float,
     Index,
     Integer,
     LargeBinary,
@@ -33,6 +34,9 @@ crossref = Table(
     Column("doi", SafeText, nullable=False),
     Column("indexed", UTCDateTime, nullable=False),
     Column("record", JsonDoc, nullable=False),
+    # when the row was last written (not Crossref's date): the match index
+    # follows the table by it (match/sync.py)
+    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
     PrimaryKeyConstraint("doi", name="crossref_pkey"),
     CheckConstraint(
         (octet_length(col("doi")) >= 4) & (col("doi") == func.lower(col("doi"))),
@@ -40,6 +44,7 @@ crossref = Table(
     ),
 )
 Index("crossref_indexed_idx", crossref.c.indexed)
+Index("crossref_updated_idx", crossref.c.updated)
 
 # Exactly the seed's grobid_refs (docs/refs.md).
 grobid_refs = Table(
@@ -270,3 +275,25 @@ VIEWS = {
     "pdftable_files": "(table_name, sha1hex, families, size, mime, cdx, dedupe, mstatus, "
                       "match_doi, minfo, updated)",
 }
+
+
+# Each reference of a citing work, resolved against the catalog (docs/matching.md).
+# ``citing`` is ``doi:<lower-case DOI>`` for a Crossref work or ``uuid:<uuid>``
+# for a document; ``ref_index`` is the reference's 0-based position in its list
+# and ``ref_key`` its key upstream (Crossref's ``key``, a TEI ``xml:id``).
+citation = Table(
+    "citation",
+    metadata,
+    Column("citing", SafeText, nullable=False),
+    Column("ref_index", Integer, nullable=False),
+    Column("ref_key", SafeText, nullable=True),
+    Column("cited_doi", SafeText, nullable=True),
+    Column("status", SafeText, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("reasons", JsonDoc, nullable=True),
+    Column("updated", UTCDateTime, nullable=False, server_default=func.now()),
+    PrimaryKeyConstraint("citing", "ref_index", name="citation_pkey"),
+    CheckConstraint(octet_length(col("citing")) >= 4, name="citation_citing_check"),
+    CheckConstraint(col("ref_index") >= 0, name="citation_ref_index_check"),
+)
+Index("citation_cited_doi_idx", citation.c.cited_doi)
