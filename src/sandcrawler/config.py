@@ -151,6 +151,20 @@ class CitationSettings(Section):
     )
 
 
+class MatchSettings(Section):
+    """Bibliographic matching against the catalog of Crossref works (docs/matching.md)."""
+
+    index: Path | None = Field(
+        None, description="the embedded match index (an SQLite file); default: "
+        "data_dir/match/index.sqlite3")
+    parser: str = Field(
+        "crf", description="the citation parser that reads reference strings before "
+        "matching (crf: embedded; grobid; auto)")
+    update: bool = Field(
+        True, description="match commands first bring the index up to date with the "
+        "crossref table when it is behind")
+
+
 class HttpSettings(Section):
     """Fetching over HTTP(S): files by URL, landing pages, platform APIs, downloads."""
 
@@ -495,6 +509,7 @@ class CoreSettings(BaseModel):
     s3: S3Settings = S3Settings()
     grobid: GrobidSettings = GrobidSettings()
     citation: CitationSettings = CitationSettings()
+    match: MatchSettings = MatchSettings()
     http: HttpSettings = HttpSettings()
     warc: WarcSettings = WarcSettings()
     kafka: KafkaSettings = KafkaSettings()
@@ -514,6 +529,9 @@ class CoreSettings(BaseModel):
         if not self.store.url:
             url = str(self.data_dir / "store")
             object.__setattr__(self, "store", self.store.model_copy(update={"url": url}))
+        if self.match.index is None:
+            index = self.data_dir / "match" / "index.sqlite3"
+            object.__setattr__(self, "match", self.match.model_copy(update={"index": index}))
 
     @classmethod
     def sections(cls) -> dict[str, type[Section]]:

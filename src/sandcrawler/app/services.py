@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from sandcrawler.ingest.file_ingest import FileIngester
     from sandcrawler.ingest.history import IngestHistory
     from sandcrawler.kafka import BrokerLog
+    from sandcrawler.match.index import SqliteIndex
+    from sandcrawler.match.matcher import Matcher
     from sandcrawler.models.fileset import IngestStrategy
     from sandcrawler.pdf.processor import PdfProcessor
     from sandcrawler.pipeline.db_sink import DatabaseSink
@@ -407,6 +409,48 @@ class Services:
             parser.check()
         finally:
             parser.close()
+
+    # --- matching ---------------------------------------------------------------------
+
+    def match_index_writer(self) -> SqliteIndex:
+        """The embedded match index, open for writing (created when missing);
+        the caller closes it."""
+        self._require_open()
+        from sandcrawler.match.index import SqliteIndex
+
+        path = self.settings.match.index
+        assert path is not None  # CoreSettings fills it in
+        return SqliteIndex(path, readonly=False)
+
+    def sync_match_index(self) -> int:
+        """Bring the match index up to date with the crossref table when it is
+        behind (``match.update``); returns how many works it read."""
+        from sandcrawler.match.sync import sync
+
+        writer = self.match_index_writer()
+        try:
+            return sync(self.engine, writer).read
+        finally:
+            writer.close()
+
+    @cached_property
+    def matcher(self) -> Matcher:
+        """The matcher on the embedded index, with the citation parser of
+        ``match.parser`` for reference strings. Brings the index up to date
+        first (``match.update``), so a match never reads an index older than the
+        table."""
+        self._require_open()
+        from sandcrawler.match.index import SqliteIndex
+        from sandcrawler.match.matcher import Matcher, parse_with
+
+        if self.settings.match.update:
+            self.sync_match_index()
+        path = self.settings.match.index
+        assert path is not None
+        index = self._owned(SqliteIndex(path), lambda: index.close())
+        parser = self._owned(self.citation_parser(self.settings.match.parser),
+                             lambda: parser.close())
+        return Matcher(index, parse_with(parser))
 
     def platform_helpers(self) -> list[PlatformHelper[Any]]:
         from sandcrawler.app.settings import platform_sections

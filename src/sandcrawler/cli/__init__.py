@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("sandcrawler.cli.ingest:ingest", "Ingest documents and datasets."),
     "kafka": ("sandcrawler.cli.kafka:kafka",
               "Kafka: the topics the workers use, checked and created from their registry."),
+    "match": ("sandcrawler.cli.match:match",
+              "Match biblios and references against the catalog of Crossref works."),
     "parse-crossref-refs": ("sandcrawler.cli.refs:parse_crossref_refs",
                             "Parse the unstructured references of Crossref works into "
                             "grobid_refs rows."),

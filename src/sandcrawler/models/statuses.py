@@ -184,6 +184,26 @@ class RefsStatus(StrEnum):
     BAD_ROW = "bad-row"
 
 
+class MatchStatus(StrEnum):
+    """Bibliographic matching (``match biblio``, ``match refs``, a document's
+    ``match0``): how one biblio stands against the catalog. ``exact`` and
+    ``strong`` are matches; the others name no DOI."""
+
+    EXACT = "exact"
+    STRONG = "strong"
+    WEAK = "weak"
+    #: two works fit equally well: the runner-up is reported beside the best
+    AMBIGUOUS = "ambiguous"
+    NO_MATCH = "no-match"
+    #: the input has too little to match on (no usable title, nor journal +
+    #: volume + page, nor an identifier with something to check it against)
+    TOO_LITTLE = "too-little"
+    #: the match index holds no works: nothing can be said either way
+    EMPTY_CATALOG = "empty-catalog"
+    #: the line is JSON but not a biblio (not an object, or a field of the wrong type)
+    BAD_BIBLIO = "bad-biblio"
+
+
 class FilesetStatus(StrEnum):
     """Dataset ingest (the fileset-ingest seed's statuses and ours), and
     persisting its results."""
@@ -267,7 +287,7 @@ class ProcessingStatus(StrEnum):
 Status: TypeAlias = (
     PipelineStatus | IdentifierStatus | StoreStatus | FetchStatus | FileRecordStatus
     | CdxStatus | BackfillStatus | SandboxStatus | PdfStatus | FulltextStatus | ParserStatus
-    | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus
+    | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus | MatchStatus
 )
 
 #: the statuses of an ingested file (``hit`` is true)
@@ -282,4 +302,5 @@ DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
     CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus, ProcessingStatus,
+    MatchStatus,
 )

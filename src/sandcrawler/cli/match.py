@@ -1,0 +1,104 @@
+"""``sandcrawler match``: identify biblios and references against the catalog of
+Crossref works (docs/matching.md)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from sandcrawler.app.services import Services
+from sandcrawler.app.settings import load_settings
+from sandcrawler.cli.options import input_argument, pipeline_options, run_pipeline
+
+
+@click.group()
+def match() -> None:
+    """Match biblios and references against the catalog of Crossref works.
+
+    The catalog is the crossref table (`sandcrawler persist crossref`); matching
+    reads an embedded index of it, built and kept current by `match index`
+    (and by `persist crossref` as it writes).
+
+    \b
+      sandcrawler persist crossref works.jsonl
+      sandcrawler match index
+      echo '{"id": 1, "unstructured": "Smith J. A title. Nature. 2001;409:1-5."}' \\
+        | sandcrawler match biblio -
+    """
+
+
+@match.command("index")
+@click.option("--rebuild", is_flag=True,
+              help="Empty the index and read the whole crossref table again.")
+@click.option("--progress/--no-progress", default=None,
+              help="A progress bar on stderr [default: when stderr is a terminal].")
+def index(rebuild: bool, progress: bool | None) -> None:
+    """Build the match index from the crossref table, or bring it up to date.
+
+    Only the works written since the last run are read (the table's `updated`
+    column); a run killed part-way resumes where it stopped. Prints one line:
+    works read, works in the index, time, and the index file's size.
+
+    \b
+      sandcrawler match index
+      sandcrawler match index --rebuild
+    """
+    from tqdm import tqdm
+
+    from sandcrawler.match.sync import behind, sync
+
+    services = Services.for_process(load_settings())
+    services.check_schema()
+    writer = services.match_index_writer()
+    try:
+        todo = behind(services.engine, writer) if not rebuild else None
+        show = sys.stderr.isatty() if progress is None else progress
+        with tqdm(total=todo, unit=" works", disable=not show, file=sys.stderr,
+                  desc="match index") as bar:
+            stats = sync(services.engine, writer, rebuild=rebuild, progress=bar.update)
+    finally:
+        writer.close()
+    path = services.settings.match.index
+    assert path is not None
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+    rate = stats.read / stats.seconds if stats.seconds > 0 else 0.0
+    per = size / stats.size if stats.size else 0.0
+    click.echo(f"match index: {stats.read:,} works read ({rate:,.0f}/s), {stats.size:,} in the "
+               f"index, {stats.seconds:.1f}s; {path} {size / 2**20:,.1f} MiB "
+               f"({per:,.0f} bytes per work)", err=True)
+    services.close()
+
+
+@match.command("biblio")
+@input_argument
+@pipeline_options("match-biblio")
+def biblio(input_file: str, jobs: int, batch_size: int | None, limit: int | None,
+           progress: bool | None, silent: bool, fail_fast: bool) -> None:
+    """Match biblios, one JSON object per line of FILE (or stdin: -).
+
+    A line is a biblio with the field names of grobid_refs `refs_json` objects
+    (title, authors, date, journal, volume, issue, pages, doi, pmid, pmcid,
+    arxiv_id, ...), or only `unstructured`: a reference string, parsed first.
+    Its `id` is echoed. Output: one JSON line per input line, in order, with
+    `id`, `status` (exact, strong, weak, ambiguous, no-match, too-little, ...),
+    `doi` (lower-case; null unless exact or strong), `score` and `reasons`;
+    `runner_up` when ambiguous. A bad line gets a status of its own.
+
+    \b
+      sandcrawler match biblio refs.jsonl > matches.jsonl
+      jq -c '{id: .key, unstructured: .}' refs.json | sandcrawler match biblio - -j 2
+    """
+    from sandcrawler.pipeline.sinks import StdoutSink
+    from sandcrawler.pipeline.sources import JsonLinesSource
+
+    services = Services.for_process(load_settings())
+    services.check_schema()
+    # once, here, before any child opens the index: the children find it current
+    services.sync_match_index()
+    if input_file == "-" and sys.stdin.isatty():
+        click.echo("reading biblios from stdin, one JSON object per line (Ctrl-D to end)",
+                   err=True)
+    run_pipeline("match biblio", JsonLinesSource(input_file, limit=limit), "match-biblio", {},
+                 StdoutSink(), services, jobs=jobs, batch_size=batch_size, progress=progress,
+                 silent=silent, fail_fast=fail_fast)

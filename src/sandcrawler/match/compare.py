@@ -1,0 +1,225 @@
+"""One query against one catalog record: evidence in points, and the reasons.
+
+Each field that both sides have adds points when it agrees and takes points
+away when it disagrees, in proportion to how much it tells (docs/matching.md
+has the table). A field only one side has says nothing: a catalog record may
+carry no date, a reference no authors. When the query came from a reference
+string, a field its parser missed is looked for in the string itself (the
+record's title, first author, year, volume and page), so a mis-parsed string
+still finds its work.
+
+Some disagreements are *conflicts*: a different year, a title that differs.
+A conflicting candidate is never a match, whatever else agrees; this is what
+keeps "the same authors, a similar title, another year" from matching.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Indel
+from rapidfuzz.fuzz import partial_ratio
+
+from sandcrawler.match.query import Query
+from sandcrawler.match.records import CatalogRecord
+from sandcrawler.match.text import is_generic, journals_agree, page_digits, surname_last
+
+# points per verdict
+TITLE_SAME, TITLE_SIMILAR, TITLE_CLOSE, TITLE_DIFFERS = 4.0, 3.0, 1.0, -3.0
+#: what a generic title ("Introduction") can add at most
+TITLE_GENERIC_CAP = 1.0
+AUTHOR_SAME, AUTHOR_PRESENT, AUTHOR_DIFFERS, AUTHOR_IN_STRING = 1.5, 0.7, -1.5, 1.2
+YEAR_SAME, YEAR_NEAR, YEAR_DIFFERS, YEAR_IN_STRING = 1.0, 0.3, -2.5, 0.7
+JOURNAL_SAME, JOURNAL_SIMILAR, JOURNAL_DIFFERS = 1.0, 0.5, -0.7
+VOLUME_SAME, VOLUME_DIFFERS, VOLUME_IN_STRING = 1.0, -1.5, 0.4
+PAGE_SAME, PAGE_DIFFERS, PAGE_IN_STRING = 1.5, -1.5, 0.6
+ISSUE_SAME, ISSUE_DIFFERS = 0.3, -0.3
+#: journal, volume and first page all agreeing: a work located without its title
+LOCATOR_SAME = 1.5
+#: the record is a notice (erratum, reply, figure) and the query is not, or the reverse
+RECORD_NOTICE, QUERY_NOTICE, OTHER_NOTICE = -3.0, -1.5, -1.0
+IDENTIFIER_AGREES = 3.0
+
+#: title similarity (0..1) thresholds of the verdicts
+SAME, SIMILAR, CLOSE = 0.95, 0.88, 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    record: CatalogRecord
+    points: float
+    reasons: tuple[str, ...]
+    #: a disagreement no agreement outweighs (a different year, a different title)
+    conflict: bool
+    title_same: bool
+
+    def agreeing(self) -> int:
+        """How many fields besides the title agree."""
+        return sum(1 for r in self.reasons
+                   if r.endswith(":same") and not r.startswith(("title", "locator")))
+
+
+def _title_similarity(q: Query, rec: CatalogRecord) -> tuple[float, bool]:
+    """The best similarity of the query's title (or reference string) to any of
+    the record's titles, and whether it came from the reference string."""
+    best, from_raw = 0.0, False
+    for t in rec.titles:
+        if q.title:
+            s = Indel.normalized_similarity(q.title, t)
+            if s < SAME:
+                short, long_ = (q.title, t) if len(q.title) <= len(t) else (t, q.title)
+                if len(short) >= 20 and len(short.split()) >= 3:
+                    if long_.startswith(short):
+                        s = max(s, 0.93)  # a title with its subtitle, or without
+                    elif len(short) >= 0.3 * len(long_):
+                        # bilingual titles, a translation in brackets
+                        s = max(s, 0.96 * partial_ratio(short, long_) / 100)
+            if s > best:
+                best, from_raw = s, False
+        if q.raw and len(t) >= 20 and len(t.split()) >= 3:
+            s = 0.98 * partial_ratio(t, q.raw) / 100
+            if s > best:
+                best, from_raw = s, True
+    return best, from_raw
+
+
+def _surname_agrees(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    la, lb = surname_last(a), surname_last(b)
+    if la == lb and len(la) > 1:
+        return True
+    # transliterations and OCR: "Müller"/"Mueller" fold to "muller"/"mueller"
+    return len(a) >= 4 and Indel.normalized_similarity(a, b) >= 0.85
+
+
+def compare(q: Query, rec: CatalogRecord) -> Evidence:
+    points = 0.0
+    reasons: list[str] = []
+    conflict = False
+    raw_words = set(q.raw.split()) if q.raw else set()
+
+    # --- title ---
+    title_same = False
+    if (q.title or q.raw) and rec.titles:
+        sim, from_raw = _title_similarity(q, rec)
+        generic = (q.title and is_generic(q.title)) or is_generic(rec.titles[0])
+        if sim >= SAME:
+            verdict, p = "same", TITLE_SAME
+            title_same = True
+        elif sim >= SIMILAR:
+            verdict, p = "similar", TITLE_SIMILAR
+        elif sim >= CLOSE:
+            verdict, p = "close", TITLE_CLOSE
+        elif q.title:
+            verdict, p = "differs", TITLE_DIFFERS
+            conflict = True
+        else:
+            verdict, p = "", 0.0  # a reference string that does not hold it: no verdict
+        if verdict:
+            if generic and p > TITLE_GENERIC_CAP:
+                p = TITLE_GENERIC_CAP
+                reasons.append("title:generic")
+            points += p
+            reasons.append(f"title:{verdict}" + ("-in-string" if from_raw and p > 0 else ""))
+
+    # --- authors ---
+    if rec.surnames:
+        if q.surnames:
+            first = q.surnames[0]
+            if _surname_agrees(first, rec.surnames[0]):
+                points += AUTHOR_SAME
+                reasons.append("first-author:same")
+            elif any(_surname_agrees(first, s) for s in rec.surnames[1:]):
+                points += AUTHOR_PRESENT
+                reasons.append("first-author:present")
+            elif raw_words and surname_last(rec.surnames[0]) in raw_words:
+                points += AUTHOR_IN_STRING
+                reasons.append("first-author:in-string")
+            else:
+                points += AUTHOR_DIFFERS
+                reasons.append("first-author:differs")
+        elif raw_words and surname_last(rec.surnames[0]) in raw_words:
+            points += AUTHOR_IN_STRING
+            reasons.append("first-author:in-string")
+
+    # --- year ---
+    if rec.years:
+        if q.year:
+            d = min(abs(q.year - y) for y in rec.years)
+            if d == 0:
+                points += YEAR_SAME
+                reasons.append("year:same")
+            elif d == 1:
+                points += YEAR_NEAR
+                reasons.append("year:near")
+            else:
+                points += YEAR_DIFFERS
+                reasons.append("year:differs")
+                conflict = True
+        elif raw_words and any(str(y) in raw_words for y in rec.years):
+            points += YEAR_IN_STRING
+            reasons.append("year:in-string")
+
+    # --- journal, volume, issue, page ---
+    journal_same = volume_same = page_same = False
+    if q.journal and rec.journals:
+        if any(journals_agree(q.journal, j) for j in rec.journals):
+            points += JOURNAL_SAME
+            reasons.append("journal:same")
+            journal_same = True
+        elif any(Indel.normalized_similarity(q.journal, j) >= 0.85 for j in rec.journals):
+            points += JOURNAL_SIMILAR
+            reasons.append("journal:similar")
+        else:
+            points += JOURNAL_DIFFERS
+            reasons.append("journal:differs")
+    if rec.volume:
+        if q.volume:
+            if q.volume == rec.volume:
+                points += VOLUME_SAME
+                reasons.append("volume:same")
+                volume_same = True
+            else:
+                points += VOLUME_DIFFERS
+                reasons.append("volume:differs")
+        elif raw_words and rec.volume in raw_words:
+            points += VOLUME_IN_STRING
+            reasons.append("volume:in-string")
+    if rec.page:
+        if q.page:
+            if q.page == rec.page or (page_digits(q.page) and
+                                      page_digits(q.page) == page_digits(rec.page)):
+                points += PAGE_SAME
+                reasons.append("page:same")
+                page_same = True
+            else:
+                points += PAGE_DIFFERS
+                reasons.append("page:differs")
+        elif raw_words and rec.page in raw_words:
+            points += PAGE_IN_STRING
+            reasons.append("page:in-string")
+    if q.issue and rec.issue:
+        if q.issue == rec.issue:
+            points += ISSUE_SAME
+            reasons.append("issue:same")
+        else:
+            points += ISSUE_DIFFERS
+            reasons.append("issue:differs")
+    if journal_same and volume_same and page_same:
+        points += LOCATOR_SAME
+        reasons.append("locator:same")
+
+    # --- notices: errata, replies, figures share the article's title ---
+    if rec.kind != q.kind:
+        if rec.kind and not q.kind:
+            points += RECORD_NOTICE
+            reasons.append(f"record:{rec.kind}")
+        elif q.kind and not rec.kind:
+            points += QUERY_NOTICE
+            reasons.append(f"query:{q.kind}")
+        else:
+            points += OTHER_NOTICE
+            reasons.append(f"record:{rec.kind}")
+
+    return Evidence(rec, points, tuple(reasons), conflict, title_same)

@@ -1,0 +1,241 @@
+"""Candidate retrieval: the interface, and the embedded index (SQLite FTS5).
+
+``CandidateIndex`` is all the matcher asks of an index, so a search engine can
+stand in for the embedded one: records by DOI or other identifier, by title
+words, and by volume + first page. The embedded index is one SQLite file
+(``match.index``; docs/matching.md says why SQLite rather than tantivy):
+
+- ``works``: one row per DOI, the ``CatalogRecord`` as compact JSON;
+- ``titles``: a contentless FTS5 table of the records' folded title words
+  (rowid = works.id), and ``vocab`` over it, the number of works per word;
+- ``locators``: (volume, first page) -> work, for citations without a title;
+- ``alt_ids``: "pmid:…", "pmcid:…", "arxiv:…" -> work;
+- ``meta``: the last ``crossref.updated`` the index has followed.
+
+Retrieval by title asks FTS5 for the works holding any of the query's rarest
+known words (a word no work has is skipped: a typo, an extraction error), ranked
+by BM25. Rare words have short posting lists, which keeps a query's time nearly
+flat as the catalog grows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from sandcrawler.errors import ConfigError
+from sandcrawler.match.records import CatalogRecord
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS works (id INTEGER PRIMARY KEY, doi TEXT NOT NULL UNIQUE,
+                                  rec BLOB NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS titles USING fts5(
+    t, content='', tokenize='unicode61 remove_diacritics 0');
+CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(titles, row);
+CREATE TABLE IF NOT EXISTS locators (volume TEXT NOT NULL, page TEXT NOT NULL,
+                                     id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS locators_key ON locators (volume, page);
+CREATE INDEX IF NOT EXISTS locators_id ON locators (id);
+CREATE TABLE IF NOT EXISTS alt_ids (key TEXT NOT NULL, id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS alt_ids_key ON alt_ids (key);
+CREATE INDEX IF NOT EXISTS alt_ids_id ON alt_ids (id);
+"""
+
+
+class CandidateIndex(Protocol):
+    """What the matcher reads; an engine-backed index implements the same."""
+
+    def size(self) -> int:
+        """How many works the index holds."""
+        ...
+
+    def by_doi(self, doi: str) -> CatalogRecord | None: ...
+
+    def by_alt_id(self, key: str) -> CatalogRecord | None:
+        """A work by "pmid:…", "pmcid:pmc…" or "arxiv:…" (lower-case)."""
+        ...
+
+    def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
+        """The works whose titles hold the most informative of ``words``
+        (folded), best first."""
+        ...
+
+    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
+        """The works at this volume and first page (any journal)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False,
+                               timeout=60)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=60,
+                               isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA cache_size=-65536")  # 64 MiB of pages
+    return conn
+
+
+class SqliteIndex:
+    """The embedded index: one SQLite file; readers share it with one writer."""
+
+    #: words asked of FTS5 per query: the rarest of the query's known words
+    QUERY_WORDS = 6
+
+    def __init__(self, path: Path, *, readonly: bool = True) -> None:
+        self.path = path
+        if readonly and not path.exists():
+            raise IndexMissing(path)
+        try:
+            self.conn = _connect(path, readonly)
+            if not readonly:
+                self.conn.executescript(_SCHEMA)
+                self._set_meta_default("schema", SCHEMA_VERSION)
+            version = self.meta("schema")
+        except sqlite3.DatabaseError as e:
+            raise ConfigError(f"match index {path} cannot be read: {e}") from None
+        if version != SCHEMA_VERSION:
+            raise ConfigError(
+                f"match index {path} has schema {version!r}, this version reads "
+                f"{SCHEMA_VERSION!r}: rebuild it with `sandcrawler match index --rebuild`")
+        self._lock = threading.Lock()
+        self._df: dict[str, int] = {}
+
+    # --- reading ----------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    def size(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM works").fetchone()[0])
+
+    def by_doi(self, doi: str) -> CatalogRecord | None:
+        row = self.conn.execute("SELECT rec FROM works WHERE doi = ?", (doi,)).fetchone()
+        return CatalogRecord.loads(row[0]) if row else None
+
+    def by_alt_id(self, key: str) -> CatalogRecord | None:
+        row = self.conn.execute(
+            "SELECT w.rec FROM alt_ids a JOIN works w ON w.id = a.id WHERE a.key = ? LIMIT 1",
+            (key,)).fetchone()
+        return CatalogRecord.loads(row[0]) if row else None
+
+    def document_frequency(self, words: Iterable[str]) -> dict[str, int]:
+        """Works per word (0 for a word no title has), cached per process."""
+        out: dict[str, int] = {}
+        todo = []
+        for w in words:
+            if w in self._df:
+                out[w] = self._df[w]
+            else:
+                todo.append(w)
+        for w in todo:
+            row = self.conn.execute("SELECT doc FROM vocab WHERE term = ?", (w,)).fetchone()
+            n = int(row[0]) if row else 0
+            if len(self._df) > 500_000:
+                self._df.clear()
+            self._df[w] = out[w] = n
+        return out
+
+    def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
+        unique = list(dict.fromkeys(w for w in words if w))
+        df = self.document_frequency(unique)
+        known = sorted((w for w in unique if df[w] > 0), key=lambda w: df[w])
+        chosen = known[:self.QUERY_WORDS]
+        if not chosen:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in chosen)
+        rows = self.conn.execute(
+            "SELECT w.rec FROM (SELECT rowid FROM titles WHERE titles MATCH ? "
+            "ORDER BY rank LIMIT ?) m JOIN works w ON w.id = m.rowid",
+            (match, limit)).fetchall()
+        return [CatalogRecord.loads(r[0]) for r in rows]
+
+    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
+        rows = self.conn.execute(
+            "SELECT w.rec FROM locators l JOIN works w ON w.id = l.id "
+            "WHERE l.volume = ? AND l.page = ? LIMIT ?", (volume, page, limit)).fetchall()
+        return [CatalogRecord.loads(r[0]) for r in rows]
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- writing ----------------------------------------------------------------------
+
+    def _set_meta_default(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                          "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (IMMEDIATE: two writers queue, never deadlock)."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def upsert(self, records: Iterable[CatalogRecord]) -> int:
+        """Add or replace works (inside ``transaction()``); returns how many."""
+        n = 0
+        conn = self.conn
+        for rec in records:
+            old = conn.execute("SELECT id, rec FROM works WHERE doi = ?", (rec.doi,)).fetchone()
+            data = rec.dumps()
+            if old is not None:
+                wid, old_data = old
+                if old_data == data:
+                    n += 1
+                    continue
+                previous = CatalogRecord.loads(old_data)
+                # a contentless FTS5 row is deleted by giving back what it held
+                conn.execute("INSERT INTO titles (titles, rowid, t) VALUES ('delete', ?, ?)",
+                             (wid, previous.index_text()))
+                conn.execute("DELETE FROM locators WHERE id = ?", (wid,))
+                conn.execute("DELETE FROM alt_ids WHERE id = ?", (wid,))
+                conn.execute("UPDATE works SET rec = ? WHERE id = ?", (data, wid))
+            else:
+                wid = conn.execute("INSERT INTO works (doi, rec) VALUES (?, ?)",
+                                   (rec.doi, data)).lastrowid
+            text = rec.index_text()
+            if text:
+                conn.execute("INSERT INTO titles (rowid, t) VALUES (?, ?)", (wid, text))
+            if rec.volume and rec.page:
+                conn.execute("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
+                             (rec.volume, rec.page, wid))
+            for key in rec.alt_ids:
+                conn.execute("INSERT INTO alt_ids (key, id) VALUES (?, ?)", (key, wid))
+            n += 1
+        self._df.clear()
+        return n
+
+    def optimize(self) -> None:
+        """Merge the FTS5 segments a long build left (smaller, faster to query)."""
+        self.conn.execute("INSERT INTO titles (titles) VALUES ('optimize')")
+
+
+class IndexMissing(ConfigError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"no match index at {path}: build it with `sandcrawler match index`")
+        self.path = path

@@ -1,0 +1,227 @@
+"""Matcher: a biblio in, a ``MatchResult`` out.
+
+1. An identifier in the input (DOI, PMID, PMCID, arXiv id) is looked up and the
+   work it names is compared with the rest of the input. It is *verified* when
+   enough agrees and nothing conflicts; otherwise it is reported as wrong
+   (``doi:wrong``) or unknown (``doi:not-in-catalog``) and the input is matched
+   as if it had none. An identifier is never copied to the output unchecked.
+2. Candidates come from the index: by the title's rarest words, by the
+   reference string's words, by volume + first page.
+3. Each candidate is compared (``compare.py``); the best decides the status,
+   and a runner-up within ``MARGIN`` of it makes the answer ``ambiguous``.
+
+The thresholds are in points (``compare.py``): docs/matching.md explains them
+and bench/match_eval.py measures what they give.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.errors import CitationParseError, RecordError
+from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
+from sandcrawler.match.index import CandidateIndex
+from sandcrawler.match.query import Query, query_from
+from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
+from sandcrawler.match.text import STOPWORDS, content_tokens
+from sandcrawler.models.match import MatchResult, RunnerUp
+from sandcrawler.models.statuses import MatchStatus
+
+#: points a candidate needs to be a match
+STRONG = 5.0
+#: points below which the best candidate is not reported as even ``weak``
+WEAK = 2.5
+#: a runner-up this close to the best, and itself near a match, makes the answer ambiguous
+MARGIN = 1.5
+#: points an identifier's work needs from the other fields to be verified
+VERIFY = 2.5
+#: candidates asked of the index per lookup
+CANDIDATES = 20
+LOCATOR_CANDIDATES = 100
+
+_ARXIV_VERSION = re.compile(r"v\d+$")
+
+#: parses reference strings into biblios (refs_json objects), in order
+Parse = Callable[[Sequence[str]], list[dict[str, Any]]]
+
+
+def parse_with(parser: CitationParser) -> Parse:
+    """Reference strings parsed by ``parser``, each on its own so that one the
+    parser refuses leaves the others parsed (it is then matched by its string alone)."""
+
+    def parse(strings: Sequence[str]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for result in parser.parse_lists([[s] for s in strings]):
+            if isinstance(result, CitationParseError) or not result:
+                out.append({})
+            else:
+                out.append(biblio_to_dict(result[0]))
+        return out
+
+    return parse
+
+
+def score_of(points: float) -> float:
+    """Points as a score in [0, 1]: 0.5 at the ``weak`` threshold's middle."""
+    return round(1.0 / (1.0 + math.exp(-(points - 3.5))), 3)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.split() if w not in STOPWORDS and (len(w) > 2 or not w.isascii())
+            and not w.isdigit()]
+
+
+class Matcher:
+    def __init__(self, index: CandidateIndex, parse: Parse | None = None) -> None:
+        self.index = index
+        self.parse = parse
+        self._empty: bool | None = None
+
+    def catalog_empty(self) -> bool:
+        if self._empty is None:
+            self._empty = self.index.size() == 0
+        return self._empty
+
+    # --- batches ----------------------------------------------------------------------
+
+    def match_many(self, biblios: Sequence[Any]) -> list[MatchResult]:
+        """Match input objects in order; one that is only ``unstructured`` is
+        parsed first (all of a batch's strings in one parser call)."""
+        todo = [i for i, b in enumerate(biblios) if _needs_parse(b)]
+        parsed: dict[int, dict[str, Any]] = {}
+        if todo and self.parse is not None:
+            strings = [str(biblios[i]["unstructured"]) for i in todo]
+            for i, biblio in zip(todo, self.parse(strings), strict=True):
+                merged = dict(biblio)
+                merged["unstructured"] = biblios[i]["unstructured"]
+                if "id" in biblios[i]:
+                    merged["id"] = biblios[i]["id"]
+                parsed[i] = merged
+        out = []
+        for i, b in enumerate(biblios):
+            try:
+                out.append(self.match(parsed.get(i, b)))
+            except RecordError as e:  # not a biblio: its own status, the batch goes on
+                out.append(MatchResult(e.status, id=b.get("id") if isinstance(b, dict) else None,
+                                       error=str(e)))
+        return out
+
+    # --- one biblio -------------------------------------------------------------------
+
+    def match(self, biblio: Any) -> MatchResult:
+        """Raises ``BadBiblio`` (a RecordError) for input that is not a biblio."""
+        q = query_from(biblio)
+        if self.catalog_empty():
+            return MatchResult(MatchStatus.EMPTY_CATALOG, id=q.id,
+                               reasons=("catalog:empty",))
+        notes: list[str] = []
+        if q.bad_doi:
+            notes.append("doi:malformed")
+        for key, record in self._identified(q):
+            ev = compare(q, record)
+            if ev.points >= VERIFY and not ev.conflict:
+                points = ev.points + IDENTIFIER_AGREES
+                status = MatchStatus.EXACT if _exact(ev) or ev.points >= STRONG \
+                    else MatchStatus.STRONG
+                return MatchResult(status, doi=record.doi, score=score_of(points),
+                                   reasons=(f"{key}:verified", *ev.reasons),
+                                   candidate=record.doi, id=q.id)
+            # a conflict (another title, another year) says the identifier names
+            # another work; too little agreement only that it cannot be checked
+            notes.append(f"{key}:wrong" if ev.conflict or ev.points < 0 else f"{key}:unverified")
+        for key in self._unknown_ids(q):
+            notes.append(f"{key}:not-in-catalog")
+        if not q.usable():
+            notes.append("title:generic" if q.title else "title:missing")
+            return MatchResult(MatchStatus.TOO_LITTLE, id=q.id, reasons=tuple(notes))
+        return self._search(q, notes)
+
+    def _identified(self, q: Query) -> list[tuple[str, CatalogRecord]]:
+        found = []
+        if q.doi and (rec := self.index.by_doi(q.doi)):
+            found.append(("doi", rec))
+        for key, value in self._alt_keys(q):
+            if (rec := self.index.by_alt_id(value)) and all(r.doi != rec.doi for _, r in found):
+                found.append((key, rec))
+        return found
+
+    def _alt_keys(self, q: Query) -> list[tuple[str, str]]:
+        keys = []
+        if q.pmid:
+            keys.append(("pmid", f"pmid:{q.pmid}"))
+        if q.pmcid:
+            keys.append(("pmcid", f"pmcid:{q.pmcid.lower()}"))
+        if q.arxiv:
+            keys.append(("arxiv", f"arxiv:{_ARXIV_VERSION.sub('', q.arxiv).lower()}"))
+        return keys
+
+    def _unknown_ids(self, q: Query) -> list[str]:
+        unknown = []
+        if q.doi and self.index.by_doi(q.doi) is None:
+            unknown.append("doi")
+        for key, value in self._alt_keys(q):
+            if self.index.by_alt_id(value) is None and not (
+                    key == "arxiv" and self.index.by_doi(ARXIV_DOI_PREFIX + value[6:])):
+                unknown.append(key)
+        return unknown
+
+    def _candidates(self, q: Query) -> list[CatalogRecord]:
+        found: dict[str, CatalogRecord] = {}
+        title_words = content_tokens(q.title) if q.title else []
+        if title_words:
+            for rec in self.index.by_words(title_words, CANDIDATES):
+                found.setdefault(rec.doi, rec)
+        if q.raw:
+            raw_words = _words(q.raw)
+            if raw_words and set(raw_words) != set(title_words):
+                for rec in self.index.by_words(raw_words, CANDIDATES):
+                    found.setdefault(rec.doi, rec)
+        if q.volume and q.page:
+            for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
+                found.setdefault(rec.doi, rec)
+        return list(found.values())
+
+    def _search(self, q: Query, notes: list[str]) -> MatchResult:
+        scored = sorted((compare(q, rec) for rec in self._candidates(q)),
+                        key=lambda e: e.points, reverse=True)
+        if not scored:
+            return MatchResult(MatchStatus.NO_MATCH, id=q.id, reasons=tuple(notes))
+        best = scored[0]
+        runner = next((e for e in scored[1:] if e.record.doi != best.record.doi), None)
+        reasons = (*notes, *best.reasons)
+        score = score_of(best.points)
+        if best.points >= STRONG and not best.conflict:
+            if runner is not None and not runner.conflict \
+                    and runner.points >= STRONG - MARGIN and best.points - runner.points < MARGIN:
+                return MatchResult(
+                    MatchStatus.AMBIGUOUS, score=score, reasons=reasons,
+                    candidate=best.record.doi, id=q.id,
+                    runner_up=RunnerUp(runner.record.doi, score_of(runner.points),
+                                       runner.reasons))
+            status = MatchStatus.EXACT if _exact(best) else MatchStatus.STRONG
+            return MatchResult(status, doi=best.record.doi, score=score, reasons=reasons,
+                               candidate=best.record.doi, id=q.id)
+        status = MatchStatus.WEAK if best.points >= WEAK and not best.conflict \
+            else MatchStatus.NO_MATCH
+        return MatchResult(status, score=score, reasons=reasons,
+                           candidate=best.record.doi if status is MatchStatus.WEAK else None,
+                           id=q.id)
+
+
+def _exact(ev: Evidence) -> bool:
+    """Everything both sides have agrees: the title, and at least two other fields."""
+    if not ev.title_same or ev.conflict:
+        return False
+    if any(r.endswith((":differs", ":similar")) or r.startswith(("record:", "query:"))
+           for r in ev.reasons):
+        return False
+    return ev.agreeing() >= 2
+
+
+def _needs_parse(b: Any) -> bool:
+    return (isinstance(b, dict) and isinstance(b.get("unstructured"), str)
+            and not b.get("title") and not b.get("authors") and not b.get("journal"))

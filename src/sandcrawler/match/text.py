@@ -1,0 +1,202 @@
+"""The one folding of bibliographic text for matching, and what it tells.
+
+Titles, names and journal titles are compared folded: mojibake undone
+(``textfix.readable``), markup and entities dropped (Crossref titles carry
+``<i>``, ``<sub>`` and MathML), compatibility forms and accents removed, case
+folded, and every run of non-word characters one space. Letters of every script
+stay: a Chinese or Russian title folds to itself, lower-cased; CJK ideographs
+and kana become one token each, as they are written without spaces.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from functools import lru_cache
+
+from sandcrawler.textfix import readable
+
+_TAG = re.compile(r"<[^>]{0,200}>")
+_NON_WORD = re.compile(r"[\W_]+")
+# CJK ideographs, kana, hangul syllables: one token per character
+_CJK = re.compile("([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])")
+_SPACES = re.compile(r"\s+")
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d|2100)(?!\d)")
+
+#: words that say nothing about which work a title is
+STOPWORDS = frozenset(
+    ["a", "an", "and", "are", "as", "at", "be", "by", "de", "del", "der", "des", "di", "die", "do", "du", "el", "en", "et", "for", "from", "how", "in", "is", "it", "la", "las", "le", "les", "los", "of", "on", "or", "per", "the", "to", "und", "von", "with", "zu", "zur"])
+
+#: titles that many works share: agreement on them alone identifies nothing
+GENERIC_TITLES = frozenset({
+    "introduction", "editorial", "reply", "preface", "foreword", "index", "contents",
+    "table of contents", "letter to the editor", "letters to the editor", "letter",
+    "correspondence", "erratum", "errata", "correction", "corrigendum", "retraction",
+    "news", "book review", "book reviews", "reviews", "abstracts", "announcements",
+    "in this issue", "editorial board", "acknowledgements", "acknowledgments",
+    "acknowledgement to reviewers", "front matter", "back matter", "cover", "obituary",
+    "discussion", "conclusion", "conclusions", "summary", "commentary", "comment",
+    "response", "author reply", "authors reply", "reply to comment", "in memoriam",
+    "guest editorial", "editors note", "editor s note", "notes", "miscellany",
+    "introduction to the special issue", "research highlights", "highlights",
+    "issue information", "masthead", "title page", "untitled", "abstract",
+})
+
+# A notice about another work (or a part of one) often repeats that work's title
+# ("Correction: <title>", "Figure 2", a review headed by the book's title). Read
+# on the title before folding: its colon is what tells "Correction: X" from
+# "Correction of myopia".
+_AFTER = r"\s*(?:[:.\-\u2013\u2014(\[]|(?:to|for|in)\b|$)"
+_NOTICE = re.compile(
+    r"^\W*(?:"
+    r"(?P<erratum>(?:errat(?:um|a)|corrigend(?:um|a)|corrections?|addendum|"
+    r"author correction|publisher correction|notice of correction)" + _AFTER + r")|"
+    r"(?P<retraction>(?:retraction(?: note| notice)?|retracted(?: article)?|withdrawn|"
+    r"notice of retraction|expression of concern)" + _AFTER + r"|retraction of\b)|"
+    r"(?P<reply>(?:reply|response|rejoinder)\s*(?:[:.\-\u2013\u2014]|$|to\s+(?:the\s+|a\s+)?"
+    r"(?:comments?|letter|critique|reviewers?|commentary|correspondence|discussion|editor|"
+    r"reply|response|dr|prof)\b)|reply\s+to\b|authors?\W{0,2}s?\s+(?:reply|response)\b|"
+    r"(?:comments?|commentary)\s+on\b|re\s*:)|"
+    r"(?P<review>book\s+reviews?\b)|"
+    r"(?P<component>(?:fig(?:ure)?s?\.?\s*s?\d+|tables?\s*s?\d+|supplementa(?:ry|l)\s+"
+    r"(?:material|data|information|figures?|tables?|file)|appendix\s+[a-z0-9]\b|"
+    r"peer\s+review(?:\s+report)?|decision\s+letter|author\s+response)\b)"
+    r")",
+    re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)
+def fold(text: str) -> str:
+    """``text`` folded for comparison (see the module's note); "" for no words."""
+    if not text:
+        return ""
+    text = readable(text)
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    if "&" in text:
+        text = html.unescape(text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = _NON_WORD.sub(" ", text.casefold())
+    if not text.isascii():
+        text = _CJK.sub(r" \1 ", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def tokens(folded: str) -> list[str]:
+    return folded.split()
+
+
+def content_tokens(folded: str) -> list[str]:
+    """The words of a folded title that can tell works apart."""
+    return [t for t in folded.split() if t not in STOPWORDS]
+
+
+def is_generic(folded_title: str) -> bool:
+    """A title that many works share, or too short to identify one on its own."""
+    return folded_title in GENERIC_TITLES or len(content_tokens(folded_title)) < 2
+
+
+def notice_kind(title: str) -> str | None:
+    """``erratum``, ``retraction``, ``reply``, ``review`` or ``component`` when
+    the title (as written, not folded) reads as a notice about, or a part of,
+    another work."""
+    m = _NOTICE.match(readable(title)) if title else None
+    return m.lastgroup if m else None
+
+
+def year_of(value: object) -> int | None:
+    """The year in a date as biblios write it ("2001", "2001-05-03", "May 2001")."""
+    if isinstance(value, int):
+        return value if 1500 <= value <= 2100 else None
+    if not isinstance(value, str):
+        return None
+    m = _YEAR.search(value)
+    return int(m.group(1)) if m else None
+
+
+_PAGE = re.compile(r"[A-Za-z]{0,3}\d+[A-Za-z]?|[ivxlcdm]+", re.IGNORECASE)
+
+
+def first_page(pages: str | None) -> str | None:
+    """The first page of a range as a comparable key: "123-130" -> "123",
+    "e1002345" -> "e1002345", "S12-S19" -> "s12"; None when there is none."""
+    if not pages:
+        return None
+    m = _PAGE.search(pages)
+    return m.group(0).lower() if m else None
+
+
+def page_digits(page: str) -> str:
+    """A page key's digits, for "e1234" against "1234" (electronic numbers)."""
+    return "".join(c for c in page if c.isdigit())
+
+
+def number_key(value: str | None) -> str | None:
+    """A volume or issue as a key: "Vol. 12" -> "12", "12(3)" stays "12 3"."""
+    if not value:
+        return None
+    key = fold(value)
+    for prefix in ("vol ", "volume ", "no ", "issue ", "nr "):
+        if key.startswith(prefix):
+            key = key[len(prefix):]
+    return key or None
+
+
+def surname_key(name: str | None) -> str:
+    """A surname folded, particles kept ("van der Berg" -> "van der berg")."""
+    return fold(name or "")
+
+
+def surname_last(key: str) -> str:
+    """The last word of a folded surname ("van der berg" -> "berg")."""
+    return key.rsplit(" ", 1)[-1] if key else key
+
+
+_JOURNAL_SKIP = frozenset({"of", "the", "and", "for", "in", "on", "de", "la", "le", "der",
+                           "und", "et", "des", "a", "an", "fur", "i",
+                           # series and sections, which abbreviations often drop
+                           "series", "ser", "section", "sect", "part", "pt"})
+
+
+def _abbreviates(short: str, word: str) -> bool:
+    """``short`` abbreviates ``word``: a prefix ("biol" of "biological") or a
+    contraction with the first letter kept ("natl" of "national")."""
+    if not short or short[0] != word[0]:
+        return False
+    if word.startswith(short):
+        return True
+    it = iter(word)
+    return all(c in it for c in short)
+
+
+def journals_agree(a: str, b: str) -> bool:
+    """Two folded journal titles name the same journal: equal, or one
+    abbreviates the other word by word ("j biol chem" / "journal of biological
+    chemistry"; "proc natl acad sci usa" / "proceedings of the national academy
+    of sciences of the united states of america")."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    ta = [t for t in a.split() if t not in _JOURNAL_SKIP]
+    tb = [t for t in b.split() if t not in _JOURNAL_SKIP]
+    if not ta or not tb:
+        return False
+    short, long_ = (ta, tb) if len("".join(ta)) <= len("".join(tb)) else (tb, ta)
+    if "".join(short) == "".join(long_):  # "PLoS ONE" / "PLOSONE"
+        return True
+    j = 0
+    for s in short:
+        if j >= len(long_):
+            return False
+        if _abbreviates(s, long_[j]):
+            j += 1
+        elif len(s) > 1 and s == "".join(w[0] for w in long_[j:j + len(s)]):
+            j += len(s)  # an acronym of the next words ("usa")
+        else:
+            return False
+    # every word of the short form, in order, and nothing of the long one left:
+    # "Nature" is not "Nature Genetics"
+    return j == len(long_)
