@@ -25,8 +25,10 @@ _SPACES = re.compile(r"\s+")
 _YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d|2100)(?!\d)")
 
 #: words that say nothing about which work a title is
-STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "de", "del", "der", "des", "di", "die", "do", "du", "el", "en", "et", "for", "from", "how", "in", "is", "it", "la", "las", "le", "les", "los", "of", "on", "or", "per", "the", "to", "und", "von", "with", "zu", "zur"])
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "de", "del", "der", "des", "di", "die",
+    "do", "du", "el", "en", "et", "for", "from", "how", "in", "is", "it", "la", "las", "le",
+    "les", "los", "of", "on", "or", "per", "the", "to", "und", "von", "with", "zu", "zur"})
 
 #: titles that many works share: agreement on them alone identifies nothing
 GENERIC_TITLES = frozenset({
