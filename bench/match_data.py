@@ -182,7 +182,7 @@ def header_query(work: Work, rng: random.Random) -> tuple[Query, str]:
         case += "+year-minus-1"
     if authors and rng.random() < 0.1:
         b["authors"] = authors[:1]
-    elif authors and rng.random() < 0.05:
+    elif authors and b["title"] and rng.random() < 0.05:
         b["authors"] = []
         case += "+no-authors"
     return b, case
@@ -537,7 +537,9 @@ def release_work(r: dict[str, Any]) -> Work:
     if r.get("title"):
         work["title"] = [r["title"]]
     if authors:
-        work["author"] = [{k: v for k, v in a.items() if v} for a in authors]
+        work["author"] = [dict({k: v for k, v in a.items() if v},
+                               sequence="first" if i == 0 else "additional")
+                          for i, a in enumerate(authors)]
     if r.get("release_year"):
         work["issued"] = {"date-parts": [[r["release_year"]]]}
     if r.get("container_name"):
