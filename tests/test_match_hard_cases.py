@@ -242,6 +242,28 @@ def test_same_authors_same_title_two_years_apart_is_no_match(
             "10.5555/report.2012")
 
 
+PARTS = [
+    work(f"10.5555/part.{n}", f"Turbulent mixing in partially stratified estuaries. Part {n}: "
+         f"{sub}", ["Geyer", "Ralston"], year=2011, journal="Journal of Physical Oceanography",
+         short="J Phys Oceanogr", volume="41", page=page)
+    for n, sub, page in ((1, "Theory", "1101-1117"), (2, "Field observations", "1118-1135"))
+]
+
+
+PART_ONE = {"title": "Turbulent mixing in partially stratified estuaries. Part 1: Theory",
+            "authors": [{"surname": "Geyer"}], "date": "2011", "journal": "J Phys Oceanogr",
+            "volume": "41"}
+
+
+def test_part_one_is_chosen_over_part_two(catalog: Callable[..., Matcher]) -> None:
+    """Two parts of one study: same authors, year, journal and volume."""
+    matched(catalog(PARTS).match(PART_ONE), "10.5555/part.1")
+
+
+def test_part_two_is_not_part_one(catalog: Callable[..., Matcher]) -> None:
+    not_matched(catalog(PARTS[1:]).match(PART_ONE))
+
+
 # --- a conference version against the journal version --------------------------------------
 
 TRANSFORMER = "Sparse attention networks for long document summarization"
