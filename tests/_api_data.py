@@ -11,6 +11,7 @@ from sqlalchemy import Engine, insert
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import (
     catalogue,
+    citation,
     crossref,
     grobid_refs,
     ingest_file_result,
@@ -31,6 +32,17 @@ TS = datetime(2021, 5, 10, 22, 8, 45, 123456, tzinfo=UTC)
 
 REFS = [{"index": 0, "key": "b0", "title": "Cardiac \"defects\"", "year": 2001,
          "authors": [{"name": "A. Ñandú"}], "score": 0.25, "unstructured": None}]
+#: resolved references: the Crossref work's and the document's (match/refs.py's rows)
+CITATIONS = [
+    {"citing": f"doi:{DOI}", "ref_index": 0, "ref_key": "b0", "cited_doi": DOI_NO_REFS,
+     "status": "exact", "score": 1.0, "reasons": ["doi:same", "title:same"], "updated": TS},
+    {"citing": f"doi:{DOI}", "ref_index": 1, "ref_key": "b1", "cited_doi": None,
+     "status": "no-match", "score": 0.31, "reasons": ["title:differs"], "updated": TS},
+    {"citing": f"uuid:{UUID}", "ref_index": 0, "ref_key": None, "cited_doi": DOI_NO_REFS,
+     "status": "strong", "score": 0.93, "reasons": ["title:same", "year:same"], "updated": TS},
+    {"citing": f"uuid:{UUID}", "ref_index": 1, "ref_key": None, "cited_doi": None,
+     "status": "too-little", "score": None, "reasons": None, "updated": TS},
+]
 RECORD = {"DOI": DOI, "title": ["Heart"], "reference-count": 1, "score": 1.5,
           "indexed": {"date-time": "2021-05-10T22:08:45Z"}}
 
@@ -72,6 +84,7 @@ def seed(engine: Engine, table_name: str = "wbgrp-journal-extract-0-dev") -> Non
         conn.execute(insert(catalogue), [{
             "uuid": UUID, "sha1": SHA1, "doi": DOI, "pmid": None, "pmcid": None, "arxiv": None,
             "resources": {"pdf": {"sha1": SHA1, "size": 4242}}, "updated": TS}])
+        conn.execute(insert(citation), CITATIONS)
     PdfTable(engine, table_name).put(SHA1, {
         "file": {"size": 4242, "mime": "application/pdf",
                  "cdx": {"surt": "org,example)/paper.pdf", "url": URL, "dt": "20210510220845",

@@ -56,12 +56,17 @@ QUERIES = [
     (f"/catalogue?sha1=eq.{SHA1}", [(UUID,)]),
     (f"/catalogue?doi=eq.{q(DOI)}", [(UUID,)]),
     (f"/pdftable_files?sha1hex=eq.{SHA1}", [("wbgrp-journal-extract-0-dev", SHA1)]),
+    (f"/citation?citing=eq.{q('doi:' + DOI)}&order=ref_index",
+     [(f"doi:{DOI}", 0), (f"doi:{DOI}", 1)]),
+    (f"/citation?cited_doi=eq.{q(DOI_NO_REFS)}&order=citing,ref_index",
+     [(f"doi:{DOI}", 0), (f"uuid:{UUID}", 0)]),
 ]
 KEYS = {"grobid_refs": ("source", "source_id"), "crossref_with_refs": ("doi",),
         "crossref": ("doi",), "ingest_file_result": ("ingest_type", "base_url"),
         "ingest_fileset_platform": ("ingest_type", "base_url"),
         "ingest_request": ("link_source", "link_source_id"), "web_cdx": ("url", "datetime"),
-        "catalogue": ("uuid",), "pdftable_files": ("table_name", "sha1hex")}
+        "catalogue": ("uuid",), "pdftable_files": ("table_name", "sha1hex"),
+        "citation": ("citing", "ref_index")}
 
 
 def test_every_exposed_relation_is_queried() -> None:
@@ -132,7 +137,7 @@ def test_db_api_is_idempotent_and_writes_a_private_config(postgrest: PostgrestSe
     out = tmp_path / "again.conf"
     result = invoke(["db", "api", "-o", str(out), "--port", "3999", "--max-rows", "50"])
     assert result.exit_code == 0, result.stderr
-    assert "web_anon may read 9 relations" in result.stderr
+    assert "web_anon may read 10 relations" in result.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     lines = out.read_text().splitlines()
     assert 'db-anon-role = "web_anon"' in lines and "server-port = 3999" in lines

@@ -53,6 +53,11 @@ CALLS = [
     ("crossref_with_refs", (DOI,)),
     ("crossref_with_refs", (DOI_NO_REFS,)),
     ("crossref_with_refs", ("10.1/none",)),
+    ("citations", (f"doi:{DOI.upper()}",)),
+    ("citations", (f"uuid:{UUID}",)),
+    ("citations", ("doi:10.1/none",)),
+    ("cited_by", (DOI_NO_REFS.upper(),)),
+    ("cited_by", (DOI,)),
 ]
 
 

@@ -30,6 +30,7 @@ EXPOSED = (
     "web_cdx",
     "catalogue",
     "pdftable_files",
+    "citation",
 )
 DEFAULT_ANON_ROLE = "web_anon"
 #: a schema PostgREST does not serve, for its pre-request guard

@@ -37,6 +37,7 @@ from sqlalchemy.engine import Connection
 from sandcrawler.db.engine import begin
 from sandcrawler.db.rows import (
     CatalogueRow,
+    CitationTableRow,
     CrossrefTitle,
     CrossrefWithRefsRow,
     GrobidRefsRow,
@@ -52,6 +53,7 @@ from sandcrawler.db.rows import (
 )
 from sandcrawler.db.schema import (
     catalogue,
+    citation,
     crossref,
     grobid_refs,
     ingest_file_result,
@@ -328,6 +330,50 @@ def capture_timeline(conn: Connection, url: str, *, offset: int,
     return rows
 
 
+# --- resolved references (the citation table) ----------------------------------------------
+
+#: the order of a DOI's citations: by citing work, then by place in its list; the
+#: table's key, so no two tie and every reader pages alike
+CITED_BY_ORDER = ("citing", "ref_index")
+
+
+def citing_key(citing: str) -> str:
+    """A citing side as stored: ``doi:<doi>`` and ``uuid:<uuid>`` are both written
+    lower-case (``match/refs.py``)."""
+    return citing.strip().lower()
+
+
+def citations_of(conn: Connection, citing: str) -> list[CitationTableRow]:
+    """The resolved references of one citing work, in the order of its list."""
+    t = citation
+    rows: list[Any] = [normalise_row(t.name, r) for r in conn.execute(
+        select(t).where(t.c.citing == citing_key(citing)).order_by(t.c.ref_index)).mappings()]
+    return rows
+
+
+def cited_by(conn: Connection, doi: str, *, offset: int = 0,
+             limit: int = 50) -> tuple[int, list[CitationTableRow]]:
+    """How many references (of any citing work) resolved to ``doi``, and a page of
+    them in ``CITED_BY_ORDER``. Only a match names a DOI, so every one is a match."""
+    t = citation
+    cond = t.c.cited_doi == lower_doi(doi)
+    total: int = conn.execute(select(func.count()).select_from(t).where(cond)).scalar_one()
+    rows: list[Any] = [normalise_row(t.name, r) for r in conn.execute(
+        select(t).where(cond).order_by(*(t.c[name] for name in CITED_BY_ORDER))
+        .offset(offset).limit(limit)).mappings()]
+    return total, rows
+
+
+def crossref_held(conn: Connection, dois: Iterable[str]) -> set[str]:
+    """Which of these DOIs (as stored) the ``crossref`` table holds a record of."""
+    wanted = sorted(set(dois))
+    held: set[str] = set()
+    for start in range(0, len(wanted), 500):
+        held.update(conn.execute(select(crossref.c.doi).where(
+            crossref.c.doi.in_(wanted[start:start + 500]))).scalars())
+    return held
+
+
 def normalise_row(relation: str, row: Mapping[Any, Any]) -> Row:
     """A row as every reader answers it: timestamps as aware UTC datetimes."""
     stamps = TIMESTAMPS[relation]
@@ -368,6 +414,17 @@ class Reader(Protocol):
 
     def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
         """The Crossref record with its parsed references, if any."""
+        ...
+
+    def citations(self, citing: str) -> list[CitationTableRow]:
+        """The ``citation`` rows of a citing side (``doi:<doi>``, ``uuid:<uuid>``;
+        lower-cased), by ``ref_index``."""
+        ...
+
+    def cited_by(self, doi: str, *, offset: int = 0,
+                 limit: int = 50) -> tuple[int, list[CitationTableRow]]:
+        """How many ``citation`` rows resolved to ``doi`` (lower-cased), and a page of
+        them by citing side, then ``ref_index``."""
         ...
 
     def close(self) -> None: ...
@@ -433,6 +490,15 @@ class SqlReader:
         v = crossref_with_refs
         return cast("CrossrefWithRefsRow | None",
                     self._one(v.name, select(v).where(v.c.doi == lower_doi(doi))))
+
+    def citations(self, citing: str) -> list[CitationTableRow]:
+        with begin(self.engine) as conn:
+            return citations_of(conn, citing)
+
+    def cited_by(self, doi: str, *, offset: int = 0,
+                 limit: int = 50) -> tuple[int, list[CitationTableRow]]:
+        with begin(self.engine) as conn:
+            return cited_by(conn, doi, offset=offset, limit=limit)
 
     def close(self) -> None:
         """The engine belongs to the caller."""

@@ -100,6 +100,22 @@ class CrossrefWithRefsRow(TypedDict):
     refs_json: list[Any] | None
 
 
+class CitationTableRow(TypedDict):
+    """A ``citation`` row: one reference of a citing work resolved against the
+    catalog (``match/refs.py`` writes them). ``citing`` is ``doi:<doi>`` or
+    ``uuid:<uuid>``; ``ref_index`` the reference's 0-based place in its list;
+    ``cited_doi`` set only when the status is a match (``exact``, ``strong``)."""
+
+    citing: str
+    ref_index: int
+    ref_key: str | None
+    cited_doi: str | None
+    status: str
+    score: float | None
+    reasons: list[str] | None
+    updated: datetime
+
+
 # --- the columns a page's lookup selects --------------------------------------------------
 
 

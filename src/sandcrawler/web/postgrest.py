@@ -10,19 +10,25 @@ it is what is missing); a refusal (4xx) is a ``ConfigError`` saying what to run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, cast
 from urllib.parse import quote
 
+import orjson
+
 from sandcrawler.db.reader import (
     CAPTURE_ORDER,
+    CITED_BY_ORDER,
     Key,
     Row,
+    citing_key,
     lower_doi,
     normalise_row,
 )
 from sandcrawler.db.rows import (
     CatalogueRow,
+    CitationTableRow,
     CrossrefWithRefsRow,
     GrobidRefsRow,
     IngestFileResultRow,
@@ -35,6 +41,7 @@ from sandcrawler.web.fetch import HttpFetcher
 MAX_IN_CHARS = 6000
 #: "the latest capture of a URL" as PostgREST's ``order=``: the SQL readers' own order
 LATEST_CAPTURE_ORDER = ",".join(f"{name}.desc" for name in CAPTURE_ORDER)
+_CONTENT_RANGE = re.compile(r"^(?:\*|\d+-\d+)/(\d+)$")
 
 
 def eq(value: str) -> str:
@@ -62,6 +69,39 @@ class PostgrestReader:
             status, body = self.fetcher.get_json(url)
         except RecordError as e:
             raise DatabaseUnavailable(f"PostgREST at {self.base_url} unavailable: {e}") from None
+        return self._rows(relation, status, body)
+
+    def _get_counted(self, relation: str, query: str) -> tuple[int, list[Row]]:
+        """The rows and how many rows match in all: PostgREST counts them when asked
+        (``Prefer: count=exact``) and says so in ``Content-Range`` (``0-49/123``,
+        ``*/0`` when the page is empty), so a page and its total are one request."""
+        url = f"{self.base_url}/{relation}?{query}"
+        try:
+            opened = self.fetcher.open(url, headers={"Accept": "application/json",
+                                                     "Prefer": "count=exact"})
+            try:
+                chunks: list[bytes] = []
+                self.fetcher.stream_body(opened, chunks.append, 64 * 2**20)
+            finally:
+                opened.close()
+        except RecordError as e:
+            raise DatabaseUnavailable(f"PostgREST at {self.base_url} unavailable: {e}") from None
+        try:
+            body = orjson.loads(b"".join(chunks))
+        except orjson.JSONDecodeError:
+            body = None
+        # a page of a counted set is 206 Partial Content, a page past its end 416;
+        # each carries the count
+        status = opened.status
+        rows = [] if status == 416 else self._rows(relation, 200 if status == 206 else status,
+                                                   body)
+        found = _CONTENT_RANGE.match(opened.final.header("Content-Range") or "")
+        if found is None:
+            raise DatabaseUnavailable(f"PostgREST at {self.base_url} answered /{relation} "
+                                      "without a count (Content-Range)")
+        return int(found.group(1)), rows
+
+    def _rows(self, relation: str, status: int, body: Any) -> list[Row]:
         if status == 200 and isinstance(body, list):
             return [normalise_row(relation, row) for row in body]
         detail = body.get("message") if isinstance(body, dict) else None
@@ -115,8 +155,26 @@ class PostgrestReader:
         return cast("CrossrefWithRefsRow | None",
                     self._one("crossref_with_refs", f"doi={eq(lower_doi(doi))}"))
 
+    def citations(self, citing: str) -> list[CitationTableRow]:
+        rows = self._get("citation", f"citing={eq(citing_key(citing))}&order=ref_index")
+        return [_citation(row) for row in rows]
+
+    def cited_by(self, doi: str, *, offset: int = 0,
+                 limit: int = 50) -> tuple[int, list[CitationTableRow]]:
+        total, rows = self._get_counted(
+            "citation", f"cited_doi={eq(lower_doi(doi))}&order={','.join(CITED_BY_ORDER)}"
+                        f"&offset={offset}&limit={limit}")
+        return total, [_citation(row) for row in rows]
+
     def close(self) -> None:
         """The fetcher belongs to the caller."""
+
+
+def _citation(row: Row) -> CitationTableRow:
+    # a double precision column comes back as a JSON number: 1.0 reads as int 1
+    if isinstance(row.get("score"), int):
+        row["score"] = float(row["score"])
+    return cast(CitationTableRow, row)
 
 
 def _chunks(values: list[str], max_chars: int) -> Iterable[list[str]]:
