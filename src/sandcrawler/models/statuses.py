@@ -204,6 +204,19 @@ class MatchStatus(StrEnum):
     BAD_BIBLIO = "bad-biblio"
 
 
+class DocumentMatchStatus(StrEnum):
+    """A document's identification (the PDF table's ``match0:mstatus``), beyond
+    the ``MatchStatus`` of its best source: its sources' answers do not add up
+    to one work. docs/matching-documents.md."""
+
+    #: the document's sources identify a work whose DOI is not the one the
+    #: document already has (its catalogue entry's): nothing is overwritten
+    DOI_CONFLICT = "doi-conflict"
+    #: the landing page and the file (PDF, JATS) each match a work strongly, and
+    #: not the same one
+    SOURCES_DISAGREE = "sources-disagree"
+
+
 class FilesetStatus(StrEnum):
     """Dataset ingest (the fileset-ingest seed's statuses and ours), and
     persisting its results."""
@@ -287,7 +300,8 @@ class ProcessingStatus(StrEnum):
 Status: TypeAlias = (
     PipelineStatus | IdentifierStatus | StoreStatus | FetchStatus | FileRecordStatus
     | CdxStatus | BackfillStatus | SandboxStatus | PdfStatus | FulltextStatus | ParserStatus
-    | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus | MatchStatus
+    | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus
+    | MatchStatus | DocumentMatchStatus
 )
 
 #: the statuses of an ingested file (``hit`` is true)
@@ -302,5 +316,5 @@ DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
     CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus, ProcessingStatus,
-    MatchStatus,
+    MatchStatus, DocumentMatchStatus,
 )
