@@ -97,8 +97,15 @@ INGEST_FILE_RESULTS = TopicSpec(
     "ingest-file-results", 6, delete_after(-1), key="base_url",
     carries="file ingest results",
     basis="the original's list (6, no compaction)")
+GROBID_REFS = TopicSpec(
+    "grobid-refs", 8, delete_after(30 * _DAY_MS), key="lower-case DOI",
+    carries="grobid_refs rows (a Crossref work's parsed references)",
+    # one row per work of api-crossref, keyed alike: the same partitions keep a
+    # work's versions in order; the table keeps the rows, the topic only feeds workers
+    basis="ours: partitions as fatcat's api-crossref, whose works the rows come from; "
+          "30 days, as the rows are in grobid_refs")
 
 TOPICS: dict[str, TopicSpec] = {t.name: t for t in (
     API_CROSSREF, PDF_FILES, PDF_RESULTS, INGEST_FILE_REQUESTS, INGEST_FILESET_RESULTS,
-    INGEST_FILE_RESULTS,
+    INGEST_FILE_RESULTS, GROBID_REFS,
 )}

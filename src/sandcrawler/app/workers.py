@@ -22,6 +22,7 @@ from sandcrawler.errors import SchemaError
 from sandcrawler.imports import load_object
 from sandcrawler.kafka_topics import (
     API_CROSSREF,
+    GROBID_REFS,
     INGEST_FILE_REQUESTS,
     INGEST_FILE_RESULTS,
     INGEST_FILESET_RESULTS,
@@ -107,6 +108,10 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("match-biblio", "sandcrawler.app.builders.match:match_biblio",
                "biblios (refs_json objects or reference strings) -> match results",
                batch_size=200),
+    # a work has tens of references: 20 works are a few hundred matches per transaction
+    WorkerSpec("match-refs", "sandcrawler.app.builders.match:match_refs",
+               "grobid_refs rows -> citation rows (references resolved)", batch_size=20,
+               input=_GROBID_REFS_ROW, topics_in=(GROBID_REFS,), sink="database"),
     WorkerSpec("backfill-cdx", "sandcrawler.app.builders.pdf:backfill_cdx",
                "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),

@@ -102,3 +102,70 @@ def biblio(input_file: str, jobs: int, batch_size: int | None, limit: int | None
     run_pipeline("match biblio", JsonLinesSource(input_file, limit=limit), "match-biblio", {},
                  StdoutSink(), services, jobs=jobs, batch_size=batch_size, progress=progress,
                  silent=silent, fail_fast=fail_fast)
+
+
+#: ``--source`` -> the grobid_refs sources it reads
+REFS_SOURCES = {"crossref": ("crossref",), "documents": ("document",),
+                "all": ("crossref", "document")}
+
+
+@match.command("refs")
+@click.option("--source", "source", type=click.Choice(list(REFS_SOURCES)), default="all",
+              show_default=True,
+              help="Whose references: Crossref works' (grobid_refs source crossref), the "
+                   "catalogue's documents' (source document), or both.")
+@click.option("--redo", is_flag=True,
+              help="Resolve every work again, even those whose citation rows are current.")
+@pipeline_options("match-refs")
+def refs(source: str, redo: bool, jobs: int, batch_size: int | None, limit: int | None,
+         progress: bool | None, silent: bool, fail_fast: bool) -> None:
+    """Resolve references into the citation table, from the grobid_refs table.
+
+    Each citing work (a Crossref work, `doi:<doi>`, or a document of the
+    catalogue, `uuid:<uuid>`) gets one citation row per reference, by position:
+    the cited DOI when exact or strong, the status, score and reasons. A work's
+    rows are written in one transaction and replace what it had. The run can
+    be stopped and started again: a work whose rows are newer than its
+    grobid_refs row (by 10 minutes) is passed over unless --redo. --limit
+    counts works resolved. A work with a bad row gets its status (bad-row);
+    each reference that is no biblio gets a row with its own (bad-biblio).
+
+    \b
+      sandcrawler persist crossref works.jsonl --parse-refs
+      sandcrawler match index
+      sandcrawler match refs -j 2
+      sandcrawler match refs --source documents --redo
+    """
+    from sandcrawler.app.builders.match import citation_sink
+    from sandcrawler.cli.exits import EXIT_FAILED
+    from sandcrawler.match.index import SqliteIndex
+    from sandcrawler.match.refs_source import CitingWorksSource
+    from sandcrawler.match.refs_worker import EMPTY_CATALOG_HELP
+
+    services = Services.for_process(load_settings())
+    services.check_schema()
+    if services.settings.match.update:
+        # once, here, before any child opens the index: the children find it current
+        services.sync_match_index()
+    path = services.settings.match.index
+    assert path is not None
+    index = SqliteIndex(path)
+    try:
+        empty = index.size() == 0
+    finally:
+        index.close()
+    if empty:
+        # every reference would be empty-catalog: rows that say nothing and would
+        # mark the works as resolved
+        click.echo(f"Error: {EMPTY_CATALOG_HELP}", err=True)
+        services.close()
+        sys.exit(EXIT_FAILED)
+    works = CitingWorksSource(services.engine, REFS_SOURCES[source], redo=redo, limit=limit)
+    try:
+        run_pipeline("match refs", works, "match-refs", {}, citation_sink(services), services,
+                     jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,
+                     fail_fast=fail_fast)
+    finally:
+        if not silent and works.current:
+            click.echo(f"match refs: {works.current:,} works already current, passed over "
+                       "(--redo resolves them again)", err=True)

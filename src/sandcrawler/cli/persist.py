@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from sandcrawler.app.builders.refs import persist_crossref_sink
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.options import (
@@ -57,8 +58,12 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
     services = Services.for_process(load_settings(grobid_url=grobid_url))
     if parse_refs:
         services.check_citation_parser(parser)
-    _persist("persist crossref", "persist-crossref", {"parse_refs": parse_refs, "parser": parser},
-             input_file, services, jobs, batch_size, limit, progress, silent, fail_fast)
+    services.check_schema()
+    # the works written are added to the match index as well (docs/matching-refs.md)
+    run_pipeline("persist crossref", JsonLinesSource(input_file, limit=limit), "persist-crossref",
+                 {"parse_refs": parse_refs, "parser": parser}, persist_crossref_sink(services),
+                 services, jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,
+                 fail_fast=fail_fast)
 
 
 @persist.command("grobid-refs")

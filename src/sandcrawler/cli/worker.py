@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from sandcrawler.app.builders.refs import persist_crossref_sink
 from sandcrawler.app.services import Services
 from sandcrawler.app.workers import WORKERS, message_key
 from sandcrawler.cli.options import (
@@ -167,8 +168,26 @@ def persist_crossref(consuming: Consuming, parse_refs: bool, parser: str | None)
     services = open_services()
     # The sink checks the database at its first write: a database that is down at
     # start is waited out like any outage, by the runner's back-off.
+    # the works written are added to the match index too (persist_crossref_sink)
     consume("persist-crossref", services, consuming,
-            {"parse_refs": parse_refs, "parser": parser}, services.database_sink())
+            {"parse_refs": parse_refs, "parser": parser}, persist_crossref_sink(services))
+
+
+@worker.command("match-refs")
+@consumer_options("match-refs", "Works per batch (one transaction, one offset commit)")
+def match_refs(consuming: Consuming) -> None:
+    """Consume grobid_refs rows and resolve their references into the citation
+    table, like `match refs` (docs/matching-refs.md).
+
+    One row is one citing work (source crossref: its DOI; source document: its
+    UUID); its rows replace what it had, in the batch's transaction, and
+    offsets are committed after it. While the match index is empty the worker
+    backs off, as from an outage, rather than write rows that say nothing.
+    """
+    from sandcrawler.app.builders.match import citation_sink
+
+    services = open_services()
+    consume("match-refs", services, consuming, {}, citation_sink(services))
 
 
 @worker.command("process-pdf")

@@ -1,4 +1,5 @@
-"""Idempotent bulk upserts of crossref and grobid_refs rows.
+"""Idempotent bulk upserts of the rows workers write (crossref, grobid_refs,
+ingest results, citation).
 
 Rows arrive typed (``work.Rows``: each row names its table and gives its column
 values, JSON-shaped, timestamps as ISO strings, when it is written). A newer upstream
@@ -22,6 +23,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
 from sandcrawler.db.schema import (
+    citation,
     crossref,
     grobid_refs,
     ingest_file_result,
@@ -67,6 +69,9 @@ TABLES: dict[str, UpsertSpec] = {
     "ingest_request": UpsertSpec(
         ingest_request, ("link_source", "link_source_id", "ingest_type", "base_url"),
         keep=("created",)),
+    # a citing work's references, by position: resolving it again replaces them
+    # (match/refs_worker.py also deletes the positions past a shorter list)
+    "citation": UpsertSpec(citation, ("citing", "ref_index")),
 }
 
 
