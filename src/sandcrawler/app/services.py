@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from sandcrawler.ingest.file_ingest import FileIngester
     from sandcrawler.ingest.history import IngestHistory
     from sandcrawler.kafka import BrokerLog
+    from sandcrawler.match.document import DocumentMatcher
     from sandcrawler.match.index import SqliteIndex
     from sandcrawler.match.matcher import Matcher
     from sandcrawler.models.fileset import IngestStrategy
@@ -375,7 +376,10 @@ class Services:
 
     def pdf_processor(self, *, timeout: float | None = None,
                       memory_limit_mb: int | None = None) -> PdfProcessor:
-        """A PDF processor (its own sandbox: the caller closes it)."""
+        """A PDF processor (its own sandbox: the caller closes it); it identifies
+        documents and resolves their references when there is a catalog
+        (``document_matcher``)."""
+        from sandcrawler.ingest.references import refs_from_tei
         from sandcrawler.pdf.fulltext import fulltext_options
         from sandcrawler.pdf.processor import PdfProcessor
 
@@ -387,7 +391,33 @@ class Services:
             extract_options={"thumbnails": pdf.thumbnails, "listing_width": pdf.listing_width,
                              "max_text_chars": pdf.max_text_chars},
             grobid=self.grobid, grobid_options=fulltext_options(grobid),
-            grobid_max_bytes=grobid.max_pdf_mb * 2**20)
+            grobid_max_bytes=grobid.max_pdf_mb * 2**20,
+            documents=self.document_matcher(), tei_references=refs_from_tei)
+
+    def document_matcher(self) -> DocumentMatcher | None:
+        """What identifies documents and resolves their references after
+        ``process`` and file ingest (docs/matching-documents.md), on ``matcher``;
+        None when there is no catalog to match against: the crossref table holds
+        no works, or the match index is empty (or missing, with ``match.update``
+        off). Then nothing is written, rather than a status that a catalog
+        loaded later would make stale."""
+        self._require_open()
+        from sqlalchemy import select
+
+        from sandcrawler.db.schema import crossref
+        from sandcrawler.match.document import DocumentMatcher
+        from sandcrawler.match.index import IndexMissing
+
+        with self.engine.connect() as conn:
+            if conn.execute(select(crossref.c.doi).limit(1)).first() is None:
+                return None
+        try:
+            matcher = self.matcher
+        except IndexMissing:
+            return None
+        if matcher.catalog_empty():
+            return None
+        return DocumentMatcher(matcher, self.catalogue, self.pdftable, self.engine)
 
     # --- parsers, platforms, ingest -----------------------------------------------------
 

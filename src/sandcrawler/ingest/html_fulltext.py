@@ -11,6 +11,9 @@ reading, ``storage.precedence``); the sub-resources a replay of the
 page needs (images, scripts, stylesheets, media, frames) are listed in the
 result as ``html_resources`` (absolute URLs; nothing is fetched here), and the
 page's ``citation_reference`` tags become the document's ``grobid_refs`` row.
+With a catalog to match against (``documents``), the document is identified
+from the landing page and its own metadata (``match0``, the catalogue's DOI)
+and its references are resolved (``match.document``).
 
 The reading of the page (trafilatura, and Lexbor for the sub-resources) runs in
 a child process of the processor's own (``web/bounded.py``) under ``timeout``
@@ -40,6 +43,7 @@ from sandcrawler.errors import RecordError
 from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.jats import ParserHolder, capture_time
 from sandcrawler.ingest.references import RefsWriter, refs_from_meta
+from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
 from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
@@ -80,8 +84,10 @@ class HtmlProcessor:
                  parser_factory: Callable[[], CitationParser] | None = None, *,
                  min_words: int = MIN_WORDS, max_bytes: int = MAX_HTML_BYTES,
                  max_resources: int = MAX_RESOURCES, timeout: float = TIMEOUT,
-                 memory_limit: int = MEMORY_LIMIT) -> None:
+                 memory_limit: int = MEMORY_LIMIT,
+                 documents: DocumentMatcher | None = None) -> None:
         self.catalogue = catalogue
+        self.documents = documents
         self.refs = refs
         self.parser = ParserHolder(parser_factory)
         self.min_words = min_words
@@ -117,6 +123,12 @@ class HtmlProcessor:
         except RecordError as e:
             return Processing(kind=KIND, status=e.status, error=str(e))
         written = self.refs.write(entry.uuid, refs, capture_time(found))
+        if self.documents is not None:
+            sources = [landing_source(found.biblio), metadata_source(Origin.HTML, metadata)]
+            self.documents.identify_file(entry.uuid, found.file_meta.sha1hex,
+                                         [s for s in sources if s is not None])
+            if self.documents.resolve_references(entry.uuid, refs).stored:
+                entry = self.catalogue.refresh(entry.uuid)
         return Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
                           resources=list(entry.resources), references=written,
                           word_count=words, html_resources=resources)

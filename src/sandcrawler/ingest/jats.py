@@ -7,7 +7,10 @@ metadata (Crossref-style names) read from its front matter, the work's
 identifiers and the landing page's ``html_biblio`` filling what it lacks (JATS
 ranks above both, ``storage.precedence``); the references of its
 ``ref-list`` (or, when it has none, the landing page's ``citation_reference``
-tags) become the document's ``grobid_refs`` row.
+tags) become the document's ``grobid_refs`` row. With a catalog to match
+against (``documents``), the document is identified from its front matter and
+the landing page (``match0``, the catalogue's DOI) and its references are
+resolved (``match.document``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from sandcrawler.ingest.references import (
     refs_from_meta,
 )
 from sandcrawler.ingest.safexml import MAX_XML_BYTES, XLINK_HREF, XML_LANG, parse_xml, text_of
+from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
 from sandcrawler.models.ingest import Processing
 from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
@@ -76,8 +80,10 @@ class JatsProcessor:
 
     def __init__(self, catalogue: Catalogue, refs: RefsWriter, *,
                  parser_factory: Callable[[], CitationParser] | None = None,
-                 max_bytes: int = MAX_XML_BYTES) -> None:
+                 max_bytes: int = MAX_XML_BYTES,
+                 documents: DocumentMatcher | None = None) -> None:
         self.catalogue = catalogue
+        self.documents = documents
         self.refs = refs
         self.parser = ParserHolder(parser_factory)
         self.max_bytes = max_bytes
@@ -108,6 +114,12 @@ class JatsProcessor:
         except RecordError as e:
             return Processing(kind=KIND, status=e.status, error=str(e))
         written = self.refs.write(entry.uuid, refs, capture_time(found))
+        if self.documents is not None:
+            sources = [metadata_source(Origin.JATS, metadata), landing_source(found.biblio)]
+            self.documents.identify_file(entry.uuid, found.file_meta.sha1hex,
+                                         [s for s in sources if s is not None])
+            if self.documents.resolve_references(entry.uuid, refs).stored:
+                entry = self.catalogue.refresh(entry.uuid)
         return Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
                           resources=list(entry.resources), references=written,
                           references_from=refs_from if written else None)

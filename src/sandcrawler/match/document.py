@@ -8,6 +8,7 @@ verified, never copied):
     jats          the JATS front matter (an XML full text)
     landing_page  the landing page's ``html_biblio``
     grobid        GROBID's header of the PDF
+    html          an HTML full text's own metadata (trafilatura's reading)
     first_page    a DOI printed on the PDF's first page, checked against that page's text
     pdf           the PDF's own document info and XMP (a junk title is not tried)
 
@@ -68,6 +69,7 @@ class Origin(StrEnum):
     JATS = "jats"
     LANDING_PAGE = "landing_page"
     GROBID = "grobid"
+    HTML = "html"
     FIRST_PAGE = "first_page"
     PDF = "pdf"
 
@@ -78,7 +80,8 @@ class Origin(StrEnum):
 
 _ORIGIN_RANK = {origin: i for i, origin in enumerate(Origin)}
 #: the sources that speak for the file itself (against the page that links to it)
-FILE_ORIGINS = frozenset({Origin.JATS, Origin.GROBID, Origin.FIRST_PAGE, Origin.PDF})
+FILE_ORIGINS = frozenset({Origin.JATS, Origin.GROBID, Origin.HTML, Origin.FIRST_PAGE,
+                          Origin.PDF})
 #: without a match, the status that tells an operator most, first
 _UNMATCHED = (MatchStatus.AMBIGUOUS, MatchStatus.WEAK, MatchStatus.NO_MATCH,
               MatchStatus.TOO_LITTLE, MatchStatus.EMPTY_CATALOG, MatchStatus.BAD_BIBLIO)
@@ -191,12 +194,14 @@ def crossref_shaped_biblio(md: Mapping[str, Any]) -> dict[str, Any]:
     return biblio
 
 
-def jats_source(metadata: Mapping[str, Any] | None) -> SourceBiblio | None:
-    """A JATS article's front matter (``ingest.jats.jats_metadata``)."""
+def metadata_source(origin: Origin, metadata: Mapping[str, Any] | None) -> SourceBiblio | None:
+    """Catalogue metadata one source gave (Crossref's field names): a JATS
+    article's front matter (``ingest.jats.jats_metadata``), an HTML page's
+    reading (``ingest.html_fulltext.html_metadata``)."""
     biblio = crossref_shaped_biblio(metadata or {})
     if not biblio.get("title") and not biblio.get("doi"):
         return None
-    return SourceBiblio(Origin.JATS, biblio)
+    return SourceBiblio(origin, biblio)
 
 
 #: a DOI as printed: ``10.<registrant>/<suffix>`` up to white space or markup

@@ -1,5 +1,7 @@
 """Processing one PDF on disk: extraction in the sandbox, GROBID full text,
-the resource store and catalogue, and the PDF table's cells.
+the resource store and catalogue, identification against the catalog and the
+references resolved (when there is a catalog: ``match.document``), and the PDF
+table's cells.
 
 Shared by ``sandcrawler process`` (file records, ``pdf/worker.py``) and file
 ingest (a PDF the crawler found, ``ingest/pdf.py``), so a PDF is processed the
@@ -8,13 +10,25 @@ same way whichever way it arrived.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandcrawler.errors import RecordError
 from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.match.document import (
+    FAMILY,
+    DocumentMatcher,
+    Identification,
+    ResolvedReferences,
+    SourceBiblio,
+    grobid_source,
+    landing_source,
+    pdf_sources,
+)
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta
+from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.statuses import FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
 from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
@@ -37,6 +51,11 @@ class StoredPdf:
     grobid_status: FulltextOutcome | None = None
     grobid_quality: Quality | None = None
     tei: str | None = None
+    #: the document's references: GROBID's (``tei_references``), else the page's
+    references: list[dict[str, Any]] = field(default_factory=list)
+    #: what the document is (``match0``), when there is a catalog to match against
+    identification: Identification | None = None
+    resolved: ResolvedReferences | None = None
 
 
 class PdfProcessor:
@@ -51,8 +70,15 @@ class PdfProcessor:
         grobid: GrobidClient | None = None,
         grobid_options: list[tuple[str, str]] | None = None,
         grobid_max_bytes: int = 256 * 2**20,
+        documents: DocumentMatcher | None = None,
+        tei_references: Callable[[str], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.catalogue = catalogue
+        #: identifies documents and resolves their references; None: no catalog
+        self.documents = documents
+        #: reads the references of GROBID's TEI (``ingest.references.refs_from_tei``,
+        #: given by the composition root: file ingest sits above this package)
+        self.tei_references = tei_references
         self.table = table
         self.grobid = grobid
         self.grobid_options = grobid_options or []
@@ -73,12 +99,21 @@ class PdfProcessor:
             return PdfExtract(SandboxStatus(e.status), error=str(e))
 
     def store(self, path: str, meta: FileMeta, out: PdfExtract, *,
-              cdx: CdxRecord | None = None, layers: Sequence[Layer] = ()) -> StoredPdf:
+              cdx: CdxRecord | None = None, layers: Sequence[Layer] = (),
+              page: HtmlBiblio | None = None,
+              page_references: Sequence[Mapping[str, Any]] = ()) -> StoredPdf:
         """Write the file's cells (and, for a usable document, its resources and
         catalogue row). The catalogue metadata is ``layers`` (what the caller
         knows: the request's identifiers, a landing page's meta tags) and what
         GROBID and the PDF itself say, merged by precedence: extraction fills
-        what is missing and never replaces what an authoritative source gave."""
+        what is missing and never replaces what an authoritative source gave.
+
+        With a catalog to match against (``documents``), the document is
+        identified from GROBID's header, the PDF's own metadata, a DOI on its
+        first page and the landing page's ``page`` biblio (``match0``, and the
+        catalogue's DOI), and its references (GROBID's, else
+        ``page_references``: the page's ``citation_reference`` tags, parsed)
+        are resolved."""
         stored = StoredPdf()
         cells: dict[str, dict[str, Any]] = {
             "file": {"size": meta.size_bytes, "mime": meta.mimetype},
@@ -100,10 +135,29 @@ class PdfProcessor:
             )
             stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
                                grobid_status=fulltext.status,
-                               grobid_quality=fulltext.quality, tei=fulltext.tei)
+                               grobid_quality=fulltext.quality, tei=fulltext.tei,
+                               references=self._references(fulltext)
+                               or [dict(r) for r in page_references])
+            if self.documents is not None:
+                found = self.documents.identify(entry.uuid, _sources(out, fulltext, page))
+                cells[FAMILY] = found.cells()
+                stored.identification = found
+                stored.resolved = self.documents.resolve_references(entry.uuid,
+                                                                    stored.references)
+                if stored.resolved.stored:  # the references resource, listed
+                    stored.resources = list(self.catalogue.refresh(entry.uuid).resources)
         # The table last: its pdf0 row is what marks the file as done.
         self.table.put(meta.sha1hex, cells)
         return stored
+
+    def _references(self, fulltext: Fulltext) -> list[dict[str, Any]]:
+        if self.tei_references is None or fulltext.tei is None \
+                or fulltext.status != FulltextStatus.SUCCESS:
+            return []
+        try:
+            return self.tei_references(fulltext.tei)
+        except RecordError:  # TEI GROBID said was whole but that does not parse: none
+            return []
 
     def _fulltext(self, path: str, meta: FileMeta) -> Fulltext:
         if self.grobid is None:
@@ -120,6 +174,15 @@ class PdfProcessor:
         # The catalogue, table and GROBID client are shared services, closed by
         # whoever built them.
         self.sandbox.close()
+
+def _sources(out: PdfExtract, fulltext: Fulltext,
+             page: HtmlBiblio | None) -> list[SourceBiblio]:
+    """The document's metadata sources for identification (``match.document``)."""
+    header = fulltext.tei_json.get("header") if fulltext.tei_json else None
+    found = [landing_source(page),
+             grobid_source(header if isinstance(header, dict) else None)]
+    return [s for s in found if s is not None] + pdf_sources(out.info, out.xmp, out.text)
+
 
 def _extracted(out: PdfExtract, fulltext: Fulltext) -> list[Layer]:
     """What extraction says: GROBID's header when it found a usable one, and the

@@ -16,8 +16,10 @@ def pdf(services: Services) -> Processor:
 
 
 def xml(services: Services) -> Processor:
-    return JatsProcessor(services.catalogue, RefsWriter(services.engine))
+    return JatsProcessor(services.catalogue, RefsWriter(services.engine),
+                         documents=services.document_matcher())
 
 
 def html(services: Services) -> Processor:
-    return HtmlProcessor(services.catalogue, RefsWriter(services.engine))
+    return HtmlProcessor(services.catalogue, RefsWriter(services.engine),
+                         documents=services.document_matcher())
