@@ -364,14 +364,16 @@ def cited_by(conn: Connection, doi: str, *, offset: int = 0,
     return total, rows
 
 
-def crossref_held(conn: Connection, dois: Iterable[str]) -> set[str]:
-    """Which of these DOIs (as stored) the ``crossref`` table holds a record of."""
+def crossref_titles_of(conn: Connection, dois: Iterable[str]) -> list[CrossrefTitle]:
+    """The Crossref records the table holds among these DOIs (as stored), their DOI
+    and title, by DOI."""
     wanted = sorted(set(dois))
-    held: set[str] = set()
+    rows: list[CrossrefTitle] = []
     for start in range(0, len(wanted), 500):
-        held.update(conn.execute(select(crossref.c.doi).where(
-            crossref.c.doi.in_(wanted[start:start + 500]))).scalars())
-    return held
+        rows += _typed(conn, select(crossref.c.doi, crossref.c.record["title"].label("title"))
+                       .where(crossref.c.doi.in_(wanted[start:start + 500]))
+                       .order_by(crossref.c.doi))
+    return rows
 
 
 def normalise_row(relation: str, row: Mapping[Any, Any]) -> Row:

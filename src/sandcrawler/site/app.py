@@ -44,7 +44,16 @@ from sandcrawler.errors import (
     RecordError,
     SandcrawlerError,
 )
-from sandcrawler.site import cdx_api, charts, exposure, formats, lists, reads, search
+from sandcrawler.site import (
+    cdx_api,
+    charts,
+    citations,
+    exposure,
+    formats,
+    lists,
+    reads,
+    search,
+)
 from sandcrawler.site.page_data import ErrorPage, PageData
 from sandcrawler.storage.resources import KINDS
 from sandcrawler.textfix import readable
@@ -221,13 +230,18 @@ class Pages:
                            "message": message}
         return self.render(request, "error.html", data, status)
 
+    @staticmethod
+    def _cited_page(request: Request) -> int:
+        """The page of a work's "cited by" list (``?cited_page=N``)."""
+        return _int(request.query_params.get(citations.PAGE_PARAM, "1"), citations.PAGE_PARAM)
+
     # --- pages
 
     def dashboard(self, request: Request) -> Response:
         return self.render(request, "dashboard.html", reads.dashboard(self.services))
 
     def document(self, request: Request) -> Response:
-        data = reads.document(self.services, request.path_params["uuid"])
+        data = reads.document(self.services, request.path_params["uuid"], self._cited_page(request))
         if data is None:
             raise NotFound(f"no document {request.path_params['uuid']} in the catalogue")
         return self.render(request, "document.html", data)
@@ -307,7 +321,7 @@ class Pages:
 
     def crossref(self, request: Request) -> Response:
         doi = request.path_params["doi"]
-        data = reads.crossref_refs(self.services, doi)
+        data = reads.crossref_refs(self.services, doi, self._cited_page(request))
         if data is None:
             raise NotFound(f"no Crossref record for {doi} in the database")
         return self.render(request, "crossref.html", data)

@@ -99,6 +99,75 @@ class RefRow(TypedDict):
     raw: JsonObject
 
 
+# --- matching: references resolved, works citing a DOI, a document identified ---------------
+
+
+class MatchView(TypedDict):
+    """A reference's ``citation`` row as a page shows it: how it matched, the DOI it
+    resolved to (only for ``exact`` and ``strong``) and that DOI's Crossref page
+    when the table holds its record."""
+
+    status: str
+    matched: bool
+    cited_doi: str | None
+    score: float | None
+    reasons: list[str]
+    ref_key: str | None
+    link: str | None
+
+
+class ResolvedRefRow(RefRow):
+    """A parsed reference with its place in its list (0-based, as ``citation`` rows
+    count) and its match; None while ``match refs`` has not resolved it."""
+
+    ref_index: int
+    match: MatchView | None
+
+
+class CitingWork(TypedDict):
+    """A reference, in some citing work, that resolved to the page's DOI: the work
+    (a Crossref DOI, or a document's UUID), its title and page where we have them."""
+
+    citing: str
+    kind: str
+    id: str
+    title: str | None
+    link: str | None
+    ref_index: int
+    status: str
+    score: float | None
+
+
+class CitedBy(TypedDict):
+    """The references that resolved to ``doi``, ``total`` in all, a page of them
+    (``previous``/``next``: this page's query for the neighbouring ones). ``doi``
+    None: the document has no DOI to be cited by."""
+
+    doi: str | None
+    total: int
+    page: int
+    pages: int
+    works: list[CitingWork]
+    previous: str | None
+    next: str | None
+
+
+class Identification(TypedDict):
+    """A document's ``match0`` cells (the PDF table): ``status`` None when it has not
+    been matched yet; the DOI it was identified as, with that DOI's Crossref page
+    and title when the table holds its record; ``info`` as written (score, source,
+    reasons …)."""
+
+    status: str | None
+    doi: str | None
+    info: JsonObject | None
+    #: ``info`` as (key, text) rows: strings and numbers as they are, lists of
+    #: strings space-separated, anything else as JSON
+    details: list[tuple[str, str]]
+    title: str | None
+    link: str | None
+
+
 # --- the dashboard --------------------------------------------------------------------------
 
 
@@ -173,7 +242,11 @@ class DocumentPage(CatalogueIds):
     # what the page adds
     pdftable: PdfTableRowView | None
     references: list[JsonObject]
-    reference_rows: list[RefRow]
+    reference_rows: list[ResolvedRefRow]
+    #: match status -> the document's references resolved so
+    match_counts: dict[str, int]
+    identification: Identification
+    cited_by: CitedBy
     crossref: bool
     hops: list[CaptureView]
     metadata: JsonObject | None
@@ -271,10 +344,12 @@ class DepositedRef(TypedDict):
 
 
 class RefPair(TypedDict):
-    """A deposited reference beside its parse (either may be missing)."""
+    """A deposited reference beside its parse (either may be missing) and its match."""
 
     deposited: DepositedRef | None
     parsed: RefRow | None
+    #: the parsed reference's match (its ``citation`` row), None while unresolved
+    match: MatchView | None
 
 
 class CrossrefPage(TypedDict):
@@ -286,6 +361,9 @@ class CrossrefPage(TypedDict):
     parsed_count: int
     parsed: bool
     pairs: list[RefPair]
+    #: match status -> the work's references resolved so
+    match_counts: dict[str, int]
+    cited_by: CitedBy
     documents: list[str]
 
 

@@ -29,9 +29,10 @@ from sandcrawler.db.rows import (
     JsonObject,
 )
 from sandcrawler.errors import CorruptData, InvalidName, NotFound
+from sandcrawler.match.refs import citing_document, citing_doi
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.statuses import StoreStatus
-from sandcrawler.site import fields, formats
+from sandcrawler.site import citations, fields, formats
 from sandcrawler.site.page_data import (
     CaptureCopies,
     CaptureFields,
@@ -50,6 +51,7 @@ from sandcrawler.site.page_data import (
     IngestRequestView,
     IngestResultView,
     IngestStatusView,
+    MatchView,
     PdfTableRowView,
     RecentCaptureView,
     RecentDocumentView,
@@ -192,7 +194,7 @@ def _pdftable_statuses(conn: Connection, services: Services) -> dict[str, dict[s
 # --- a document ---------------------------------------------------------------------------
 
 
-def document(services: Services, doc_uuid: str) -> DocumentPage | None:
+def document(services: Services, doc_uuid: str, cited_page: int = 1) -> DocumentPage | None:
     doc = parse_uuid(doc_uuid)
     cat = services.catalogue
     # one connection for the page: each checkout costs a round trip (the pool's ping)
@@ -202,7 +204,13 @@ def document(services: Services, doc_uuid: str) -> DocumentPage | None:
             return None
         pdftable = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
         parsed = reader.parsed_refs(conn, "document", doc)
-        references: list[JsonObject] = [r for r in parsed or [] if isinstance(r, dict)]
+        indexed = citations.indexed_refs(parsed)
+        references: list[JsonObject] = [r for _, r in indexed]
+        resolved = reader.citations_of(conn, citing_document(doc))
+        reference_rows = citations.resolved_rows(
+            indexed, resolved, citations.held_dois(conn, resolved), ref_row)
+        identified = citations.identification(conn, pdftable)
+        cited = citations.cited_by(services, conn, entry.doi, cited_page)
         has_crossref = entry.doi is not None and bool(entry.doi) and reader.has_crossref(
             conn, entry.doi)
         results: list[IngestResultView] = []
@@ -234,7 +242,10 @@ def document(services: Services, doc_uuid: str) -> DocumentPage | None:
         "updated": iso_utc(entry.updated),
         "pdftable": pdftable,
         "references": references,
-        "reference_rows": [ref_row(r, i) for i, r in enumerate(references, 1)],
+        "reference_rows": reference_rows,
+        "match_counts": citations.match_counts(resolved),
+        "identification": identified,
+        "cited_by": cited,
         "crossref": has_crossref,
         "hops": chain,
         "metadata": metadata,
@@ -409,16 +420,28 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> Capture
 # --- Crossref: deposited and parsed references ---------------------------------------------
 
 
-def crossref_refs(services: Services, doi: str) -> CrossrefPage | None:
+def crossref_refs(services: Services, doi: str, cited_page: int = 1) -> CrossrefPage | None:
     doi = SCHEMES["doi"](doi)
     with begin(services.engine) as conn:
         row = reader.crossref_with_refs_row(conn, doi)
+        if row is None:
+            return None
         docs = [d.uuid for d in services.catalogue.find("doi", doi, limit=RELATED, conn=conn)]
-    if row is None:
-        return None
+        resolved = reader.citations_of(conn, citing_doi(doi))
+        held = citations.held_dois(conn, resolved)
+        cited = citations.cited_by(services, conn, doi, cited_page)
     record = row["record"] or {}
     deposited = [r for r in record.get("reference") or [] if isinstance(r, dict)]
-    parsed = [r for r in row["refs_json"] or [] if isinstance(r, dict)]
+    indexed = citations.indexed_refs(row["refs_json"])
+    parsed = [r for _, r in indexed]
+    # a reference's match is its citation row at its place in refs_json
+    place = {id(r): i for i, r in indexed}
+    found = citations.by_index(resolved)
+
+    def match_of(ref: JsonObject | None) -> MatchView | None:
+        got = found.get(place[id(ref)]) if ref is not None else None
+        return citations.match_view(got, held) if got is not None else None
+
     by_key = {str(r.get("id")): r for r in parsed if r.get("id") is not None}
     pairs: list[RefPair] = []
     matched: set[int] = set()
@@ -429,14 +452,19 @@ def crossref_refs(services: Services, doi: str) -> CrossrefPage | None:
         if match is not None:
             matched.add(id(match))
         pairs.append({"deposited": _deposited(ref),
-                      "parsed": ref_row(match, i + 1) if match is not None else None})
-    pairs += [{"deposited": None, "parsed": ref_row(p, i)} for i, p in enumerate(parsed, 1)
-              if id(p) not in matched]
+                      "parsed": ref_row(match, i + 1) if match is not None else None,
+                      "match": match_of(match)})
+    pairs += [{"deposited": None, "parsed": ref_row(p, i), "match": match_of(p)}
+              for i, p in enumerate(parsed, 1) if id(p) not in matched]
+    pairs += [{"deposited": None, "parsed": None, "match": citations.match_view(r, held)}
+              for r in citations.unlisted(resolved, set(place.values()))]
     return {"doi": doi, "indexed": iso_utc(row["indexed"]),
             "source_ts": iso_utc(row["source_ts"]),
             "title": formats.first_text(record.get("title")),
             "deposited_count": len(deposited), "parsed_count": len(parsed),
-            "parsed": row["refs_json"] is not None, "pairs": pairs, "documents": docs}
+            "parsed": row["refs_json"] is not None, "pairs": pairs,
+            "match_counts": citations.match_counts(resolved), "cited_by": cited,
+            "documents": docs}
 
 
 def _text(value: Any) -> str:
