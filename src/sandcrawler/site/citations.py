@@ -99,18 +99,17 @@ RefColumns = Callable[[Mapping[str, Any], int], RefRow]
 
 def resolved_rows(refs: list[tuple[int, JsonObject]], rows: Sequence[CitationTableRow],
                   held: set[str], ref_row: RefColumns) -> list[ResolvedRefRow]:
-    """Each parsed reference (``ref_row``: its columns, numbered from 1) with its
-    match, then the rows of references no longer in the list."""
+    """Each parsed reference (``ref_row``: its columns) with its match, in the order
+    of the list and numbered from 1; a citation row of no reference shown (an entry
+    that is no object, a list parsed again shorter) keeps its place, with empty
+    columns."""
     found = by_index(rows)
+    parsed = dict(refs)
     out: list[ResolvedRefRow] = []
-    for n, (i, ref) in enumerate(refs, 1):
+    for n, i in enumerate(sorted(parsed.keys() | found.keys()), 1):
         row = found.get(i)
-        base = ref_row(ref, n)
-        out.append({**base, "ref_index": i,
+        out.append({**ref_row(parsed.get(i, {}), n), "ref_index": i,
                     "match": match_view(row, held) if row is not None else None})
-    for row in unlisted(rows, {i for i, _ in refs}):
-        base = ref_row({}, len(out) + 1)
-        out.append({**base, "ref_index": row["ref_index"], "match": match_view(row, held)})
     return out
 
 
