@@ -462,7 +462,9 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _t(tag: str) -> str:
-    return f"{{{TEI_NS}}}{tag}"
+    # plain names, the namespace declared on the root: ElementTree's
+    # default_namespace refuses unqualified attributes, which TEI's all are
+    return tag
 
 
 def _text(value: Any) -> str | None:
@@ -562,7 +564,7 @@ def references_tei(doc_uuid: str, refs: Sequence[Mapping[str, Any]],
     (the matcher's parse for a reference that was only a string), each with the
     DOI it matched (``idno type="DOI"``) and a ``note type="match"`` (status in
     ``subtype``, score in ``n``, the reasons as its text)."""
-    tei = ET.Element(_t("TEI"))
+    tei = ET.Element(_t("TEI"), {"xmlns": TEI_NS})
     header = _sub(tei, "teiHeader")
     desc = _sub(header, "fileDesc")
     _sub(_sub(desc, "titleStmt"), "title", f"References of document {doc_uuid}, resolved "
@@ -577,8 +579,7 @@ def references_tei(doc_uuid: str, refs: Sequence[Mapping[str, Any]],
         merged = {**parsed, **{k: v for k, v in ref.items() if v}} if parsed else dict(ref)
         listbibl.append(_bibl_struct(i, merged, result))
     ET.indent(tei)
-    out: bytes = ET.tostring(tei, encoding="utf-8", xml_declaration=True,
-                             default_namespace=TEI_NS)
+    out: bytes = ET.tostring(tei, encoding="utf-8", xml_declaration=True)
     return out
 
 

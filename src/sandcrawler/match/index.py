@@ -197,38 +197,55 @@ class SqliteIndex:
             self.conn.execute("COMMIT")
 
     def upsert(self, records: Iterable[CatalogRecord]) -> int:
-        """Add or replace works (inside ``transaction()``); returns how many."""
-        n = 0
+        """Add or replace works (inside ``transaction()``); returns how many.
+        In bulk: one lookup of the DOIs already there per 500, then one
+        ``executemany`` per table (``match index`` writes every work through it)."""
+        batch = {rec.doi: rec for rec in records}  # one DOI twice: the last wins
+        if not batch:
+            return 0
         conn = self.conn
-        for rec in records:
-            old = conn.execute("SELECT id, rec FROM works WHERE doi = ?", (rec.doi,)).fetchone()
+        existing: dict[str, tuple[int, bytes]] = {}
+        dois = list(batch)
+        for i in range(0, len(dois), 500):
+            chunk = dois[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for doi, wid, data in conn.execute(
+                    f"SELECT doi, id, rec FROM works WHERE doi IN ({marks})", chunk):
+                existing[doi] = (wid, data)
+        (next_id,) = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM works").fetchone()
+        new_works, changed, stale = [], [], []
+        written: list[tuple[int, CatalogRecord]] = []
+        for doi, rec in batch.items():
             data = rec.dumps()
-            if old is not None:
-                wid, old_data = old
-                if old_data == data:
-                    n += 1
+            if doi in existing:
+                wid, old = existing[doi]
+                if old == data:
                     continue
-                previous = CatalogRecord.loads(old_data)
                 # a contentless FTS5 row is deleted by giving back what it held
-                conn.execute("INSERT INTO titles (titles, rowid, t) VALUES ('delete', ?, ?)",
-                             (wid, previous.index_text()))
-                conn.execute("DELETE FROM locators WHERE id = ?", (wid,))
-                conn.execute("DELETE FROM alt_ids WHERE id = ?", (wid,))
-                conn.execute("UPDATE works SET rec = ? WHERE id = ?", (data, wid))
+                stale.append((wid, CatalogRecord.loads(old).index_text()))
+                changed.append((data, wid))
             else:
-                wid = conn.execute("INSERT INTO works (doi, rec) VALUES (?, ?)",
-                                   (rec.doi, data)).lastrowid
-            text = rec.index_text()
-            if text:
-                conn.execute("INSERT INTO titles (rowid, t) VALUES (?, ?)", (wid, text))
-            if rec.volume and rec.page:
-                conn.execute("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
-                             (rec.volume, rec.page, wid))
-            for key in rec.alt_ids:
-                conn.execute("INSERT INTO alt_ids (key, id) VALUES (?, ?)", (key, wid))
-            n += 1
-        self._df.clear()
-        return n
+                wid = next_id
+                next_id += 1
+                new_works.append((wid, doi, data))
+            written.append((wid, rec))
+        if stale:
+            conn.executemany(
+                "INSERT INTO titles (titles, rowid, t) VALUES ('delete', ?, ?)", stale)
+            conn.executemany("DELETE FROM locators WHERE id = ?", [(w,) for w, _ in stale])
+            conn.executemany("DELETE FROM alt_ids WHERE id = ?", [(w,) for w, _ in stale])
+            conn.executemany("UPDATE works SET rec = ? WHERE id = ?", changed)
+        conn.executemany("INSERT INTO works (id, doi, rec) VALUES (?, ?, ?)", new_works)
+        conn.executemany("INSERT INTO titles (rowid, t) VALUES (?, ?)",
+                         [(w, t) for w, rec in written if (t := rec.index_text())])
+        conn.executemany("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
+                         [(rec.volume, rec.page, w) for w, rec in written
+                          if rec.volume and rec.page])
+        conn.executemany("INSERT INTO alt_ids (key, id) VALUES (?, ?)",
+                         [(k, w) for w, rec in written for k in rec.alt_ids])
+        if written:
+            self._df.clear()
+        return len(batch)
 
     def optimize(self) -> None:
         """Merge the FTS5 segments a long build left (smaller, faster to query)."""

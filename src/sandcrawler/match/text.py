@@ -73,13 +73,21 @@ def fold(text: str) -> str:
     """``text`` folded for comparison (see the module's note); "" for no words."""
     if not text:
         return ""
+    if text.isascii():  # most titles: no mojibake, accents or scripts to handle
+        if "<" in text:
+            text = _TAG.sub(" ", text)
+        if "&" in text:
+            text = html.unescape(text)
+        if text.isascii():
+            return _NON_WORD.sub(" ", text.lower()).strip()
     text = readable(text)
     if "<" in text:
         text = _TAG.sub(" ", text)
     if "&" in text:
         text = html.unescape(text)
     text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    if not text.isascii():
+        text = "".join(c for c in text if not unicodedata.combining(c))
     text = _NON_WORD.sub(" ", text.casefold())
     if not text.isascii():
         text = _CJK.sub(r" \1 ", text)
