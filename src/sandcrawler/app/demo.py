@@ -1,6 +1,8 @@
-"""The offline demo, run on the process's services: the demo requests crawled
-from the loopback demo site (``sandcrawler.demo``), their results persisted,
-and a report of where everything went.
+"""The offline demo, run on the process's services: the demo's catalog of
+Crossref works persisted and indexed (``sandcrawler.demo.catalog``), the demo
+requests crawled from the loopback demo site (``sandcrawler.demo``), each
+document identified and its references resolved against that catalog, the
+results persisted, and a report of where everything went.
 
 The demo stores real DOIs and URLs with documents rendered for the demo, so
 ``sandcrawler ingest demo`` runs it in a data directory of its own (embedded
@@ -14,12 +16,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+from sqlalchemy import func, select
+
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
+from sandcrawler.db.engine import begin
+from sandcrawler.db.persist import TABLES, upsert
+from sandcrawler.db.schema import citation
 from sandcrawler.demo import REQUESTS
+from sandcrawler.demo.catalog import STAND_IN_PREFIX, demo_works
 from sandcrawler.ingest.references import RefsWriter
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
+from sandcrawler.jsontext import RawJSON
+from sandcrawler.match.refs import citing_document
 from sandcrawler.models.ingest import FileIngestResult, IngestRequest
+from sandcrawler.models.refs import CrossrefRow
 
 #: the demo's database file in its directory (the embedded default's name)
 DATABASE_FILE = "sandcrawler.sqlite3"
@@ -29,7 +41,7 @@ DATABASE_FILE = "sandcrawler.sqlite3"
 class DemoReport:
     results: list[FileIngestResult]
     statuses: Counter[str] = field(default_factory=Counter)
-    #: one block of "what to look at" lines per hit
+    #: one block of "what to look at" lines per hit (the catalog's first)
     hits: list[list[str]] = field(default_factory=list)
 
 
@@ -61,9 +73,24 @@ def look_command(settings: CoreSettings, command: str) -> str:
     return " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()), command])
 
 
+def persist_demo_catalog(services: Services) -> int:
+    """The demo's Crossref works into the crossref table (an upsert: a rerun
+    changes nothing), and the match index brought up to date; returns how many."""
+    works = demo_works()
+    rows = [CrossrefRow(w["DOI"].lower(), w["indexed"]["date-time"],
+                        RawJSON(orjson.dumps(w).decode())).columns() for w in works]
+    with begin(services.engine) as conn:
+        upsert(conn, TABLES["crossref"], rows)
+    services.sync_match_index()
+    return len(works)
+
+
 def run_demo(services: Services) -> DemoReport:
-    """Ingest the demo requests (the caller has routed the demo hosts to the demo
-    site), persist the results, and say where everything is."""
+    """Persist the demo's catalog, ingest the demo requests (the caller has
+    routed the demo hosts to the demo site), persist the results, and say where
+    everything is, what each document was identified as and what its
+    references matched."""
+    works = persist_demo_catalog(services)
     ingester = services.file_ingester()
     try:
         results = ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
@@ -71,6 +98,9 @@ def run_demo(services: Services) -> DemoReport:
         ingester.close()
     record_results(services.engine, PersistIngestFileWorker(), results)
     report = DemoReport(results, Counter(r.status for r in results))
+    report.hits.append([f"catalog    {works} Crossref works persisted and indexed for the demo: "
+                        f"the five articles (real DOIs) and works their references cite "
+                        f"(stand-in DOIs {STAND_IN_PREFIX}.*)"])
     refs = RefsWriter(services.engine)
     for result in results:
         if result.hit:
@@ -96,11 +126,44 @@ def _where(services: Services, refs: RefsWriter, result: FileIngestResult) -> li
         lines += [f"  stored     {store}/{p}" for p in primary]
         if thumbs:
             lines.append(f"  thumbnail  {store}/{sorted(thumbs)[0]} (+{len(thumbs) - 1} more)")
+        lines += _identified(services, entry.sha1)
         if count := len(refs.get(uuid) or []):
             lines.append(f"  references {count} parsed into grobid_refs (source document, {uuid})")
+            lines += _resolved(services, uuid, paths.get("references"))
         else:
             # what the page gives (citation_reference) or the file's own list (JATS, GROBID)
             lines.append("  references none: the page has no citation_reference tags"
                          + ("; a PDF's own need a GROBID server (grobid.url)"
                             if "pdf" in paths and not services.settings.grobid.url else ""))
+    return lines
+
+
+def _identified(services: Services, sha1: str | None) -> list[str]:
+    """The document's ``match0`` family in one line: what it was identified as,
+    by which source, and what every source said."""
+    row = services.pdftable.get(sha1, ["match0"]) if sha1 else None
+    cells = row.cells.get("match0") if row is not None else None
+    if not cells:
+        return ["  identified not looked up (no catalog to match against)"]
+    info = cells.get("minfo") or {}
+    said = ", ".join(f"{s['source']} {s['status']}"
+                     + (" (another printed DOI: not counted)" if s.get("used") is False else "")
+                     for s in info.get("sources", []))
+    doi = cells.get("doi") or "no DOI"
+    return [f"  identified {cells['mstatus']} {doi} (match0; by {info.get('source')}; "
+            f"sources: {said or 'none'})"]
+
+
+def _resolved(services: Services, uuid: str, path: str | None) -> list[str]:
+    """The document's citation rows counted by status, and its references resource."""
+    with begin(services.engine) as conn:
+        counts: dict[str, int] = dict(conn.execute(
+            select(citation.c.status, func.count()).where(
+                citation.c.citing == citing_document(uuid)).group_by(citation.c.status)).all())
+    if not counts:
+        return []
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    lines = [f"  resolved   {summary} (citation rows, citing {citing_document(uuid)})"]
+    if path:
+        lines.append(f"  resolved   {services.settings.store.url}/{path}")
     return lines

@@ -301,6 +301,8 @@ class SourceAnswer:
     carried_doi: str | None = None
     #: counted in the identification (a printed DOI's answer only when it verified it)
     used: bool = True
+    #: the DOI a printed-DOI source is about
+    printed_doi: str | None = None
 
     @property
     def matched_doi(self) -> str | None:
@@ -314,6 +316,8 @@ class SourceAnswer:
         out = self.result.to_json()
         del out["id"]
         out = {"source": str(self.origin), **out}
+        if self.printed_doi is not None:
+            out["printed_doi"] = self.printed_doi
         if not self.used:
             out["used"] = False
         return out
@@ -373,7 +377,8 @@ def match_sources(matcher: Matcher, sources: Iterable[SourceBiblio]) -> list[Sou
         except RecordError as e:  # a biblio the matcher refuses: its status, the rest go on
             result = MatchResult(e.status, error=str(e))
         used = source.printed_doi is None or result.doi == source.printed_doi
-        answers.append(SourceAnswer(source.origin, result, _doi(source.biblio.get("doi")), used))
+        answers.append(SourceAnswer(source.origin, result, _doi(source.biblio.get("doi")), used,
+                                    source.printed_doi))
     return answers
 
 
