@@ -155,6 +155,13 @@ def test_crossref_page_references_with_matches(site: dict[str, Any]) -> None:
     links_answer(client, html)
 
 
+def test_dashboard_counts_resolved_references(site: dict[str, Any]) -> None:
+    data = get_json(site["client"], "/")
+    assert data["tables"]["citation"] == 9 + POPULAR_CITERS - 1
+    assert {"table": "citation", "label": "references resolved against the catalog",
+            "rows": 9 + POPULAR_CITERS - 1} in data["counted"]
+
+
 def test_crossref_page_cited_by_pages(site: dict[str, Any]) -> None:
     client = site["client"]
     first = get_json(client, f"/crossref/{POPULAR}")["cited_by"]

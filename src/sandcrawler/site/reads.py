@@ -75,10 +75,13 @@ from sandcrawler.web.archive import REDIRECT_CODES
 from sandcrawler.web.warc import BadWarc
 
 #: tables counted on the dashboard, in the order shown, and what their rows are
-TABLES = ("catalogue", "crossref", "grobid_refs", "ingest_request", "ingest_file_result",
-          "ingest_fileset_platform", "web_cdx", "pdftables", "pdftable_cells")
+TABLES = ("catalogue", "crossref", "grobid_refs", "citation", "ingest_request",
+          "ingest_file_result", "ingest_fileset_platform", "web_cdx", "pdftables",
+          "pdftable_cells")
 TABLE_LABELS = {"catalogue": "documents in the catalogue", "crossref": "Crossref records",
-                "grobid_refs": "reference lists parsed", "ingest_request": "ingest requests",
+                "grobid_refs": "reference lists parsed",
+                "citation": "references resolved against the catalog",
+                "ingest_request": "ingest requests",
                 "ingest_file_result": "file ingest results",
                 "ingest_fileset_platform": "dataset ingest results",
                 "web_cdx": "captures in the web archive", "pdftables": "PDF tables",
