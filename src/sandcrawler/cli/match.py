@@ -95,7 +95,8 @@ def biblio(input_file: str, jobs: int, batch_size: int | None, limit: int | None
     services = Services.for_process(load_settings())
     services.check_schema()
     # once, here, before any child opens the index: the children find it current
-    services.sync_match_index()
+    if services.settings.match.update:
+        services.sync_match_index()
     if input_file == "-" and sys.stdin.isatty():
         click.echo("reading biblios from stdin, one JSON object per line (Ctrl-D to end)",
                    err=True)

@@ -103,7 +103,6 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     title_same = False
     if (q.title or q.raw) and rec.titles:
         sim, from_raw = _title_similarity(q, rec)
-        generic = (q.title and is_generic(q.title)) or is_generic(rec.titles[0])
         if sim >= SAME:
             verdict, p = "same", TITLE_SAME
             title_same = True
@@ -117,7 +116,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         else:
             verdict, p = "", 0.0  # a reference string that does not hold it: no verdict
         if verdict:
-            if generic and p > TITLE_GENERIC_CAP:
+            if p > TITLE_GENERIC_CAP and (q.generic_title or is_generic(rec.titles[0])):
                 p = TITLE_GENERIC_CAP
                 reasons.append("title:generic")
             points += p

@@ -7,7 +7,8 @@ words, and by volume + first page. The embedded index is one SQLite file
 
 - ``works``: one row per DOI, the ``CatalogRecord`` as compact JSON;
 - ``titles``: a contentless FTS5 table of the records' folded title words
-  (rowid = works.id), and ``vocab`` over it, the number of works per word;
+  (rowid = works.id), and ``df``, the number of works per word (kept here:
+  FTS5's own vocabulary table counts a word's works by reading all of them);
 - ``locators``: (volume, first page) -> work, for citations without a title;
 - ``alt_ids``: "pmid:…", "pmcid:…", "arxiv:…" -> work;
 - ``meta``: the last ``crossref.updated`` the index has followed.
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,7 +32,7 @@ from typing import Protocol
 from sandcrawler.errors import ConfigError
 from sandcrawler.match.records import CatalogRecord
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,7 +40,7 @@ CREATE TABLE IF NOT EXISTS works (id INTEGER PRIMARY KEY, doi TEXT NOT NULL UNIQ
                                   rec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS titles USING fts5(
     t, content='', tokenize='unicode61 remove_diacritics 0');
-CREATE VIRTUAL TABLE IF NOT EXISTS vocab USING fts5vocab(titles, row);
+CREATE TABLE IF NOT EXISTS df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS locators (volume TEXT NOT NULL, page TEXT NOT NULL,
                                      id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS locators_key ON locators (volume, page);
@@ -93,6 +95,10 @@ class SqliteIndex:
 
     #: words asked of FTS5 per query: the rarest of the query's known words
     QUERY_WORDS = 6
+    #: works a query's words may hold between them, beyond its first MIN_WORDS:
+    #: ranking costs about 2 µs per work held (bench/match_scale.py)
+    POSTINGS_BUDGET = 400
+    MIN_WORDS = 3
 
     def __init__(self, path: Path, *, readonly: bool = True) -> None:
         self.path = path
@@ -111,7 +117,6 @@ class SqliteIndex:
                 f"match index {path} has schema {version!r}, this version reads "
                 f"{SCHEMA_VERSION!r}: rebuild it with `sandcrawler match index --rebuild`")
         self._lock = threading.Lock()
-        self._df: dict[str, int] = {}
 
     # --- reading ----------------------------------------------------------------------
 
@@ -135,35 +140,44 @@ class SqliteIndex:
             (key,)).fetchone()
         return CatalogRecord.loads(row[0]) if row else None
 
-    def document_frequency(self, words: Iterable[str]) -> dict[str, int]:
-        """Works per word (0 for a word no title has), cached per process."""
-        out: dict[str, int] = {}
-        todo = []
-        for w in words:
-            if w in self._df:
-                out[w] = self._df[w]
-            else:
-                todo.append(w)
-        for w in todo:
-            row = self.conn.execute("SELECT doc FROM vocab WHERE term = ?", (w,)).fetchone()
-            n = int(row[0]) if row else 0
-            if len(self._df) > 500_000:
-                self._df.clear()
-            self._df[w] = out[w] = n
+    def document_frequency(self, words: Sequence[str]) -> dict[str, int]:
+        """Works per word (0 for a word no title has)."""
+        marks = ",".join("?" * len(words))
+        out = dict.fromkeys(words, 0)
+        out.update(self.conn.execute(f"SELECT term, n FROM df WHERE term IN ({marks})",
+                                     list(words)).fetchall())
         return out
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
         unique = list(dict.fromkeys(w for w in words if w))
         df = self.document_frequency(unique)
         known = sorted((w for w in unique if df[w] > 0), key=lambda w: df[w])
-        chosen = known[:self.QUERY_WORDS]
-        if not chosen:
+        if not known:
             return []
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in chosen)
+        # The rarest words, while the works holding them stay within a budget:
+        # ranking reads every posting of every word asked, so a query's cost is
+        # the sum of its words' frequencies, whatever the catalog's size.
+        chosen: list[str] = []
+        total = 0
+        for w in known[:self.QUERY_WORDS]:
+            if len(chosen) >= self.MIN_WORDS and total + df[w] > self.POSTINGS_BUDGET:
+                break
+            chosen.append(w)
+            total += df[w]
+        if total > 10 * self.POSTINGS_BUDGET and len(known) >= 3:
+            # only common words: the works holding all of the rarest few
+            found = self._match(" AND ".join(_phrase(w) for w in known[:4]), limit)
+            if found:
+                return found
+            chosen = known[:2]
+        return self._match(" OR ".join(_phrase(w) for w in chosen), limit)
+
+    def _match(self, expression: str, limit: int) -> list[CatalogRecord]:
         rows = self.conn.execute(
+            # bm25() itself, not its "rank" alias: half the time (SQLite 3.40)
             "SELECT w.rec FROM (SELECT rowid FROM titles WHERE titles MATCH ? "
-            "ORDER BY rank LIMIT ?) m JOIN works w ON w.id = m.rowid",
-            (match, limit)).fetchall()
+            "ORDER BY bm25(titles) LIMIT ?) m JOIN works w ON w.id = m.rowid",
+            (expression, limit)).fetchall()
         return [CatalogRecord.loads(r[0]) for r in rows]
 
     def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
@@ -243,13 +257,23 @@ class SqliteIndex:
                           if rec.volume and rec.page])
         conn.executemany("INSERT INTO alt_ids (key, id) VALUES (?, ?)",
                          [(k, w) for w, rec in written for k in rec.alt_ids])
-        if written:
-            self._df.clear()
+        counts: Counter[str] = Counter()
+        for _, rec in written:
+            counts.update(rec.index_text().split())
+        for _, old_text in stale:
+            counts.subtract(old_text.split())
+        conn.executemany("INSERT INTO df (term, n) VALUES (?, ?) "
+                         "ON CONFLICT (term) DO UPDATE SET n = n + excluded.n",
+                         [(t, n) for t, n in counts.items() if n])
         return len(batch)
 
     def optimize(self) -> None:
         """Merge the FTS5 segments a long build left (smaller, faster to query)."""
         self.conn.execute("INSERT INTO titles (titles) VALUES ('optimize')")
+
+
+def _phrase(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
 
 
 class IndexMissing(ConfigError):

@@ -79,12 +79,13 @@ class Matcher:
     def __init__(self, index: CandidateIndex, parse: Parse | None = None) -> None:
         self.index = index
         self.parse = parse
-        self._empty: bool | None = None
+        self._has_works = False
 
     def catalog_empty(self) -> bool:
-        if self._empty is None:
-            self._empty = self.index.size() == 0
-        return self._empty
+        """Asked again while it is empty: a long-running worker's index fills."""
+        if not self._has_works:
+            self._has_works = self.index.size() > 0
+        return not self._has_works
 
     # --- batches ----------------------------------------------------------------------
 
@@ -169,25 +170,32 @@ class Matcher:
                 unknown.append(key)
         return unknown
 
-    def _candidates(self, q: Query) -> list[CatalogRecord]:
+    def _candidates(self, q: Query, *, wide: bool) -> list[CatalogRecord]:
+        """The title's candidates and the locator's; ``wide``: the reference
+        string's too, asked only when those found no match (a mis-parsed string)."""
         found: dict[str, CatalogRecord] = {}
         title_words = content_tokens(q.title) if q.title else []
-        if title_words:
-            for rec in self.index.by_words(title_words, CANDIDATES):
-                found.setdefault(rec.doi, rec)
-        if q.raw:
+        if not wide:
+            if title_words:
+                for rec in self.index.by_words(title_words, CANDIDATES):
+                    found.setdefault(rec.doi, rec)
+            if q.volume and q.page:
+                for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
+                    found.setdefault(rec.doi, rec)
+        elif q.raw:
             raw_words = _words(q.raw)
             if raw_words and set(raw_words) != set(title_words):
                 for rec in self.index.by_words(raw_words, CANDIDATES):
                     found.setdefault(rec.doi, rec)
-        if q.volume and q.page:
-            for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
-                found.setdefault(rec.doi, rec)
         return list(found.values())
 
     def _search(self, q: Query, notes: list[str]) -> MatchResult:
-        scored = sorted((compare(q, rec) for rec in self._candidates(q)),
-                        key=lambda e: e.points, reverse=True)
+        scored = [compare(q, rec) for rec in self._candidates(q, wide=False)]
+        if q.raw and not any(e.points >= STRONG and not e.conflict for e in scored):
+            seen = {e.record.doi for e in scored}
+            scored += [compare(q, rec) for rec in self._candidates(q, wide=True)
+                       if rec.doi not in seen]
+        scored.sort(key=lambda e: e.points, reverse=True)
         if not scored:
             return MatchResult(MatchStatus.NO_MATCH, id=q.id, reasons=tuple(notes))
         best = scored[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from sandcrawler.errors import RecordError
@@ -46,7 +47,7 @@ class BadBiblio(RecordError):
         super().__init__(message, status=MatchStatus.BAD_BIBLIO)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Query:
     id: Any
     title: str  # folded
@@ -67,7 +68,7 @@ class Query:
     #: the input DOI did not normalise (kept to report it)
     bad_doi: str | None = None
 
-    @property
+    @cached_property
     def generic_title(self) -> bool:
         return bool(self.title) and is_generic(self.title)
 
