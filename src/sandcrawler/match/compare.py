@@ -22,7 +22,13 @@ from rapidfuzz.fuzz import partial_ratio
 
 from sandcrawler.match.query import Query
 from sandcrawler.match.records import CatalogRecord
-from sandcrawler.match.text import is_generic, journals_agree, page_digits, surname_last
+from sandcrawler.match.text import (
+    is_generic,
+    journals_agree,
+    page_digits,
+    surname_last,
+    title_numbers,
+)
 
 # points per verdict
 TITLE_SAME, TITLE_SIMILAR, TITLE_CLOSE, TITLE_DIFFERS = 4.0, 3.0, 1.0, -3.0
@@ -59,10 +65,21 @@ class Evidence:
                    if r.endswith(":same") and not r.startswith(("title", "locator")))
 
 
+def _numbers_differ(q: Query, title: str, from_raw: bool) -> bool:
+    """The record's title and the query's name different numbers (part I and
+    part II of a series, a report for another year)."""
+    theirs = title_numbers(title)
+    if from_raw:
+        return bool(theirs) and not theirs <= set(q.raw.split())
+    ours = title_numbers(q.title)
+    return bool(ours) and bool(theirs) and ours != theirs
+
+
 def _title_similarity(q: Query, rec: CatalogRecord) -> tuple[float, bool]:
     """The best similarity of the query's title (or reference string) to any of
-    the record's titles, and whether it came from the reference string."""
-    best, from_raw = 0.0, False
+    the record's titles, and whether it came from the reference string. Titles
+    whose numbers differ are at most ``CLOSE`` - 0.01: never the same."""
+    best, from_raw, best_title = 0.0, False, ""
     for t in rec.titles:
         if q.title:
             s = Indel.normalized_similarity(q.title, t)
@@ -75,11 +92,14 @@ def _title_similarity(q: Query, rec: CatalogRecord) -> tuple[float, bool]:
                         # bilingual titles, a translation in brackets
                         s = max(s, 0.96 * partial_ratio(short, long_) / 100)
             if s > best:
-                best, from_raw = s, False
-        if q.raw and len(t) >= 20 and len(t.split()) >= 3:
+                best, from_raw, best_title = s, False, t
+        # a short title is found by chance in a long string: only longer ones
+        if q.raw and len(t) >= 30 and len(t.split()) >= 4:
             s = 0.98 * partial_ratio(t, q.raw) / 100
             if s > best:
-                best, from_raw = s, True
+                best, from_raw, best_title = s, True, t
+    if best >= CLOSE and _numbers_differ(q, best_title, from_raw):
+        best = CLOSE - 0.01
     return best, from_raw
 
 

@@ -43,6 +43,11 @@ GENERIC_TITLES = frozenset({
     "guest editorial", "editors note", "editor s note", "notes", "miscellany",
     "introduction to the special issue", "research highlights", "highlights",
     "issue information", "masthead", "title page", "untitled", "abstract",
+    # section headings a header extractor takes for the title
+    "original article", "research article", "review article", "original research",
+    "original paper", "research paper", "full paper", "short communication", "article",
+    "short report", "brief report", "case report", "review", "letters", "communication",
+    "technical note", "research", "mini review", "perspective", "viewpoint", "opinion",
 })
 
 # A notice about another work (or a part of one) often repeats that work's title
@@ -101,6 +106,24 @@ def tokens(folded: str) -> list[str]:
 def content_tokens(folded: str) -> list[str]:
     """The words of a folded title that can tell works apart."""
     return [t for t in folded.split() if t not in STOPWORDS]
+
+
+_ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii",
+                    "xiv", "xv", "xvi", "xvii", "xviii", "xix", "xx"})
+_ORDINAL_BEFORE = frozenset({"part", "paper", "series", "phase", "type", "volume", "vol", "no"})
+
+
+def title_numbers(folded_title: str) -> frozenset[str]:
+    """The numbers a title holds ("part ii", "2020", "type 1"): two titles
+    alike but for them are two works (a series, a yearly report)."""
+    words = folded_title.split()
+    out = set()
+    for i, w in enumerate(words):
+        if w.isdigit():
+            out.add(str(int(w)) if len(w) < 6 else w)
+        elif w in _ROMAN or (w == "i" and i > 0 and words[i - 1] in _ORDINAL_BEFORE):
+            out.add(w)
+    return frozenset(out)
 
 
 def is_generic(folded_title: str) -> bool:
