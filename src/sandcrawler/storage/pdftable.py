@@ -153,10 +153,12 @@ PDF_SCHEMA = TableSchema((
         "text": Col("str", description="full text, pages separated by form feeds"),
     }, compressed=True, description="the file's own PDF metadata and text (PDFium)"),
     Family("match0", {
-        "mstatus": Col("str", description="did it match the catalogue?"),
-        "doi": Col("str"),
-        "minfo": Col("json"),
-    }, description="identification against the catalogue"),
+        "mstatus": Col("str", description="did it match the catalogue? (exact, strong, ..., "
+                       "doi-conflict, sources-disagree)"),
+        "doi": Col("str", description="the DOI identified (exact or strong), lower-case"),
+        "minfo": Col("json", description="the sources tried, each one's status, DOI, score "
+                     "and reasons; the deciding source and the runner-up"),
+    }, description="identification against the catalogue (docs/matching-documents.md)"),
 ))
 
 
