@@ -407,10 +407,14 @@ def _answer(origin: Origin, status: MatchStatus, doi: str | None, score: float =
 
 
 def test_combining_answers() -> None:
-    # exact before strong, then the sources' order
+    # the most trusted source names the work; the best answer naming it is reported
     found = combine([_answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
                      _answer(Origin.PDF, MatchStatus.EXACT, "10.1/a")])
     assert (found.status, found.doi, found.origin) == (MatchStatus.EXACT, "10.1/a", Origin.PDF)
+    found = combine([_answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
+                     _answer(Origin.PDF, MatchStatus.EXACT, "10.1/b")])
+    assert (found.status, found.doi, found.origin) == (MatchStatus.STRONG, "10.1/a",
+                                                       Origin.GROBID)
     # two file sources naming two works: the better one, the other as runner-up
     found = combine([_answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
                      _answer(Origin.PDF, MatchStatus.STRONG, "10.1/b")])
@@ -421,6 +425,16 @@ def test_combining_answers() -> None:
                      _answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
                      _answer(Origin.FIRST_PAGE, MatchStatus.EXACT, "10.1/b")])
     assert found.doi == "10.1/b"
+    # the PDF's own metadata alone does not contradict the page
+    found = combine([_answer(Origin.LANDING_PAGE, MatchStatus.STRONG, "10.1/b"),
+                     _answer(Origin.PDF, MatchStatus.EXACT, "10.1/a")])
+    assert (found.status, found.doi) == (MatchStatus.STRONG, "10.1/b")
+    assert found.runner_up is not None and found.runner_up["doi"] == "10.1/a"
+    found = combine([_answer(Origin.LANDING_PAGE, MatchStatus.STRONG, "10.1/b"),
+                     _answer(Origin.PDF, MatchStatus.EXACT, "10.1/a"),
+                     _answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a")])
+    assert found.status == DocumentMatchStatus.SOURCES_DISAGREE
+    assert (found.page_doi, found.file_doi) == ("10.1/b", "10.1/a")
     # nothing matched: the most telling status
     found = combine([_answer(Origin.GROBID, MatchStatus.NO_MATCH, None),
                      _answer(Origin.PDF, MatchStatus.WEAK, None)])

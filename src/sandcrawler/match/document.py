@@ -12,12 +12,14 @@ verified, never copied):
     first_page    a DOI printed on the PDF's first page, checked against that page's text
     pdf           the PDF's own document info and XMP (a junk title is not tried)
 
-The identification is the best matched answer (``exact`` before ``strong``,
-then the sources in the order above, the order ``storage.precedence`` ranks
-them in). Two outcomes are statuses of their own (``DocumentMatchStatus``):
+The identification is the work the most trusted matched source names (the
+order above, the order ``storage.precedence`` ranks sources in); the answer
+reported for it is the best of those naming it (``exact`` before ``strong``).
+Two outcomes are statuses of their own (``DocumentMatchStatus``):
 
 * ``sources-disagree``: the landing page matches one work and the file (PDF
-  or JATS) another, and no answer from the file agrees with the page;
+  or JATS) another, and no answer from the file agrees with the page (the
+  PDF's own document info alone does not count against the page);
 * ``doi-conflict``: the work found is not the DOI the document already has
   (its catalogue entry's). Nothing is overwritten. An extraction's DOI (GROBID,
   the PDF's XMP) that the matcher found to name another work is not "had": the
@@ -391,8 +393,13 @@ def identify(matcher: Matcher, sources: Iterable[SourceBiblio], *,
                    replaceable=replaceable)
 
 
-def _best_key(answer: SourceAnswer) -> tuple[int, int, float]:
+def _exact_first(answer: SourceAnswer) -> tuple[int, int, float]:
     return (0 if answer.result.status == MatchStatus.EXACT else 1, answer.origin.rank,
+            -answer.result.score)
+
+
+def _by_origin(answer: SourceAnswer) -> tuple[int, int, float]:
+    return (answer.origin.rank, 0 if answer.result.status == MatchStatus.EXACT else 1,
             -answer.result.score)
 
 
@@ -404,15 +411,21 @@ def _runner_json(answer: SourceAnswer, doi: str) -> dict[str, Any]:
 def combine(answers: Sequence[SourceAnswer], *, document_doi: str | None = None,
             replaceable: bool = False) -> Identification:
     answers = tuple(answers)
-    matched = sorted((a for a in answers if a.matched_doi), key=_best_key)
+    # the work: the most trusted source's; the answer reported: the best of those
+    # that name it (an exact match from any of them)
+    matched = sorted((a for a in answers if a.matched_doi), key=_by_origin)
     if not matched:
         return _unmatched(answers)
-    best = matched[0]
-    doi = best.matched_doi
+    doi = matched[0].matched_doi
     assert doi is not None
+    best = min((a for a in matched if a.matched_doi == doi), key=_exact_first)
     page = [a for a in matched if a.origin == Origin.LANDING_PAGE]
     file = [a for a in matched if a.origin in FILE_ORIGINS]
-    if page and file and all(a.matched_doi != page[0].matched_doi for a in file):
+    # the PDF's own title alone never contradicts the page: it is too often
+    # another document's (a template's, the journal's), so it only agrees
+    if page and any(a.origin != Origin.PDF for a in file) \
+            and all(a.matched_doi != page[0].matched_doi for a in file):
+        file = [a for a in file if a.origin != Origin.PDF] or file
         return Identification(DocumentMatchStatus.SOURCES_DISAGREE, score=best.result.score,
                               origin=best.origin, reasons=best.result.reasons, answers=answers,
                               page_doi=page[0].matched_doi, file_doi=file[0].matched_doi,
