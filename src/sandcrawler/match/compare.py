@@ -35,13 +35,16 @@ TITLE_SAME, TITLE_SIMILAR, TITLE_CLOSE, TITLE_DIFFERS = 4.0, 3.0, 1.0, -3.0
 #: what a generic title ("Introduction") can add at most
 TITLE_GENERIC_CAP = 1.0
 AUTHOR_SAME, AUTHOR_PRESENT, AUTHOR_DIFFERS, AUTHOR_IN_STRING = 1.5, 0.7, -1.5, 1.2
+#: co-authors agreeing besides the first: two or more, one
+AUTHORS_SAME, AUTHORS_ONE = 1.0, 0.5
 YEAR_SAME, YEAR_NEAR, YEAR_DIFFERS, YEAR_IN_STRING = 1.0, 0.3, -2.5, 0.7
-JOURNAL_SAME, JOURNAL_SIMILAR, JOURNAL_DIFFERS = 1.0, 0.5, -0.7
+JOURNAL_SAME, JOURNAL_SIMILAR, JOURNAL_IN_STRING, JOURNAL_DIFFERS = 1.0, 0.5, 0.7, -0.7
 VOLUME_SAME, VOLUME_DIFFERS, VOLUME_IN_STRING = 1.0, -1.5, 0.4
 PAGE_SAME, PAGE_DIFFERS, PAGE_IN_STRING = 1.5, -1.5, 0.6
 ISSUE_SAME, ISSUE_DIFFERS = 0.3, -0.3
 #: journal, volume and first page all agreeing: a work located without its title
-LOCATOR_SAME = 1.5
+#: (with the year, a match even when the first author's name is garbled)
+LOCATOR_SAME = 2.0
 #: the record is a notice (erratum, reply, figure) and the query is not, or the reverse
 RECORD_NOTICE, QUERY_NOTICE, OTHER_NOTICE = -3.0, -1.5, -1.0
 IDENTIFIER_AGREES = 3.0
@@ -120,7 +123,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     raw_words = set(q.raw.split()) if q.raw else set()
 
     # --- title ---
-    title_same = False
+    title_same = title_conflict = False
     if (q.title or q.raw) and rec.titles:
         sim, from_raw = _title_similarity(q, rec)
         if sim >= SAME:
@@ -132,7 +135,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             verdict, p = "close", TITLE_CLOSE
         elif q.title:
             verdict, p = "differs", TITLE_DIFFERS
-            conflict = True
+            conflict = title_conflict = True
         else:
             verdict, p = "", 0.0  # a reference string that does not hold it: no verdict
         if verdict:
@@ -161,6 +164,19 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         elif raw_words and surname_last(rec.surnames[0]) in raw_words:
             points += AUTHOR_IN_STRING
             reasons.append("first-author:in-string")
+        others = 0
+        if len(q.surnames) > 1 and len(rec.surnames) > 1:
+            others = sum(1 for s in q.surnames[1:6]
+                         if any(_surname_agrees(s, r) for r in rec.surnames[1:8]))
+        elif raw_words:
+            others = sum(1 for r in rec.surnames[1:4] if surname_last(r) in raw_words)
+        if others >= 2:
+            points += AUTHORS_SAME
+            reasons.append("authors:same")
+        elif others == 1:
+            points += AUTHORS_ONE
+            reasons.append("authors:one-more")
+    author_ok = any(r in ("first-author:same", "first-author:in-string") for r in reasons)
 
     # --- year ---
     if rec.years:
@@ -181,53 +197,66 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             reasons.append("year:in-string")
 
     # --- journal, volume, issue, page ---
-    journal_same = volume_same = page_same = False
-    if q.journal and rec.journals:
-        if any(journals_agree(q.journal, j) for j in rec.journals):
-            points += JOURNAL_SAME
-            reasons.append("journal:same")
-            journal_same = True
-        elif any(Indel.normalized_similarity(q.journal, j) >= 0.85 for j in rec.journals):
-            points += JOURNAL_SIMILAR
-            reasons.append("journal:similar")
-        else:
-            points += JOURNAL_DIFFERS
-            reasons.append("journal:differs")
+    # A reference string's parse may put a number in the wrong field: a value
+    # of the record's that the string holds counts, less, as agreement.
+    journal_ok = volume_ok = page_ok = False
+    if rec.journals:
+        verdict = ""
+        if q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
+            verdict, p = "same", JOURNAL_SAME
+        elif q.journal and any(Indel.normalized_similarity(q.journal, j) >= 0.85
+                               for j in rec.journals):
+            verdict, p = "similar", JOURNAL_SIMILAR
+        elif q.raw and any(len(j) >= 4 and f" {j} " in f" {q.raw} " for j in rec.journals):
+            verdict, p = "in-string", JOURNAL_IN_STRING
+        elif q.journal:
+            verdict, p = "differs", JOURNAL_DIFFERS
+        if verdict:
+            points += p
+            reasons.append(f"journal:{verdict}")
+            journal_ok = verdict != "differs"
     if rec.volume:
-        if q.volume:
-            if q.volume == rec.volume:
-                points += VOLUME_SAME
-                reasons.append("volume:same")
-                volume_same = True
-            else:
-                points += VOLUME_DIFFERS
-                reasons.append("volume:differs")
-        elif raw_words and rec.volume in raw_words:
+        if q.volume == rec.volume:
+            points += VOLUME_SAME
+            reasons.append("volume:same")
+            volume_ok = True
+        elif rec.volume in raw_words:
             points += VOLUME_IN_STRING
             reasons.append("volume:in-string")
+            volume_ok = True
+        elif q.volume:
+            points += VOLUME_DIFFERS
+            reasons.append("volume:differs")
     if rec.page:
-        if q.page:
-            if q.page == rec.page or (page_digits(q.page) and
-                                      page_digits(q.page) == page_digits(rec.page)):
-                points += PAGE_SAME
-                reasons.append("page:same")
-                page_same = True
-            else:
-                points += PAGE_DIFFERS
-                reasons.append("page:differs")
-        elif raw_words and rec.page in raw_words:
+        digits = page_digits(rec.page)
+        if q.page and (q.page == rec.page or (digits and page_digits(q.page) == digits)):
+            points += PAGE_SAME
+            reasons.append("page:same")
+            page_ok = True
+        elif rec.page in raw_words:
             points += PAGE_IN_STRING
             reasons.append("page:in-string")
-    if q.issue and rec.issue:
+            page_ok = True
+        elif q.page:
+            points += PAGE_DIFFERS
+            reasons.append("page:differs")
+    if q.issue and rec.issue and rec.issue not in raw_words:
         if q.issue == rec.issue:
             points += ISSUE_SAME
             reasons.append("issue:same")
         else:
             points += ISSUE_DIFFERS
             reasons.append("issue:differs")
-    if journal_same and volume_same and page_same:
+    if journal_ok and volume_ok and page_ok:
         points += LOCATOR_SAME
         reasons.append("locator:same")
+        if title_conflict and author_ok and "year:differs" not in reasons:
+            # journal, volume, page and first author agree: the "title" is not
+            # this work's title but something an extractor took for it (the
+            # journal's name, the authors, a running head)
+            points -= TITLE_DIFFERS
+            reasons.append("title:not-a-title")
+            conflict = False
 
     # --- notices: errata, replies, figures share the article's title ---
     if rec.kind != q.kind:

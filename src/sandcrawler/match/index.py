@@ -32,14 +32,14 @@ from typing import Protocol
 from sandcrawler.errors import ConfigError
 from sandcrawler.match.records import CatalogRecord
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS works (id INTEGER PRIMARY KEY, doi TEXT NOT NULL UNIQUE,
                                   rec BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS titles USING fts5(
-    t, content='', tokenize='unicode61 remove_diacritics 0');
+    t, a, content='', tokenize='unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS locators (volume TEXT NOT NULL, page TEXT NOT NULL,
                                      id INTEGER NOT NULL);
@@ -71,6 +71,10 @@ class CandidateIndex(Protocol):
 
     def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
         """The works at this volume and first page (any journal)."""
+        ...
+
+    def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
+        """The works whose first authors include all of ``surnames`` (two or more)."""
         ...
 
     def close(self) -> None: ...
@@ -172,6 +176,15 @@ class SqliteIndex:
             chosen = known[:2]
         return self._match(" OR ".join(_phrase(w) for w in chosen), limit)
 
+    def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
+        """The works whose first three authors include all of ``surnames``
+        (folded last words; two or more: one common name alone would ask for
+        thousands)."""
+        names = list(dict.fromkeys(n for n in surnames if n))[:3]
+        if len(names) < 2:
+            return []
+        return self._match("a : (" + " AND ".join(_phrase(n) for n in names) + ")", limit)
+
     def _match(self, expression: str, limit: int) -> list[CatalogRecord]:
         rows = self.conn.execute(
             # bm25() itself, not its "rank" alias: half the time (SQLite 3.40)
@@ -236,7 +249,8 @@ class SqliteIndex:
                 if old == data:
                     continue
                 # a contentless FTS5 row is deleted by giving back what it held
-                stale.append((wid, CatalogRecord.loads(old).index_text()))
+                previous = CatalogRecord.loads(old)
+                stale.append((wid, previous.index_text(), previous.index_names()))
                 changed.append((data, wid))
             else:
                 wid = next_id
@@ -245,13 +259,14 @@ class SqliteIndex:
             written.append((wid, rec))
         if stale:
             conn.executemany(
-                "INSERT INTO titles (titles, rowid, t) VALUES ('delete', ?, ?)", stale)
-            conn.executemany("DELETE FROM locators WHERE id = ?", [(w,) for w, _ in stale])
-            conn.executemany("DELETE FROM alt_ids WHERE id = ?", [(w,) for w, _ in stale])
+                "INSERT INTO titles (titles, rowid, t, a) VALUES ('delete', ?, ?, ?)", stale)
+            conn.executemany("DELETE FROM locators WHERE id = ?", [(w, ) for w, *_ in stale])
+            conn.executemany("DELETE FROM alt_ids WHERE id = ?", [(w, ) for w, *_ in stale])
             conn.executemany("UPDATE works SET rec = ? WHERE id = ?", changed)
         conn.executemany("INSERT INTO works (id, doi, rec) VALUES (?, ?, ?)", new_works)
-        conn.executemany("INSERT INTO titles (rowid, t) VALUES (?, ?)",
-                         [(w, t) for w, rec in written if (t := rec.index_text())])
+        texts = [(w, rec.index_text(), rec.index_names()) for w, rec in written]
+        conn.executemany("INSERT INTO titles (rowid, t, a) VALUES (?, ?, ?)",
+                         [row for row in texts if row[1] or row[2]])
         conn.executemany("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
                          [(rec.volume, rec.page, w) for w, rec in written
                           if rec.volume and rec.page])
@@ -260,7 +275,7 @@ class SqliteIndex:
         counts: Counter[str] = Counter()
         for _, rec in written:
             counts.update(rec.index_text().split())
-        for _, old_text in stale:
+        for _, old_text, _ in stale:
             counts.subtract(old_text.split())
         conn.executemany("INSERT INTO df (term, n) VALUES (?, ?) "
                          "ON CONFLICT (term) DO UPDATE SET n = n + excluded.n",

@@ -27,7 +27,7 @@ from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
-from sandcrawler.match.text import STOPWORDS, content_tokens
+from sandcrawler.match.text import STOPWORDS, content_tokens, surname_last
 from sandcrawler.models.match import MatchResult, RunnerUp
 from sandcrawler.models.statuses import MatchStatus
 
@@ -182,16 +182,27 @@ class Matcher:
             if q.volume and q.page:
                 for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
                     found.setdefault(rec.doi, rec)
-        elif q.raw:
+        if wide and q.raw:
             raw_words = _words(q.raw)
             if raw_words and set(raw_words) != set(title_words):
                 for rec in self.index.by_words(raw_words, CANDIDATES):
                     found.setdefault(rec.doi, rec)
+            # a reference without a title ("J. Am. Chem. Soc. 2001, 123, 456"):
+            # its numbers, two by two, as volume and first page
+            for volume, page in _number_pairs(q.raw):
+                for rec in self.index.by_locator(volume, page, LOCATOR_CANDIDATES):
+                    found.setdefault(rec.doi, rec)
+        if wide and len(q.surnames) >= 2:
+            # no title to go by (or a wrong one): the first authors' names
+            for rec in self.index.by_names([surname_last(n) for n in q.surnames[:3]],
+                                           CANDIDATES):
+                found.setdefault(rec.doi, rec)
         return list(found.values())
 
     def _search(self, q: Query, notes: list[str]) -> MatchResult:
         scored = [compare(q, rec) for rec in self._candidates(q, wide=False)]
-        if q.raw and not any(e.points >= STRONG and not e.conflict for e in scored):
+        if (q.raw or len(q.surnames) >= 2) and not any(
+                e.points >= STRONG and not e.conflict for e in scored):
             seen = {e.record.doi for e in scored}
             scored += [compare(q, rec) for rec in self._candidates(q, wide=True)
                        if rec.doi not in seen]
@@ -218,6 +229,23 @@ class Matcher:
         return MatchResult(status, score=score, reasons=reasons,
                            candidate=best.record.doi if status is MatchStatus.WEAK else None,
                            id=q.id)
+
+
+_NUMBER = re.compile(r"^[a-z]{0,2}\d+[a-z]?$")
+
+
+def _number_pairs(raw: str) -> list[tuple[str, str]]:
+    """(volume, page) guesses from a reference string's numbers: each number
+    with the next and the one after (a year or an issue may sit between)."""
+    numbers = [w for w in raw.split() if _NUMBER.match(w)][:8]
+    pairs = []
+    for i, a in enumerate(numbers):
+        if not a.isdigit():
+            continue
+        for b in numbers[i + 1:i + 3]:
+            if a != b:
+                pairs.append((a, b))
+    return pairs
 
 
 def _exact(ev: Evidence) -> bool:

@@ -87,6 +87,8 @@ class Query:
             return True
         if self.has_locator:
             return True
+        if len(self.surnames) >= 2 and self.year:
+            return True  # found by its authors' names; matched only if much agrees
         return bool(self.title and self.year and (self.journal or self.surnames))
 
 

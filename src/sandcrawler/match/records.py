@@ -17,7 +17,14 @@ from typing import Any
 
 import orjson
 
-from sandcrawler.match.text import first_page, fold, notice_kind, number_key, surname_key
+from sandcrawler.match.text import (
+    first_page,
+    fold,
+    notice_kind,
+    number_key,
+    surname_key,
+    surname_last,
+)
 
 #: Crossref ``type`` values that are parts of another work
 _COMPONENT_TYPES = frozenset({"component", "peer-review", "dataset"})
@@ -56,6 +63,11 @@ class CatalogRecord:
             for w in t.split():
                 seen[w] = None
         return " ".join(seen)
+
+    def index_names(self) -> str:
+        """What the full-text index holds of its authors: the first three surnames'
+        last words (a reference that gives no title is found by them)."""
+        return " ".join(dict.fromkeys(surname_last(n) for n in self.surnames[:3]))
 
     def dumps(self) -> bytes:
         return orjson.dumps([self.doi, self.titles, self.surnames, self.years, self.journals,
