@@ -328,14 +328,10 @@ def _indexed(path: Path) -> int:
         return 0
 
 
-def test_a_build_reads_each_row_once(engine: Engine, request: pytest.FixtureRequest) -> None:
+def test_a_build_reads_each_row_once(engine: Engine) -> None:
     """Pages of ``sync.BATCH`` rows end inside a tie of ``updated`` (ten rows
     share each instant): the next page starts after the last (updated, doi) read,
     neither skipping nor reading again the rest of the tie."""
-    if engine.dialect.name == "sqlite":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "on SQLite each page after the first reads again the rest of the tie it "
-            "ended in: 12,020 rows read for 12,000")))
     fill(engine, 12_000)
     stderr = match_index()
     assert works_read(stderr) == 12_000 and "12,000 in the index" in stderr
@@ -398,9 +394,6 @@ def test_a_corrupt_index_file_is_a_clear_error(engine: Engine, command: list[str
     assert path.read_bytes() == garbage
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SqliteIndex(readonly=False) creates its tables in any SQLite file: another "
-    "database at the path is written to and used as the index"))
 def test_a_foreign_sqlite_file_is_refused_and_left_alone(engine: Engine) -> None:
     """Someone else's database at the index's path is neither read nor written."""
     persist(WORKS)
@@ -422,9 +415,6 @@ def test_a_foreign_sqlite_file_is_refused_and_left_alone(engine: Engine) -> None
     assert tables == {"accounts"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "--rebuild opens the index like any run, and the schema check refuses it "
-    "before it can be emptied: the error's advice cannot be followed"))
 def test_an_index_of_another_schema_version_says_rebuild_and_rebuild_works(
         engine: Engine) -> None:
     persist(WORKS)

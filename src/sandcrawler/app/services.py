@@ -442,15 +442,15 @@ class Services:
 
     # --- matching ---------------------------------------------------------------------
 
-    def match_index_writer(self) -> SqliteIndex:
-        """The embedded match index, open for writing (created when missing);
-        the caller closes it."""
+    def match_index_writer(self, *, rebuild: bool = False) -> SqliteIndex:
+        """The embedded match index, open for writing (created when missing;
+        with ``rebuild``, replaced when of another schema); the caller closes it."""
         self._require_open()
         from sandcrawler.match.index import SqliteIndex
 
         path = self.settings.match.index
         assert path is not None  # CoreSettings fills it in
-        return SqliteIndex(path, readonly=False)
+        return SqliteIndex(path, readonly=False, rebuild=rebuild)
 
     def sync_match_index(self) -> int:
         """Bring the match index up to date with the crossref table when it is

@@ -50,7 +50,7 @@ def index(rebuild: bool, progress: bool | None) -> None:
 
     services = Services.for_process(load_settings())
     services.check_schema()
-    writer = services.match_index_writer()
+    writer = services.match_index_writer(rebuild=rebuild)
     try:
         todo = behind(services.engine, writer) if not rebuild else None
         show = sys.stderr.isatty() if progress is None else progress

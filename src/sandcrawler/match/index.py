@@ -104,19 +104,38 @@ class SqliteIndex:
     POSTINGS_BUDGET = 400
     MIN_WORDS = 3
 
-    def __init__(self, path: Path, *, readonly: bool = True) -> None:
+    def __init__(self, path: Path, *, readonly: bool = True, rebuild: bool = False) -> None:
+        """Open the index at ``path``; for writing, create it when missing.
+        ``rebuild``: an index of another schema version is replaced by an
+        empty one. A file that is not a match index is never written."""
         self.path = path
         if readonly and not path.exists():
             raise IndexMissing(path)
         try:
             self.conn = _connect(path, readonly)
-            if not readonly:
+            tables = {r[0] for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "meta" not in tables:
+                self.conn.close()
+                raise ConfigError(
+                    f"{path} is an SQLite database but not a match index: set match.index "
+                    "to another path, or move the file away")
+            version = self.meta("schema") if tables else None
+            if not readonly and tables and version != SCHEMA_VERSION and rebuild:
+                self.conn.close()
+                for p in (path, path.with_name(path.name + "-wal"),
+                          path.with_name(path.name + "-shm")):
+                    p.unlink(missing_ok=True)
+                self.conn = _connect(path, readonly)
+                tables = set()
+            if not readonly and not tables:
                 self.conn.executescript(_SCHEMA)
                 self._set_meta_default("schema", SCHEMA_VERSION)
             version = self.meta("schema")
         except sqlite3.DatabaseError as e:
             raise ConfigError(f"match index {path} cannot be read: {e}") from None
         if version != SCHEMA_VERSION:
+            self.conn.close()
             raise ConfigError(
                 f"match index {path} has schema {version!r}, this version reads "
                 f"{SCHEMA_VERSION!r}: rebuild it with `sandcrawler match index --rebuild`")

@@ -67,23 +67,35 @@ def record_of(doi: str, record: Any) -> CatalogRecord:
     return from_crossref(doi, work)
 
 
-def _updated(engine: Engine) -> ColumnElement[Any]:
-    """``crossref.updated`` as the database compares it. SQLite keeps it as text
-    ("YYYY-MM-DD HH:MM:SS", CURRENT_TIMESTAMP's form) and compares text: a bound
-    datetime, written with microseconds, would never equal a stored one."""
-    if engine.dialect.name == "sqlite":
-        return type_coerce(crossref.c.updated, Text)
-    return crossref.c.updated
+def _text_at(ts: datetime) -> str:
+    naive = ts.astimezone(UTC).replace(tzinfo=None)
+    return naive.strftime("%Y-%m-%d %H:%M:%S") + (
+        f".{naive.microsecond:06d}" if naive.microsecond else "")
 
 
-def _at(engine: Engine, ts: datetime) -> ColumnElement[Any]:
+def _written_after(engine: Engine, ts: datetime, doi: str | None = None,
+                   *, inclusive: bool = False) -> ColumnElement[bool]:
+    """Rows written after ``ts`` (at ``ts`` too with ``inclusive``; at ``ts``
+    with a DOI after ``doi``, for the next page of a tie).
+
+    SQLite keeps the timestamp as text, in CURRENT_TIMESTAMP's form or with
+    microseconds when a client wrote it: text bounds the range (and uses the
+    index; "…:00" sorts before "…:00.000000"), julianday() compares the times."""
+    when: ColumnElement[Any]
+    at: ColumnElement[Any]
     if engine.dialect.name == "sqlite":
-        naive = ts.astimezone(UTC).replace(tzinfo=None)
-        text = naive.strftime("%Y-%m-%d %H:%M:%S")
-        if naive.microsecond:
-            text += f".{naive.microsecond:06d}"
-        return literal(text, Text)
-    return literal(ts, crossref.c.updated.type)
+        text = _text_at(ts)
+        stored = type_coerce(crossref.c.updated, Text)
+        bound = stored >= literal(text, Text)
+        when, at = func.julianday(stored), func.julianday(literal(text, Text))
+    else:
+        when, at = crossref.c.updated, literal(ts, crossref.c.updated.type)
+        bound = when >= at
+    if inclusive:
+        return bound
+    if doi is None:
+        return and_(bound, when > at)
+    return and_(bound, or_(when > at, and_(when == at, crossref.c.doi > doi)))
 
 
 def behind(engine: Engine, index: SqliteIndex) -> int:
@@ -92,7 +104,7 @@ def behind(engine: Engine, index: SqliteIndex) -> int:
     with engine.connect() as conn:
         q = select(func.count()).select_from(crossref)
         if mark:
-            q = q.where(_updated(engine) > _at(engine, datetime.fromisoformat(mark)))
+            q = q.where(_written_after(engine, datetime.fromisoformat(mark)))
         return int(conn.execute(q).scalar_one())
 
 
@@ -152,19 +164,15 @@ def records_of(works: list[tuple[str, Any]]) -> list[CatalogRecord]:
 def _batches(engine: Engine, since: datetime | None,
              batch: int) -> Iterator[list[tuple[str, datetime, str]]]:
     """The crossref rows written at or after ``since``, in (updated, doi) order."""
-    updated = _updated(engine)
     after_doi: str | None = None
     with engine.connect() as conn:
         while True:
             # the record as JSON text, decoded by orjson: the column type's own
             # decoding was a third of a build's time
             q = select(crossref.c.doi, crossref.c.updated, cast(crossref.c.record, Text))
-            if since is not None and after_doi is not None:
-                at = _at(engine, since)
-                # ">=" first: the index on updated gives the range, the rest filters it
-                q = q.where(and_(updated >= at, or_(updated > at, crossref.c.doi > after_doi)))
-            elif since is not None:
-                q = q.where(updated >= _at(engine, since))
+            if since is not None:
+                q = q.where(_written_after(engine, since, after_doi,
+                                           inclusive=after_doi is None))
             rows = [(doi, ts, record) for doi, ts, record in conn.execute(
                 q.order_by(crossref.c.updated, crossref.c.doi).limit(batch))]
             if not rows:
