@@ -23,7 +23,9 @@ from rapidfuzz.fuzz import partial_ratio
 from sandcrawler.match.query import Query
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.match.text import (
+    content_tokens,
     is_generic,
+    is_one_word,
     journals_agree,
     page_digits,
     surname_last,
@@ -34,9 +36,11 @@ from sandcrawler.match.text import (
 TITLE_SAME, TITLE_SIMILAR, TITLE_CLOSE, TITLE_DIFFERS = 4.0, 3.0, 1.0, -3.0
 #: what a generic title ("Introduction") can add at most
 TITLE_GENERIC_CAP = 1.0
+#: what a title of one word can add at most
+TITLE_ONE_WORD_CAP = 3.0
 AUTHOR_SAME, AUTHOR_PRESENT, AUTHOR_DIFFERS, AUTHOR_IN_STRING = 1.5, 0.7, -1.5, 1.2
-#: co-authors agreeing besides the first: two or more, one
-AUTHORS_SAME, AUTHORS_ONE = 1.0, 0.5
+#: co-authors agreeing besides the first: three or more, two, one
+AUTHORS_MANY, AUTHORS_SAME, AUTHORS_ONE = 1.5, 1.0, 0.5
 YEAR_SAME, YEAR_NEAR, YEAR_DIFFERS, YEAR_IN_STRING = 1.0, 0.3, -2.5, 0.7
 JOURNAL_SAME, JOURNAL_SIMILAR, JOURNAL_IN_STRING, JOURNAL_DIFFERS = 1.0, 0.5, 0.7, -0.7
 VOLUME_SAME, VOLUME_DIFFERS, VOLUME_IN_STRING = 1.0, -1.5, 0.4
@@ -88,12 +92,12 @@ def _title_similarity(q: Query, rec: CatalogRecord) -> tuple[float, bool]:
             s = Indel.normalized_similarity(q.title, t)
             if s < SAME:
                 short, long_ = (q.title, t) if len(q.title) <= len(t) else (t, q.title)
-                if len(short) >= 20 and len(short.split()) >= 3:
-                    if long_.startswith(short):
-                        s = max(s, 0.93)  # a title with its subtitle, or without
-                    elif len(short) >= 0.3 * len(long_):
-                        # bilingual titles, a translation in brackets
-                        s = max(s, 0.96 * partial_ratio(short, long_) / 100)
+                if long_.startswith(short + " ") and len(content_tokens(short)) >= 2:
+                    s = max(s, 0.93)  # a title with its subtitle, or without
+                elif len(short) >= 20 and len(short.split()) >= 3 \
+                        and len(short) >= 0.3 * len(long_):
+                    # bilingual titles, a translation in brackets
+                    s = max(s, 0.96 * partial_ratio(short, long_) / 100)
             if s > best:
                 best, from_raw, best_title = s, False, t
         # a short title is found by chance in a long string: only longer ones
@@ -139,6 +143,8 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         else:
             verdict, p = "", 0.0  # a reference string that does not hold it: no verdict
         if verdict:
+            if p > TITLE_ONE_WORD_CAP and (is_one_word(q.title) or is_one_word(rec.titles[0])):
+                p = TITLE_ONE_WORD_CAP
             if p > TITLE_GENERIC_CAP and (q.generic_title or is_generic(rec.titles[0])):
                 p = TITLE_GENERIC_CAP
                 reasons.append("title:generic")
@@ -170,7 +176,10 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
                          if any(_surname_agrees(s, r) for r in rec.surnames[1:8]))
         elif raw_words:
             others = sum(1 for r in rec.surnames[1:4] if surname_last(r) in raw_words)
-        if others >= 2:
+        if others >= 3:
+            points += AUTHORS_MANY
+            reasons.append("authors:same")
+        elif others >= 2:
             points += AUTHORS_SAME
             reasons.append("authors:same")
         elif others == 1:
@@ -257,6 +266,12 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             points -= TITLE_DIFFERS
             reasons.append("title:not-a-title")
             conflict = False
+
+    if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons):
+        # a year apart in another venue or at other pages: another version of
+        # the work (the conference paper of a journal article), not this record
+        conflict = True
+        reasons.append("version:differs")
 
     # --- notices: errata, replies, figures share the article's title ---
     if rec.kind != q.kind:

@@ -136,6 +136,8 @@ class Matcher:
             notes.append(f"{key}:wrong" if ev.conflict or ev.points < 0 else f"{key}:unverified")
         for key in self._unknown_ids(q):
             notes.append(f"{key}:not-in-catalog")
+        if q.garbage_title:
+            notes.append("title:not-a-title")
         if not q.usable():
             notes.append("title:generic" if q.title else "title:missing")
             return MatchResult(MatchStatus.TOO_LITTLE, id=q.id, reasons=tuple(notes))
@@ -213,7 +215,7 @@ class Matcher:
         runner = next((e for e in scored[1:] if e.record.doi != best.record.doi), None)
         reasons = (*notes, *best.reasons)
         score = score_of(best.points)
-        if best.points >= STRONG and not best.conflict:
+        if best.points >= STRONG and not best.conflict and _corroborated(best):
             if runner is not None and not runner.conflict \
                     and runner.points >= STRONG - MARGIN and best.points - runner.points < MARGIN:
                 return MatchResult(
@@ -246,6 +248,21 @@ def _number_pairs(raw: str) -> list[tuple[str, str]]:
             if a != b:
                 pairs.append((a, b))
     return pairs
+
+
+#: fields that corroborate a title: who wrote it, where it appeared
+_CORROBORATING = ("first-author:", "authors:", "journal:same", "journal:in-string",
+                  "volume:", "page:same", "page:in-string", "locator:")
+#: a title this long identifies a work with its year alone
+LONG_TITLE_WORDS = 6
+
+
+def _corroborated(ev: Evidence) -> bool:
+    """More than a title and a year agree, or the title is long: "Academic
+    Health Centers" (2004) names many works."""
+    if any(r.startswith(_CORROBORATING) and not r.endswith(":differs") for r in ev.reasons):
+        return True
+    return ev.title_same and len(content_tokens(ev.record.titles[0])) >= LONG_TITLE_WORDS
 
 
 def _exact(ev: Evidence) -> bool:

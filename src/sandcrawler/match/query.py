@@ -21,9 +21,11 @@ from sandcrawler.identifiers import normalize_arxiv, normalize_doi, normalize_pm
 from sandcrawler.match.text import (
     first_page,
     fold,
+    is_garbage_title,
     is_generic,
     notice_kind,
     number_key,
+    running_head,
     surname_key,
     year_of,
 )
@@ -67,6 +69,8 @@ class Query:
     kind: str | None = None
     #: the input DOI did not normalise (kept to report it)
     bad_doi: str | None = None
+    #: the input's title was not one (boilerplate, the author list, a running head)
+    garbage_title: bool = False
 
     @cached_property
     def generic_title(self) -> bool:
@@ -152,18 +156,32 @@ def query_from(obj: Any) -> Query:
     title = _str(obj, "title")
     journal = _str(obj, "journal") or _str(obj, "journal_abbrev") or _str(obj, "book_title")
     pages = _str(obj, "first_page") or _str(obj, "pages")
+    volume = _str(obj, "volume")
+    issue = _str(obj, "issue")
     date = obj.get("date", obj.get("year"))
+    surnames = _surnames(obj.get("authors"))
+    garbage = False
+    if title and (head := running_head(title)):
+        # the page's running head, not the title: what it says is the locator
+        journal = journal or head["journal"]
+        volume = volume or head["volume"]
+        issue = issue or head["issue"]
+        pages = pages or head["page"]
+        date = date or head["year"]
+        title, garbage = None, True
+    elif title and is_garbage_title(fold(title), surnames):
+        title, garbage = None, True
     raw = _str(obj, "unstructured")
     doi_in = _str(obj, "doi")
     doi = _id(normalize_doi, doi_in)
     return Query(
         id=obj.get("id"),
         title=fold(title) if title else "",
-        surnames=_surnames(obj.get("authors")),
+        surnames=surnames,
         year=year_of(date),
         journal=fold(journal) if journal else "",
-        volume=number_key(_str(obj, "volume")),
-        issue=number_key(_str(obj, "issue")),
+        volume=number_key(volume),
+        issue=number_key(issue),
         page=first_page(pages),
         doi=doi,
         pmid=_id(normalize_pmid, _str(obj, "pmid")),
@@ -171,5 +189,6 @@ def query_from(obj: Any) -> Query:
         arxiv=_id(normalize_arxiv, _str(obj, "arxiv_id")),
         raw=fold(unbreak(raw[:MAX_UNSTRUCTURED])) if raw else "",
         kind=notice_kind(title) if title else None,
+        garbage_title=garbage,
         bad_doi=doi_in if doi_in and not doi else None,
     )

@@ -24,6 +24,7 @@ from sandcrawler.match.text import (
     number_key,
     surname_key,
     surname_last,
+    unmarked,
 )
 
 #: Crossref ``type`` values that are parts of another work
@@ -130,6 +131,8 @@ def from_crossref(doi: str, work: Mapping[str, Any]) -> CatalogRecord:
     get = work.get
     raw_titles = _strings(get("title"))
     titles = [f for t in raw_titles if (f := fold(t))]
+    if raw_titles and (bare := unmarked(raw_titles[0])):
+        titles.append(fold(bare))  # cited by the title it had before retraction
     if titles and (subtitles := _strings(get("subtitle"))):
         titles.append(f"{titles[0]} {fold(subtitles[0])}")
     for key in ("original-title", "short-title"):

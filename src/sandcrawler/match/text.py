@@ -48,6 +48,8 @@ GENERIC_TITLES = frozenset({
     "original paper", "research paper", "full paper", "short communication", "article",
     "short report", "brief report", "case report", "review", "letters", "communication",
     "technical note", "research", "mini review", "perspective", "viewpoint", "opinion",
+    "bibliography", "references", "appendix", "glossary", "epilogue", "prologue",
+    "afterword", "chapter", "part", "frontmatter", "backmatter",
 })
 
 # A notice about another work (or a part of one) often repeats that work's title
@@ -59,7 +61,7 @@ _NOTICE = re.compile(
     r"^\W*(?:"
     r"(?P<erratum>(?:errat(?:um|a)|corrigend(?:um|a)|corrections?|addendum|"
     r"author correction|publisher correction|notice of correction)" + _AFTER + r")|"
-    r"(?P<retraction>(?:retraction(?: note| notice)?|retracted(?: article)?|withdrawn|"
+    r"(?P<retraction>(?:retraction(?: note| notice)?|"
     r"notice of retraction|expression of concern)" + _AFTER + r"|retraction of\b)|"
     r"(?P<reply>(?:reply|response|rejoinder)\s*(?:[:.\-\u2013\u2014]|$|to\s+(?:the\s+|a\s+)?"
     r"(?:comments?|letter|critique|reviewers?|commentary|correspondence|discussion|editor|"
@@ -121,14 +123,66 @@ def title_numbers(folded_title: str) -> frozenset[str]:
     for i, w in enumerate(words):
         if w.isdigit():
             out.add(str(int(w)) if len(w) < 6 else w)
+        elif any(c.isdigit() for c in w):
+            out.add(w)  # a formula, a strain, a gene: "c10h12n2o3", "h1n1"
         elif w in _ROMAN or (w == "i" and i > 0 and words[i - 1] in _ORDINAL_BEFORE):
             out.add(w)
     return frozenset(out)
 
 
 def is_generic(folded_title: str) -> bool:
-    """A title that many works share, or too short to identify one on its own."""
-    return folded_title in GENERIC_TITLES or len(content_tokens(folded_title)) < 2
+    """A title that many works share ("Introduction"), or no word at all."""
+    return folded_title in GENERIC_TITLES or not content_tokens(folded_title) \
+        or len(folded_title) < 3
+
+
+def is_one_word(folded_title: str) -> bool:
+    """A title of one word ("Bisanji", "Cancer"): it identifies, less surely."""
+    return len(content_tokens(folded_title)) == 1
+
+
+# what a header extractor may take for a title: boilerplate of the page
+_BOILERPLATE = re.compile(
+    r"\b(?:open access|contents lists available|this article (?:appeared|is)|"
+    r"all rights reserved|creative commons|downloaded from|journal homepage|"
+    r"available online|accepted manuscript|author manuscript|copyright|"
+    r"published by|elsevier|springer|wiley|doi \d)\b")
+# a running head: "HERNIA 1 (1997) 37", "Tissue Antigens 24 (2008) 58-59"
+_RUNNING_HEAD = re.compile(
+    r"^(?P<journal>[^\W\d][\w .&'-]{1,80}?)[ ,.]+(?:vol\.? ?)?(?P<volume>\d{1,4})"
+    r"(?:[ ,.]*\((?P<issue>[\w-]{1,8})\))?[ ,.]*\((?P<year>1[5-9]\d\d|20\d\d)\)"
+    r"[ ,.:]*(?:pp?\.? ?)?(?P<page>[A-Za-z]?\d{1,6})", re.IGNORECASE)
+
+
+# an article that was retracted keeps its title behind a mark: it is the article
+_RETRACTED = re.compile(r"^\W*(?:retracted(?: article)?|withdrawn)\s*[:.\-\u2013\u2014]\s*",
+                        re.IGNORECASE)
+
+
+def unmarked(title: str) -> str | None:
+    """A retracted article's title without its "RETRACTED:" mark (None when
+    it has none)."""
+    m = _RETRACTED.match(title)
+    return title[m.end():] if m else None
+
+
+def running_head(title: str) -> re.Match[str] | None:
+    """A running head taken for the title, with its journal, volume, year and page."""
+    return _RUNNING_HEAD.match(title.strip())
+
+
+def is_garbage_title(folded_title: str, surnames: tuple[str, ...]) -> bool:
+    """Not a title: page boilerplate, or the author list (two of the authors'
+    surnames, and few other words)."""
+    if _BOILERPLATE.search(folded_title):
+        return True
+    if len(surnames) >= 2 or (surnames and len(folded_title.split()) <= 4):
+        words = [w for w in content_tokens(folded_title) if len(w) > 1]  # no initials
+        names = {surname_last(s) for s in surnames}
+        hits = sum(1 for w in words if w in names)
+        if hits >= min(2, len(names)) and hits * 2 > len(words):
+            return True
+    return False
 
 
 def notice_kind(title: str) -> str | None:
