@@ -115,18 +115,25 @@ _ROMAN = frozenset({"ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi"
 _ORDINAL_BEFORE = frozenset({"part", "paper", "series", "phase", "type", "volume", "vol", "no"})
 
 
+_DIGIT = re.compile(r"\d")
+
+
+@lru_cache(maxsize=8192)
 def title_numbers(folded_title: str) -> frozenset[str]:
-    """The numbers a title holds ("part ii", "2020", "type 1"): two titles
-    alike but for them are two works (a series, a yearly report)."""
+    """The numbers a title holds ("part ii", "2020", "type 1", "c10h12n2o3"):
+    two titles alike but for them are two works (a series, a yearly report)."""
     words = folded_title.split()
-    out = set()
-    for i, w in enumerate(words):
-        if w.isdigit():
-            out.add(str(int(w)) if len(w) < 6 else w)
-        elif any(c.isdigit() for c in w):
-            out.add(w)  # a formula, a strain, a gene: "c10h12n2o3", "h1n1"
-        elif w in _ROMAN or (w == "i" and i > 0 and words[i - 1] in _ORDINAL_BEFORE):
-            out.add(w)
+    out: set[str] = set()
+    if _DIGIT.search(folded_title):
+        for w in words:
+            if w.isdigit():
+                out.add(str(int(w)) if len(w) < 6 else w)
+            elif _DIGIT.search(w):
+                out.add(w)  # a formula, a strain, a gene: "c10h12n2o3", "h1n1"
+    if not _ROMAN.isdisjoint(words) or "i" in words:
+        for i, w in enumerate(words):
+            if w in _ROMAN or (w == "i" and i > 0 and words[i - 1] in _ORDINAL_BEFORE):
+                out.add(w)
     return frozenset(out)
 
 
