@@ -59,7 +59,7 @@ def persist_crossref(input_file: str, parse_refs: bool, parser: str | None,
     if parse_refs:
         services.check_citation_parser(parser)
     services.check_schema()
-    # the works written are added to the match index as well (docs/matching-refs.md)
+    # the works written are added to the match index as well (docs/matching.md, "References")
     run_pipeline("persist crossref", JsonLinesSource(input_file, limit=limit), "persist-crossref",
                  {"parse_refs": parse_refs, "parser": parser}, persist_crossref_sink(services),
                  services, jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,

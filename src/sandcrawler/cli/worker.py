@@ -177,7 +177,7 @@ def persist_crossref(consuming: Consuming, parse_refs: bool, parser: str | None)
 @consumer_options("match-refs", "Works per batch (one transaction, one offset commit)")
 def match_refs(consuming: Consuming) -> None:
     """Consume grobid_refs rows and resolve their references into the citation
-    table, like `match refs` (docs/matching-refs.md).
+    table, like `match refs` (docs/matching.md, "References").
 
     One row is one citing work (source crossref: its DOI; source document: its
     UUID); its rows replace what it had, in the batch's transaction, and

@@ -1,5 +1,5 @@
 """``match-refs``: a citing work's references (one ``grobid_refs`` row) resolved
-into its ``citation`` rows (docs/matching-refs.md).
+into its ``citation`` rows (docs/matching.md, "References").
 
 The citing side comes from the row: ``doi:<doi>`` for a Crossref work (source
 ``crossref``), ``uuid:<uuid>`` for a document of the catalogue (source
