@@ -138,7 +138,8 @@ def test_upsert_is_idempotent_and_newer_wins(engine) -> None:  # type: ignore[no
     put("2022-01-01T00:00:00Z", "second", [{"id": "k2"}])  # newer: replaces
     put("2020-01-01T00:00:00Z", "stale", [{"id": "k0"}])  # older: ignored
     with engine.connect() as conn:
-        (doi, indexed, record), = conn.execute(select(crossref.c.doi, crossref.c.indexed, crossref.c.record)).all()
+        (doi, indexed, record), = conn.execute(
+            select(crossref.c.doi, crossref.c.indexed, crossref.c.record)).all()
         assert (doi, indexed, record) == ("10.1/a", ts("2022-01-01T00:00:00Z"), {"title": "second"})
         ((_, _, source_ts, updated, refs),) = conn.execute(select(grobid_refs)).all()
         assert (source_ts, refs) == (ts("2022-01-01T00:00:00Z"), [{"id": "k2"}])
