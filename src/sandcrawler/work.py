@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NamedTuple, Protocol, TypeVar
 
@@ -150,3 +150,16 @@ def json_line(output: Output) -> bytes:
         return dumps_output(output.to_json())
     except TypeError as e:
         raise TypeError(f"not JSON: {e}") from e
+
+
+def in_batches(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
+    """Lists of up to ``size`` items, the last one possibly shorter (every
+    source's ``batches``)."""
+    batch: list[Item] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

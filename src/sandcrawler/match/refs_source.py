@@ -28,7 +28,7 @@ from sandcrawler.db.schema import citation, grobid_refs
 from sandcrawler.match.refs_worker import citing_of
 from sandcrawler.match.sync import OVERLAP
 from sandcrawler.timestamps import iso_utc
-from sandcrawler.work import Item
+from sandcrawler.work import Item, in_batches
 
 #: how much newer than its source a work's citation rows must be to be current
 SETTLE = OVERLAP
@@ -117,14 +117,7 @@ class CitingWorksSource:
         return refs is not None and count == len(refs) and oldest > updated + SETTLE
 
     def batches(self, size: int) -> Iterator[list[Item]]:
-        batch: list[Item] = []
-        for item in self._items():
-            batch.append(item)
-            if len(batch) >= size:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        return in_batches(self._items(), size)
 
     def ack(self, items: list[Item]) -> None:
         """Nothing to forget: the citation rows are the position."""

@@ -20,7 +20,7 @@ from sandcrawler.file_records import cdx_file_record
 from sandcrawler.models.pdf import ProcessResult
 from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus
 from sandcrawler.web.cdx import CaptureSkip, read_capture
-from sandcrawler.work import Item, Outcome
+from sandcrawler.work import Item, Outcome, in_batches
 
 
 class Source(Protocol):
@@ -39,18 +39,6 @@ class Source(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def in_batches(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
-    """Lists of up to ``size`` items, the last one possibly shorter."""
-    batch: list[Item] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 class JsonLinesSource:
