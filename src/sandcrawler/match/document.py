@@ -45,15 +45,15 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Engine, delete
+from sqlalchemy import Engine
 
 from sandcrawler.db.engine import begin
-from sandcrawler.db.persist import TABLES, UpsertSpec, upsert
-from sandcrawler.db.schema import citation
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
 from sandcrawler.match.matcher import Matcher
 from sandcrawler.match.refs import CitationRow, citing_document, resolve
+from sandcrawler.match.refs_worker import CitationRows
+from sandcrawler.match.refs_worker import write_citations as write_citation_rows
 from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.match import MatchResult, RunnerUp
 from sandcrawler.models.statuses import DocumentMatchStatus, MatchStatus, Status
@@ -615,18 +615,12 @@ class ResolvedReferences:
         return self.statuses[MatchStatus.EXACT] + self.statuses[MatchStatus.STRONG]
 
 
-#: the citation table's upsert (db.persist's when it declares one)
-_CITATIONS = TABLES.get("citation") or UpsertSpec(citation, ("citing", "ref_index"))
-
-
 def write_citations(engine: Engine, citing: str, rows: Sequence[CitationRow]) -> None:
-    """A citing work's rows, replacing its earlier ones: positions past a shorter
-    list are deleted, so resolving again leaves exactly one row per reference."""
+    """A citing work's rows, replacing its earlier ones (positions past a shorter
+    list deleted), as ``match refs`` writes them."""
     with begin(engine) as conn:
-        if rows:
-            upsert(conn, _CITATIONS, [r.columns() for r in rows])
-        conn.execute(delete(citation).where((citation.c.citing == citing)
-                                            & (citation.c.ref_index >= len(rows))))
+        write_citation_rows(conn, [CitationRows(rows=tuple(rows), citing=citing,
+                                                count=len(rows))])
 
 
 # -- the service ---------------------------------------------------------------------------
