@@ -214,7 +214,8 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         if q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
             verdict, p = "same", JOURNAL_SAME
         elif q.journal and any(Indel.normalized_similarity(q.journal, j) >= 0.85
-                               for j in rec.journals):
+                               or (len(q.journal) >= 12 and partial_ratio(q.journal, j) >= 90)
+                               for j in rec.journals):  # OCR'd, or cut off
             verdict, p = "similar", JOURNAL_SIMILAR
         elif q.raw and any(len(j) >= 4 and f" {j} " in f" {q.raw} " for j in rec.journals):
             verdict, p = "in-string", JOURNAL_IN_STRING
@@ -267,6 +268,13 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             reasons.append("title:not-a-title")
             conflict = False
 
+    if conflict and "year:differs" in reasons and "locator:same" in reasons \
+            and not title_conflict \
+            and any(r.startswith(("title:same", "title:similar")) for r in reasons):
+        # the title, journal, volume and page agree: the year the parse found is
+        # another number of the string (a year in the title, a book reviewed)
+        conflict = False
+        reasons.append("year:ignored")
     if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons):
         # a year apart in another venue or at other pages: another version of
         # the work (the conference paper of a journal article), not this record

@@ -25,7 +25,7 @@ from sandcrawler.citations.base import CitationParser, biblio_to_dict
 from sandcrawler.errors import CitationParseError, RecordError
 from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
-from sandcrawler.match.query import Query, query_from
+from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
 from sandcrawler.match.text import STOPWORDS, content_tokens, surname_last
 from sandcrawler.models.match import MatchResult, RunnerUp
@@ -95,7 +95,8 @@ class Matcher:
         todo = [i for i, b in enumerate(biblios) if _needs_parse(b)]
         parsed: dict[int, dict[str, Any]] = {}
         if todo and self.parse is not None:
-            strings = [str(biblios[i]["unstructured"]) for i in todo]
+            # the parser reads the string as one line, its broken words joined
+            strings = [unbreak(str(biblios[i]["unstructured"])) for i in todo]
             for i, biblio in zip(todo, self.parse(strings), strict=True):
                 merged = dict(biblio)
                 merged["unstructured"] = biblios[i]["unstructured"]

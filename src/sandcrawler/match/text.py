@@ -128,8 +128,10 @@ def title_numbers(folded_title: str) -> frozenset[str]:
         for w in words:
             if w.isdigit():
                 out.add(str(int(w)) if len(w) < 6 else w)
-            elif _DIGIT.search(w):
-                out.add(w)  # a formula, a strain, a gene: "c10h12n2o3", "h1n1"
+            elif sum(c.isdigit() for c in w) >= 2:
+                # a formula, a strain, a gene: "c10h12n2o3", "h1n1", "p53"; one
+                # digit in a word is more often OCR's ("on1ine", "wor1d")
+                out.add(w)
     if not _ROMAN.isdisjoint(words) or "i" in words:
         for i, w in enumerate(words):
             if w in _ROMAN or (w == "i" and i > 0 and words[i - 1] in _ORDINAL_BEFORE):
