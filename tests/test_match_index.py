@@ -244,6 +244,17 @@ def test_match_biblio_without_an_index_builds_it(engine: Engine) -> None:
     assert SqliteIndex(index_path()).size() == 3
 
 
+def test_with_match_feed_off_persist_crossref_leaves_the_index_to_match_index(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk load without the feed: no index until `match index`, which then has all."""
+    remove_index()
+    monkeypatch.setenv("SANDCRAWLER_MATCH_FEED", "false")
+    persist(WORKS)
+    assert not index_path().exists()
+    match_index()
+    assert SqliteIndex(index_path()).size() == 3
+
+
 def test_persist_crossref_adds_its_works_to_the_index(engine: Engine,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Without `match index`, and with the matcher's own update turned off."""

@@ -163,6 +163,9 @@ class MatchSettings(Section):
     update: bool = Field(
         True, description="match commands first bring the index up to date with the "
         "crossref table when it is behind")
+    feed: bool = Field(
+        True, description="persist crossref adds the works it writes to the index; off "
+        "for a bulk load followed by one `match index` (about twice the load's speed)")
 
 
 class HttpSettings(Section):

@@ -99,8 +99,11 @@ class IndexFeedSink:
             self.inner.close()
 
 
-def persist_crossref_sink(services: Services) -> IndexFeedSink:
+def persist_crossref_sink(services: Services) -> IndexFeedSink | DatabaseSink:
     """``persist crossref``'s sink (command and worker): the database, then the
-    match index (``services.match_index_writer``, opened at the first write)."""
+    match index (``services.match_index_writer``, opened at the first write),
+    unless ``match.feed`` is off."""
+    if not services.settings.match.feed:
+        return services.database_sink()
     return IndexFeedSink(services.database_sink(),
                          lambda: IndexFeed(services.match_index_writer()))
