@@ -41,6 +41,8 @@ TITLE_ONE_WORD_CAP = 3.0
 AUTHOR_SAME, AUTHOR_PRESENT, AUTHOR_DIFFERS, AUTHOR_IN_STRING = 1.5, 0.7, -1.5, 1.2
 #: co-authors agreeing besides the first: three or more, two, one
 AUTHORS_MANY, AUTHORS_SAME, AUTHORS_ONE = 1.5, 1.0, 0.5
+#: all of four or more authors agreeing, the first one first
+AUTHORS_ALL = 1.0
 YEAR_SAME, YEAR_NEAR, YEAR_DIFFERS, YEAR_IN_STRING = 1.0, 0.3, -2.5, 0.7
 JOURNAL_SAME, JOURNAL_SIMILAR, JOURNAL_IN_STRING, JOURNAL_DIFFERS = 1.0, 0.5, 0.7, -0.7
 VOLUME_SAME, VOLUME_DIFFERS, VOLUME_IN_STRING = 1.0, -1.5, 0.4
@@ -179,6 +181,14 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         if others >= 3:
             points += AUTHORS_MANY
             reasons.append("authors:same")
+            if len(q.surnames) >= 4 and others >= len(q.surnames) - 1 \
+                    and len(rec.surnames) >= len(q.surnames) - 1 \
+                    and _surname_agrees(q.surnames[0], rec.surnames[0]):
+                # every author of four or more, the first first: a team's list
+                # is nearly a fingerprint (a second work of the team, same year,
+                # makes the answer ambiguous)
+                points += AUTHORS_ALL
+                reasons.append("authors:all")
         elif others >= 2:
             points += AUTHORS_SAME
             reasons.append("authors:same")

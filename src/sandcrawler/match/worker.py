@@ -7,12 +7,16 @@ questions by position as well as by ``id``.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from sandcrawler.errors import RecordError
+from sandcrawler.errors import InfrastructureError, RecordError
 from sandcrawler.match.matcher import Matcher
 from sandcrawler.models.match import MatchResult
+from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.work import Item, Outcome, decode_json
+
+log = logging.getLogger(__name__)
 
 
 class MatchBiblioWorker:
@@ -28,7 +32,13 @@ class MatchBiblioWorker:
                 results.append(None)
             except RecordError as e:
                 results.append(MatchResult(e.status, error=str(e)))
-        matched = iter(self.matcher.match_many(good))
+        try:
+            answers = self.matcher.match_many(good)
+        except InfrastructureError:
+            raise
+        except Exception:
+            answers = [self._one(b) for b in good]
+        matched = iter(answers)
         outcomes = []
         for item, result in zip(items, results, strict=True):
             r = result if result is not None else next(matched)
@@ -38,6 +48,20 @@ class MatchBiblioWorker:
             else:
                 outcomes.append(Outcome(item.where, r.status, output=r))
         return outcomes
+
+    def _one(self, biblio: Any) -> MatchResult:
+        """One biblio alone, after a bug stopped its batch: the others are
+        answered, and this one gets ``internal-error`` on its own line (every
+        input line has its answer), with the exception logged in full."""
+        try:
+            return self.matcher.match_many([biblio])[0]
+        except InfrastructureError:
+            raise
+        except Exception as e:
+            log.exception("match biblio: internal error")
+            return MatchResult(PipelineStatus.INTERNAL_ERROR,
+                               id=biblio.get("id") if isinstance(biblio, dict) else None,
+                               error=f"{type(e).__name__}: {e}")
 
     def close(self) -> None:
         """The matcher belongs to the services that built it."""
