@@ -204,6 +204,10 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             if d == 0:
                 points += YEAR_SAME
                 reasons.append("year:same")
+            elif raw_words and any(str(y) in raw_words for y in rec.years):
+                # the parse took another number for the year; the string has the work's
+                points += YEAR_IN_STRING
+                reasons.append("year:in-string")
             elif d == 1:
                 points += YEAR_NEAR
                 reasons.append("year:near")
@@ -285,6 +289,17 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         # another number of the string (a year in the title, a book reviewed)
         conflict = False
         reasons.append("year:ignored")
+    if title_conflict and rec.journals and q.title and any(
+            Indel.normalized_similarity(q.title, j) >= 0.85
+            or (len(q.title) >= 12 and partial_ratio(q.title, j) >= 90) for j in rec.journals) \
+            and "first-author:same" in reasons and "year:differs" not in reasons \
+            and ("page:same" in reasons or "page:in-string" in reasons
+                 or any(r.startswith("authors:") for r in reasons)):
+        # the parse took the book or proceedings for the title ("Advances in
+        # Intelligent Systems and Computing (2014) 61"): the container agrees
+        points -= TITLE_DIFFERS
+        reasons.append("title:is-the-container")
+        conflict = False
     if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons):
         # a year apart in another venue or at other pages: another version of
         # the work (the conference paper of a journal article), not this record

@@ -27,7 +27,7 @@ from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
-from sandcrawler.match.text import STOPWORDS, content_tokens, surname_last
+from sandcrawler.match.text import STOPWORDS, content_tokens, journals_agree, surname_last
 from sandcrawler.models.match import MatchResult, RunnerUp
 from sandcrawler.models.statuses import MatchStatus
 
@@ -184,7 +184,8 @@ class Matcher:
                     found.setdefault(rec.doi, rec)
             if q.volume and q.page:
                 for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
-                    found.setdefault(rec.doi, rec)
+                    if _plausible(q, rec):
+                        found.setdefault(rec.doi, rec)
         if wide and q.raw:
             raw_words = _words(q.raw)
             if raw_words and set(raw_words) != set(title_words):
@@ -194,7 +195,8 @@ class Matcher:
             # its numbers, two by two, as volume and first page
             for volume, page in _number_pairs(q.raw):
                 for rec in self.index.by_locator(volume, page, LOCATOR_CANDIDATES):
-                    found.setdefault(rec.doi, rec)
+                    if _plausible(q, rec):
+                        found.setdefault(rec.doi, rec)
         if wide and len(q.surnames) >= 2:
             # no title to go by (or a wrong one): the first authors' names
             for rec in self.index.by_names([surname_last(n) for n in q.surnames[:3]],
@@ -232,6 +234,22 @@ class Matcher:
         return MatchResult(status, score=score, reasons=reasons,
                            candidate=best.record.doi if status is MatchStatus.WEAK else None,
                            id=q.id)
+
+
+def _plausible(q: Query, rec: CatalogRecord) -> bool:
+    """A work at the input's volume and page worth comparing: its journal or its
+    first author is the input's (a common volume and page, "1" and "12", holds
+    hundreds of works in a large catalog; comparing them all is the cost)."""
+    if rec.journals and q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
+        return True
+    first = surname_last(rec.surnames[0]) if rec.surnames else ""
+    if first and q.surnames and surname_last(q.surnames[0]) == first:
+        return True
+    if q.raw:
+        if first and f" {first} " in f" {q.raw} ":
+            return True
+        return any(len(j) >= 4 and j in q.raw for j in rec.journals)
+    return False
 
 
 _NUMBER = re.compile(r"^[a-z]{0,2}\d+[a-z]?$")
