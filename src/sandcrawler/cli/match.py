@@ -70,6 +70,23 @@ def index(rebuild: bool, progress: bool | None) -> None:
     services.close()
 
 
+def _index_size(services: Services) -> int:
+    """The index's works (0 when it is missing), without building a matcher:
+    under -j N each process builds its own."""
+    from sandcrawler.match.index import IndexMissing, SqliteIndex
+
+    path = services.settings.match.index
+    assert path is not None
+    try:
+        index = SqliteIndex(path)
+    except IndexMissing:
+        return 0
+    try:
+        return index.size()
+    finally:
+        index.close()
+
+
 @match.command("biblio")
 @input_argument
 @pipeline_options("match-biblio")
@@ -97,6 +114,10 @@ def biblio(input_file: str, jobs: int, batch_size: int | None, limit: int | None
     # once, here, before any child opens the index: the children find it current
     if services.settings.match.update:
         services.sync_match_index()
+    if _index_size(services) == 0:
+        click.echo("match biblio: the catalog is empty, every answer will be empty-catalog: "
+                   "load Crossref works with `sandcrawler persist crossref FILE` first",
+                   err=True)
     if input_file == "-" and sys.stdin.isatty():
         click.echo("reading biblios from stdin, one JSON object per line (Ctrl-D to end)",
                    err=True)
