@@ -40,6 +40,10 @@ QUICKSTART = [
     ["process", "--no-progress", "examples/paper.pdf"],
     ["process", "--no-progress", "--cdx", "examples/crawl.cdx", "--source", "examples"],
     ["pdftable", "backfill-cdx", "--no-progress", "examples/captures.cdx"],
+    # matching (docs/matching.md): a small catalog, its index, six biblios against it
+    ["persist", "crossref", "--no-progress", "examples/match-catalog.jsonl"],
+    ["match", "index"],
+    ["match", "biblio", "--no-progress", "examples/match-biblios.jsonl"],
     # file ingest end to end: five CC BY articles' pages and full texts, shipped in the
     # package, served on loopback at their publishers' URLs; into its own data
     # directory, <data_dir>-demo (docs/ingest.md, "The offline demo")
