@@ -40,7 +40,7 @@ MARGIN = 1.5
 #: points an identifier's work needs from the other fields to be verified
 VERIFY = 2.5
 #: candidates asked of the index per lookup
-CANDIDATES = 20
+CANDIDATES = 10
 LOCATOR_CANDIDATES = 100
 
 _ARXIV_VERSION = re.compile(r"v\d+$")
