@@ -664,7 +664,7 @@ def test_a_biblio_with_nothing_usable_is_too_little(catalog: Callable[..., Match
 
 
 @pytest.mark.parametrize("biblio", [
-    [], "a title", 42, None, {"title": ["a", "list"]}, {"authors": "Smith"},
+    [], "a title", 42, None, {"title": ["a", 3]}, {"title": [["nested"]]}, {"authors": "Smith"},
     {"title": {"nested": 1}}, {"authors": [{"surname": "Smith"}], "date": "2001", "volume": []},
 ], ids=repr)
 def test_a_line_that_is_not_a_biblio(catalog: Callable[..., Matcher], biblio: Any) -> None:
@@ -681,3 +681,14 @@ def test_an_empty_catalog(catalog: Callable[..., Matcher]) -> None:
     assert (r.status, r.doi, r.id) == (MatchStatus.EMPTY_CATALOG, None, 1)
     [r] = matcher.match_many([{}])
     assert r.status is MatchStatus.EMPTY_CATALOG
+
+
+def test_a_title_in_crossrefs_own_shape_is_read(tmp_path: Path) -> None:
+    """Crossref writes ``"title": ["..."]``: a caller passing its records as biblios
+    gets the title read, not a bad-biblio."""
+    from sandcrawler.match.query import query_from
+
+    q = query_from({"title": ["Nitrogen fixation by cyanobacteria", "ignored"],
+                    "journal": ["Limnology and Oceanography"]})
+    assert q.title == "nitrogen fixation by cyanobacteria"
+    assert q.journal == "limnology and oceanography"

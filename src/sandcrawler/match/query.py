@@ -108,6 +108,8 @@ def _str(obj: Mapping[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        value = value[0]  # Crossref's own shape: "title": ["..."]
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(int(value)) if float(value).is_integer() else str(value)
     if not isinstance(value, str):
