@@ -271,7 +271,9 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         else:
             points += ISSUE_DIFFERS
             reasons.append("issue:differs")
-    if journal_ok and volume_ok and page_ok:
+    # a work with no volume (a book's chapter, a proceedings paper) is located by
+    # its container and first page
+    if journal_ok and page_ok and (volume_ok or not rec.volume):
         points += LOCATOR_SAME
         reasons.append("locator:same")
         if title_conflict and author_ok and "year:differs" not in reasons:
