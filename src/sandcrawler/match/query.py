@@ -19,6 +19,7 @@ from typing import Any
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_arxiv, normalize_doi, normalize_pmcid, normalize_pmid
 from sandcrawler.match.text import (
+    author_list_surnames,
     first_page,
     fold,
     is_garbage_title,
@@ -170,6 +171,10 @@ def query_from(obj: Any) -> Query:
         issue = issue or head["issue"]
         pages = pages or head["page"]
         date = date or head["year"]
+        title, garbage = None, True
+    elif title and (listed := author_list_surnames(title)) is not None:
+        # the author list in the title's place: its names are the authors
+        surnames = surnames or tuple(k for n in listed if (k := surname_key(n)))
         title, garbage = None, True
     elif title and is_garbage_title(fold(title), surnames):
         title, garbage = None, True

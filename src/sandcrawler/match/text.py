@@ -30,6 +30,16 @@ STOPWORDS = frozenset({
     "do", "du", "el", "en", "et", "for", "from", "how", "in", "is", "it", "la", "las", "le",
     "les", "los", "of", "on", "or", "per", "the", "to", "und", "von", "with", "zu", "zur"})
 
+#: section headings a header extractor takes for the title: never a work's title
+SECTION_HEADINGS = frozenset({
+    "original article", "research article", "review article", "original research",
+    "original paper", "research paper", "full paper", "short communication", "article",
+    "short report", "brief report", "case report", "letters", "communication",
+    "technical note", "research", "mini review", "original contribution",
+    "original investigation", "clinical study", "research letter", "regular article",
+    "articles", "original articles", "research articles", "scientific article",
+})
+
 #: titles that many works share: agreement on them alone identifies nothing
 GENERIC_TITLES = frozenset({
     "introduction", "editorial", "reply", "preface", "foreword", "index", "contents",
@@ -43,14 +53,10 @@ GENERIC_TITLES = frozenset({
     "guest editorial", "editors note", "editor s note", "notes", "miscellany",
     "introduction to the special issue", "research highlights", "highlights",
     "issue information", "masthead", "title page", "untitled", "abstract",
-    # section headings a header extractor takes for the title
-    "original article", "research article", "review article", "original research",
-    "original paper", "research paper", "full paper", "short communication", "article",
-    "short report", "brief report", "case report", "review", "letters", "communication",
-    "technical note", "research", "mini review", "perspective", "viewpoint", "opinion",
+    "review", "perspective", "viewpoint", "opinion",
     "bibliography", "references", "appendix", "glossary", "epilogue", "prologue",
     "afterword", "chapter", "part", "frontmatter", "backmatter",
-})
+}) | SECTION_HEADINGS
 
 # A notice about another work (or a part of one) often repeats that work's title
 # ("Correction: <title>", "Figure 2", a review headed by the book's title). Read
@@ -153,6 +159,7 @@ def is_one_word(folded_title: str) -> bool:
 # what a header extractor may take for a title: boilerplate of the page
 _BOILERPLATE = re.compile(
     r"\b(?:open access|contents lists available|this article (?:appeared|is)|"
+    r"terms (?:and|&)? ?conditions|full terms|"
     r"all rights reserved|creative commons|downloaded from|journal homepage|"
     r"available online|accepted manuscript|author manuscript|copyright|"
     r"published by|elsevier|springer|wiley|doi \d)\b")
@@ -180,10 +187,25 @@ def running_head(title: str) -> re.Match[str] | None:
     return _RUNNING_HEAD.match(title.strip())
 
 
+# an author list in the title's place: "G. V. Rao and K. S. J. Rao", "M. F. ANGEL, F. ZHANG"
+_AUTHOR_LIST = re.compile(
+    r"^(?:(?:[A-Z]\.(?:[ -]?[A-Z]\.)*\s*)+[A-Z][\w'\u2019-]+(?:\s*(?:,|and|&)\s*)?){1,30}$")
+
+
+def author_list_surnames(title: str) -> list[str] | None:
+    """The surnames of a title that is an author list ("G. V. Rao and K. S. J. Rao"),
+    else None."""
+    text = title.strip()
+    if not _AUTHOR_LIST.match(text):
+        return None
+    names = re.findall(r"(?:[A-Z]\.(?:[ -]?[A-Z]\.)*\s*)+([A-Z][\w'\u2019-]+)", text)
+    return names or None
+
+
 def is_garbage_title(folded_title: str, surnames: tuple[str, ...]) -> bool:
-    """Not a title: page boilerplate, or the author list (two of the authors'
-    surnames, and few other words)."""
-    if _BOILERPLATE.search(folded_title):
+    """Not a title: page boilerplate, a section heading, or the author list (two
+    of the authors' surnames, and few other words)."""
+    if folded_title in SECTION_HEADINGS or _BOILERPLATE.search(folded_title):
         return True
     if len(surnames) >= 2 or (surnames and len(folded_title.split()) <= 4):
         words = [w for w in content_tokens(folded_title) if len(w) > 1]  # no initials
