@@ -27,7 +27,7 @@ from sandcrawler.match.matcher import Matcher
 from sandcrawler.match.refs import citing_document, citing_doi, resolve
 from sandcrawler.models.refs import GrobidRefsRow
 from sandcrawler.models.statuses import MatchStatus, RefsStatus
-from sandcrawler.work import Item, Outcome, Rows, decode_record
+from sandcrawler.work import Item, Outcome, RecordWorker, Rows, decode_record
 
 #: the grobid_refs sources that name a citing work (``citing_of``)
 CITING_SOURCES = ("crossref", "document")
@@ -76,7 +76,7 @@ def write_citations(conn: Connection, outputs: Sequence[Rows]) -> None:
                                             citation.c.ref_index >= bindparam("n")), tails)
 
 
-class MatchRefsWorker:
+class MatchRefsWorker(RecordWorker):
     """grobid_refs rows (JSON, as ``persist-grobid-refs`` reads them) -> ``CitationRows``."""
 
     def __init__(self, matcher: Matcher) -> None:
@@ -95,15 +95,9 @@ class MatchRefsWorker:
 
     def process_batch(self, items: list[Item]) -> list[Outcome]:
         self._check_catalog()
-        outcomes = []
-        for item in items:
-            try:
-                outcomes.append(self._process(item))
-            except RecordError as e:
-                outcomes.append(Outcome.failed(item.where, e))
-        return outcomes
+        return super().process_batch(items)
 
-    def _process(self, item: Item) -> Outcome:
+    def process(self, item: Item) -> Outcome:
         _, row = decode_record(item.data, GrobidRefsRow, "a grobid_refs row", RefsStatus.BAD_ROW)
         citing = citing_of(row.source, row.source_id)
         if citing is None:
