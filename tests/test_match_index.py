@@ -452,7 +452,7 @@ CONTRACT_INPUT = [
                   "doi": "10.5555/C"}),
     orjson.dumps([1, 2]),
     orjson.dumps({"id": None, "title": "Introduction"}),
-    orjson.dumps({"id": "w", "title": ["not", "a", "string"]}),
+    orjson.dumps({"id": "w", "title": {"not": "a string"}}),
     orjson.dumps({"id": {"k": 1}, "unstructured": "Howarth RW. Nitrogen fixation by "
                   "cyanobacteria in oligo-\ntrophic lakes. Limnol Oceanogr 1988;33:669-87."}),
     orjson.dumps({"id": "z", "title": "Ocean acidification and the decline of pteropods",
