@@ -113,25 +113,7 @@ class SqliteIndex:
             raise IndexMissing(path)
         try:
             self.conn = _connect(path, readonly)
-            tables = {r[0] for r in self.conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if tables and "meta" not in tables:
-                self.conn.close()
-                raise ConfigError(
-                    f"{path} is an SQLite database but not a match index: set match.index "
-                    "to another path, or move the file away")
-            version = self.meta("schema") if tables else None
-            if not readonly and tables and version != SCHEMA_VERSION and rebuild:
-                self.conn.close()
-                for p in (path, path.with_name(path.name + "-wal"),
-                          path.with_name(path.name + "-shm")):
-                    p.unlink(missing_ok=True)
-                self.conn = _connect(path, readonly)
-                tables = set()
-            if not readonly and not tables:
-                self.conn.executescript(_SCHEMA)
-                self._set_meta_default("schema", SCHEMA_VERSION)
-            version = self.meta("schema")
+            version = self._open(path, readonly, rebuild)
         except sqlite3.DatabaseError as e:
             raise ConfigError(f"match index {path} cannot be read: {e}") from None
         if version != SCHEMA_VERSION:
@@ -140,6 +122,42 @@ class SqliteIndex:
                 f"match index {path} has schema {version!r}, this version reads "
                 f"{SCHEMA_VERSION!r}: rebuild it with `sandcrawler match index --rebuild`")
         self._lock = threading.Lock()
+
+    def _open(self, path: Path, readonly: bool, rebuild: bool) -> str | None:
+        """Check the file (and, for a writer, create its tables) under one write
+        lock: two writers opening a new file at once never see it half made."""
+        if not readonly:
+            self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            tables = {r[0] for r in self.conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "meta" not in tables:
+                raise ConfigError(
+                    f"{path} is an SQLite database but not a match index: set match.index "
+                    "to another path, or move the file away")
+            version = self.meta("schema") if tables else None
+            if not readonly and tables and version != SCHEMA_VERSION and rebuild:
+                self.conn.execute("ROLLBACK")
+                self.conn.close()
+                for p in (path, path.with_name(path.name + "-wal"),
+                          path.with_name(path.name + "-shm")):
+                    p.unlink(missing_ok=True)
+                self.conn = _connect(path, readonly)
+                return self._open(path, readonly, rebuild=False)
+            if not readonly and not tables:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                self._set_meta_default("schema", SCHEMA_VERSION)
+                version = SCHEMA_VERSION
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self.conn.close()
+            raise
+        if not readonly:
+            self.conn.execute("COMMIT")
+        return version
 
     # --- reading ----------------------------------------------------------------------
 
