@@ -126,7 +126,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     points = 0.0
     reasons: list[str] = []
     conflict = False
-    raw_words = set(q.raw.split()) if q.raw else set()
+    raw_words = q.raw_words
 
     # --- title ---
     title_same = title_conflict = False

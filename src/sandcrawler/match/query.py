@@ -74,6 +74,11 @@ class Query:
     garbage_title: bool = False
 
     @cached_property
+    def raw_words(self) -> frozenset[str]:
+        """The reference string's words, asked of every candidate: made once."""
+        return frozenset(self.raw.split())
+
+    @cached_property
     def generic_title(self) -> bool:
         return bool(self.title) and is_generic(self.title)
 
