@@ -1,0 +1,90 @@
+"""Field-level scores for a sequence labeller, counted the way GROBID's trainer
+evaluates its models (docs/extraction.md): a field is a run of tokens with one
+label, a new field starting where the label changes or where a token carries
+GROBID's ``I-`` (beginning) mark. A predicted field is right when a gold field
+has the same label, start and end; precision and recall are per label, and the
+micro average sums the counts of every label except ``<other>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sandcrawler.citations.crf.evaluate import Counts
+
+BEGIN = "I-"
+OTHER = "<other>"
+
+
+def plain(label: str) -> str:
+    """The label without GROBID's beginning mark."""
+    return label[len(BEGIN):] if label.startswith(BEGIN) else label
+
+
+def fields(labels: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(label, start, end) of each field, end exclusive."""
+    out: list[tuple[str, int, int]] = []
+    start, current = 0, ""
+    for i, label in enumerate(labels):
+        name = plain(label)
+        if i == 0 or name != current or label.startswith(BEGIN):
+            if i:
+                out.append((current, start, i))
+            start, current = i, name
+    if labels:
+        out.append((current, start, len(labels)))
+    return out
+
+
+@dataclass
+class FieldScores:
+    """Counts per label, summed over every sequence scored (and over folds)."""
+
+    sequences: int = 0
+    labels: dict[str, Counts] = field(default_factory=dict)
+
+    def add(self, gold: Sequence[str], predicted: Sequence[str]) -> None:
+        if len(gold) != len(predicted):
+            raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predicted")
+        self.sequences += 1
+        want, got = set(fields(gold)), set(fields(predicted))
+        for name, _, _ in want | got:
+            self.labels.setdefault(name, Counts())
+        for name, _, _ in want & got:
+            self.labels[name].tp += 1
+        for name, _, _ in want - got:
+            self.labels[name].fn += 1
+        for name, _, _ in got - want:
+            self.labels[name].fp += 1
+
+    def merge(self, other: FieldScores) -> None:
+        self.sequences += other.sequences
+        for name, counts in other.labels.items():
+            self.labels.setdefault(name, Counts()).add(counts)
+
+    def micro(self, exclude: Iterable[str] = (OTHER,)) -> Counts:
+        skip = set(exclude)
+        total = Counts()
+        for name, counts in self.labels.items():
+            if name not in skip:
+                total.add(counts)
+        return total
+
+    def macro_f1(self, exclude: Iterable[str] = (OTHER,)) -> float:
+        skip = set(exclude)
+        f1s = [c.f1 for name, c in self.labels.items() if name not in skip]
+        return sum(f1s) / len(f1s) if f1s else 0.0
+
+    def table(self) -> str:
+        lines = [f"{'label':<22}{'support':>8} {'precision':>10} {'recall':>8} {'F1':>8}"]
+        for name in sorted(self.labels):
+            c = self.labels[name]
+            lines.append(f"{name:<22}{c.support:>8} {c.precision * 100:>10.2f} "
+                         f"{c.recall * 100:>8.2f} {c.f1 * 100:>8.2f}")
+        m = self.micro()
+        lines.append(f"{'micro (no <other>)':<22}{m.support:>8} {m.precision * 100:>10.2f} "
+                     f"{m.recall * 100:>8.2f} {m.f1 * 100:>8.2f}")
+        lines.append(f"{'macro (no <other>)':<22}{'':>8} {'':>10} {'':>8} "
+                     f"{self.macro_f1() * 100:>8.2f}")
+        return "\n".join(lines)
