@@ -217,6 +217,24 @@ class DocumentMatchStatus(StrEnum):
     SOURCES_DISAGREE = "sources-disagree"
 
 
+class ExtractStatus(StrEnum):
+    """The embedded extraction cascade's answer for one PDF (``sandcrawler
+    extract``, ``extract0:xstatus``; docs/extraction.md). A sandboxed run that
+    did not return has the ``SandboxStatus`` instead."""
+
+    SUCCESS = "success"
+    #: over the page or reference limit: what was read is kept
+    PARTIAL = "partial"
+    #: no text layer (a scan): the cascade reads text, it does not OCR
+    NO_TEXT = "no-text"
+    NOT_PDF = "not-pdf"
+    BAD_PDF = "bad-pdf"
+    ENCRYPTED = "encrypted"
+    EMPTY_PDF = "empty-pdf"
+    #: neither layout reader could read the file
+    LAYOUT_FAILED = "layout-failed"
+
+
 class FilesetStatus(StrEnum):
     """Dataset ingest (the fileset-ingest seed's statuses and ours), and
     persisting its results."""
@@ -301,7 +319,7 @@ Status: TypeAlias = (
     PipelineStatus | IdentifierStatus | StoreStatus | FetchStatus | FileRecordStatus
     | CdxStatus | BackfillStatus | SandboxStatus | PdfStatus | FulltextStatus | ParserStatus
     | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus
-    | MatchStatus | DocumentMatchStatus
+    | MatchStatus | DocumentMatchStatus | ExtractStatus
 )
 
 #: the statuses of an ingested file (``hit`` is true)
@@ -316,5 +334,5 @@ DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
     CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus, ProcessingStatus,
-    MatchStatus, DocumentMatchStatus,
+    MatchStatus, DocumentMatchStatus, ExtractStatus,
 )
