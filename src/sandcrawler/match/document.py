@@ -47,6 +47,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from sandcrawler.citations.tei_write import bibl_struct, sub, tei_root
 from sandcrawler.db.engine import begin
 from sandcrawler.errors import RecordError
 from sandcrawler.identifiers import normalize_doi
@@ -472,107 +473,27 @@ def _unmatched(answers: tuple[SourceAnswer, ...]) -> Identification:
 
 # -- references ----------------------------------------------------------------------------
 
-TEI_NS = "http://www.tei-c.org/ns/1.0"
-_XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
-#: characters XML 1.0 cannot hold (ElementTree would write them, and the file
-#: would not parse)
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _t(tag: str) -> str:
-    # plain names, the namespace declared on the root: ElementTree's
-    # default_namespace refuses unqualified attributes, which TEI's all are
-    return tag
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = _NOT_XML.sub("\ufffd", " ".join(str(value).split()))
-    return text or None
-
-
-def _sub(parent: ET.Element, tag: str, text: Any = None, **attrs: str) -> ET.Element:
-    el = ET.SubElement(parent, _t(tag), attrs)
-    if (value := _text(text)) is not None:
-        el.text = value
-    return el
-
-
-def _authors(parent: ET.Element, authors: Any) -> None:
-    for a in authors if isinstance(authors, list) else ():
-        if isinstance(a, str):
-            a = {"full_name": a}
-        if not isinstance(a, Mapping):
-            continue
-        author = _sub(parent, "author")
-        pers = _sub(author, "persName")
-        given, surname = _text(a.get("given_name")), _text(a.get("surname"))
-        if given:
-            _sub(pers, "forename", given, type="first")
-        if surname:
-            _sub(pers, "surname", surname)
-        if not given and not surname:
-            pers.text = _text(a.get("full_name"))
-
-
 def _bibl_struct(index: int, ref: Mapping[str, Any], result: MatchResult) -> ET.Element:
-    struct = ET.Element(_t("biblStruct"), {_XML_ID: f"b{index}"})
-    if (key := _text(ref.get("id") or ref.get("key"))) is not None:
-        struct.set("n", key)
-    container = ref.get("journal") or ref.get("book_title")
-    title = ref.get("title")
-    if title and container:
-        analytic = _sub(struct, "analytic")
-        _sub(analytic, "title", title, level="a", type="main")
-        _authors(analytic, ref.get("authors"))
-        monogr = _sub(struct, "monogr")
-        level = "j" if ref.get("journal") else "m"
-        _sub(monogr, "title", container, level=level)
-    else:
-        monogr = _sub(struct, "monogr")
-        if title:
-            _sub(monogr, "title", title, level="m")
-        _authors(monogr, ref.get("authors"))
-    if ref.get("journal_abbrev"):
-        _sub(monogr, "title", ref["journal_abbrev"], level="j", type="abbrev")
-    imprint = _sub(monogr, "imprint")
-    if ref.get("publisher"):
-        _sub(imprint, "publisher", ref["publisher"])
-    for unit in ("volume", "issue"):
-        if ref.get(unit):
-            _sub(imprint, "biblScope", ref[unit], unit=unit)
-    first, last = ref.get("first_page"), ref.get("last_page")
-    if first:
-        scope = {"from": _text(first) or ""}
-        if last:
-            scope["to"] = _text(last) or ""
-        _sub(imprint, "biblScope", unit="page", **scope)
-    elif ref.get("pages"):
-        _sub(imprint, "biblScope", ref["pages"], unit="page")
-    if date := _text(ref.get("date")):
-        _sub(imprint, "date", date, type="published", when=date)
-    # the work it matched; the reference's own identifiers as parsed
-    if result.doi:
-        _sub(struct, "idno", result.doi, type="DOI")
+    struct = bibl_struct(index, ref, own_doi=False)
+    # the work it matched, then the reference's own DOI as parsed when another,
+    # first among the identifiers (right after monogr)
+    at = next(i for i, el in enumerate(struct) if el.tag == "monogr") + 1
     cited = _doi(ref.get("doi"))
-    if cited and cited != result.doi:
-        _sub(struct, "idno", cited, type="DOI", subtype="cited")
-    for kind, key in (("PMID", "pmid"), ("PMCID", "pmcid"), ("arXiv", "arxiv_id")):
-        if ref.get(key):
-            _sub(struct, "idno", ref[key], type=kind)
-    if ref.get("url"):
-        _sub(struct, "ptr", target=_text(ref["url"]) or "")
-    if ref.get("unstructured"):
-        _sub(struct, "note", ref["unstructured"], type="raw_reference")
-    note = _sub(struct, "note", " ".join(result.reasons) or None, type="match",
-                subtype=str(result.status), n=f"{result.score:g}")
+    for doi, extra in ((result.doi, {}), (cited if cited != result.doi else None,
+                                          {"subtype": "cited"})):
+        if doi:
+            idno = ET.Element("idno", {"type": "DOI", **extra})
+            idno.text = doi
+            struct.insert(at, idno)
+            at += 1
+    note = sub(struct, "note", " ".join(result.reasons) or None, type="match",
+               subtype=str(result.status), n=f"{result.score:g}")
     if result.error:
         note.set("resp", "sandcrawler")
     if result.candidate and result.candidate != result.doi:
-        _sub(struct, "idno", result.candidate, type="DOI", subtype="candidate")
+        sub(struct, "idno", result.candidate, type="DOI", subtype="candidate")
     if result.runner_up is not None:
-        _sub(struct, "idno", result.runner_up.doi, type="DOI", subtype="runner-up")
+        sub(struct, "idno", result.runner_up.doi, type="DOI", subtype="runner-up")
     return struct
 
 
@@ -582,16 +503,16 @@ def references_tei(doc_uuid: str, refs: Sequence[Mapping[str, Any]],
     (the matcher's parse for a reference that was only a string), each with the
     DOI it matched (``idno type="DOI"``) and a ``note type="match"`` (status in
     ``subtype``, score in ``n``, the reasons as its text)."""
-    tei = ET.Element(_t("TEI"), {"xmlns": TEI_NS})
-    header = _sub(tei, "teiHeader")
-    desc = _sub(header, "fileDesc")
-    _sub(_sub(desc, "titleStmt"), "title", f"References of document {doc_uuid}, resolved "
+    tei = tei_root()
+    header = sub(tei, "teiHeader")
+    desc = sub(header, "fileDesc")
+    sub(sub(desc, "titleStmt"), "title", f"References of document {doc_uuid}, resolved "
                                             "against the catalog")
-    _sub(_sub(desc, "publicationStmt"), "publisher", "sandcrawler")
-    _sub(_sub(desc, "sourceDesc"), "p", "The references of the document's full text "
+    sub(sub(desc, "publicationStmt"), "publisher", "sandcrawler")
+    sub(sub(desc, "sourceDesc"), "p", "The references of the document's full text "
                                         "(GROBID TEI, JATS or citation_reference tags), "
                                         "each matched against the Crossref catalog.")
-    listbibl = _sub(_sub(_sub(_sub(tei, "text"), "back"), "div", type="references"), "listBibl")
+    listbibl = sub(sub(sub(sub(tei, "text"), "back"), "div", type="references"), "listBibl")
     for i, (ref, result) in enumerate(zip(refs, results, strict=True)):
         parsed = dict(result.parsed or {})
         merged = {**parsed, **{k: v for k, v in ref.items() if v}} if parsed else dict(ref)
