@@ -266,6 +266,28 @@ class PdfSettings(Section):
     listing_width: int = Field(180, ge=16, description="width of the listing JPEG, in pixels")
 
 
+class ExtractSettings(Section):
+    """The embedded extraction cascade: a PDF's header and references without a
+    GROBID server (docs/extraction.md)."""
+
+    enabled: bool = Field(
+        True, description="process and file ingest run the cascade on every usable PDF "
+        "(beside GROBID when grobid.url is set)")
+    reader: Literal["pdfalto", "pdfium"] = Field(
+        "pdfalto", description="the layout reader: pdfalto (GROBID's own, run as a separate "
+        "program) or pdfium (in process); the other is the fallback when it fails")
+    timeout: float = Field(
+        60.0, gt=0, description="seconds one PDF may take (sandcrawler extract); then its "
+        "process is killed (status timeout)")
+    memory_limit_mb: int = Field(
+        2048, ge=64, description="address space of the extracting process, in MiB")
+    max_pages: int = Field(
+        100, ge=2, description="pages read of a longer PDF: the first half and the last "
+        "half of this many (header and references), status partial")
+    max_references: int = Field(
+        20_000, ge=1, description="references parsed per PDF; past it, status partial")
+
+
 class PdfTableSettings(Section):
     version: int = Field(
         0, ge=0, description="version in the PDF table's name wbgrp-journal-extract-<version>-<env>"
@@ -517,6 +539,7 @@ class CoreSettings(BaseModel):
     warc: WarcSettings = WarcSettings()
     kafka: KafkaSettings = KafkaSettings()
     pdf: PdfSettings = PdfSettings()
+    extract: ExtractSettings = ExtractSettings()
     pdftable: PdfTableSettings = PdfTableSettings()
     fileset: FilesetSettings = FilesetSettings()
     crawl: CrawlSettings = CrawlSettings()
