@@ -46,6 +46,19 @@ class Block:
 
 
 @dataclass(slots=True)
+class Graphic:
+    """An image or a vector drawing on a page, where it is (GROBID's segmentation
+    marks the lines of a block that one is near)."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    #: a vector drawing (paths); False: a bitmap image
+    vector: bool
+
+
+@dataclass(slots=True)
 class Page:
     number: int  # 0-based
     width: float
@@ -54,6 +67,8 @@ class Page:
     #: images and vector graphics drawn on the page (GROBID's segmentation reads them)
     bitmaps: int = 0
     graphics: int = 0
+    #: where they are, when the reader knows (pdfalto: its Illustration elements)
+    graphic_boxes: list[Graphic] = field(default_factory=list)
 
 
 @dataclass(slots=True)
