@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import LayoutStatus
+
+
+class LayoutError(RecordError):
+    """A layout reader gave no layout for this PDF; ``status`` says why."""
+
+    status = LayoutStatus.LAYOUT_FAILED
+
 
 @dataclass(slots=True)
 class Token:

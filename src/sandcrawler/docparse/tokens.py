@@ -24,6 +24,8 @@ Facts from GROBID (docs/extraction.md, "Layout tokens").
 
 from __future__ import annotations
 
+import re
+
 # GROBID's delimiters: its "full punctuation" set and the whitespace/control
 # characters it adds to it. The space is a delimiter too.
 PUNCTUATION = (
@@ -84,6 +86,8 @@ _CLEAN: dict[str, str] = {
 
 
 def _build_table() -> dict[int, str]:
+    # (normalise's shortcut for printable ASCII relies on this table changing
+    # no printable ASCII character; tests/test_docparse_tokens.py checks it)
     first: dict[str, str] = {}
     # later assignments win, in the reverse of GROBID's order, so that the
     # first replacement GROBID applies is the one kept
@@ -115,38 +119,61 @@ _WHITESPACE = frozenset(" \n\r\t\f\u00a0")
 def normalise(text: str) -> str:
     """The characters GROBID's layout reading replaces (steps 1 and 2 above),
     the text trimmed at both ends."""
+    if text.isascii() and text.isprintable():
+        # nothing to replace: the table maps ASCII only where it is a control
+        # character (most words of most documents take this way)
+        return text.strip()
     # "\r\n" is one line break, not two
     return text.strip().replace("\r\n", "\n").translate(_TABLE).strip()
+
+
+# a run of non-delimiters, or one delimiter (compiled once: layout readers call
+# this for every word of every page)
+_PIECES = re.compile(
+    "[^"
+    + re.escape("".join(sorted(DELIMITERS)))
+    + "]+|["
+    + re.escape("".join(sorted(DELIMITERS)))
+    + "]"
+)
+
+
+#: a token of a normalised text: ``text[start:end]``, and whether whitespace
+#: follows it within the text
+Span = tuple[int, int, bool]
+
+
+def spans(text: str) -> tuple[str, list[Span]]:
+    """``text`` normalised, and its tokens as spans of it. Offsets matter to
+    layout readers: GROBID gives each token of a word its share of the word's
+    width in proportion to its length in this normalised text."""
+    text = normalise(text)
+    if text.isalnum():  # most words: one token, no delimiter in it
+        return text, [(0, len(text), False)]
+    out: list[Span] = []
+    whitespace = _WHITESPACE
+    pos = 0
+    for piece in _PIECES.findall(text):
+        end = pos + len(piece)
+        if piece in whitespace:
+            if out:
+                out[-1] = (out[-1][0], out[-1][1], True)
+        elif piece != "\u200c":
+            out.append((pos, end, False))
+        pos = end
+    return text, out
 
 
 def split_spaced(text: str) -> list[tuple[str, bool]]:
     """The tokens of ``text`` (normalised first), each with whether whitespace
     follows it within ``text``."""
-    out: list[tuple[str, bool]] = []
-    start = 0
-    text = normalise(text)
-    n = len(text)
-    delimiters = DELIMITERS
-    whitespace = _WHITESPACE
-    for i in range(n):
-        c = text[i]
-        if c not in delimiters:
-            continue
-        if start < i:
-            out.append((text[start:i], False))
-        start = i + 1
-        if c in whitespace:
-            if out:
-                out[-1] = (out[-1][0], True)
-        elif c != "\u200c":
-            out.append((c, False))
-    if start < n:
-        out.append((text[start:], False))
-    return out
+    norm, found = spans(text)
+    return [(norm[a:b], space) for a, b, space in found]
 
 
 def split(text: str) -> list[str]:
     """The tokens of ``text`` as GROBID cuts them, whitespace left out:
     ``split("Smith†, J.(1999a)")`` is ``["Smith", "†", ",", "J", ".", "(",
     "1999a", ")"]``."""
-    return [t for t, _ in split_spaced(text)]
+    norm, found = spans(text)
+    return [norm[a:b] for a, b, _ in found]

@@ -312,6 +312,21 @@ class ProcessingStatus(StrEnum):
     HTML_TOO_COMPLEX = "html-too-complex"
 
 
+class LayoutStatus(StrEnum):
+    """Reading a PDF's layout (``sandcrawler.docparse``: pdfalto's ALTO, PDFium):
+    why a PDF gave no layout tokens. docs/extraction.md."""
+
+    #: the PDF has pages but no text on them (a scan without a text layer)
+    NO_TEXT = "no-text"
+    #: the layout reader ran past its time limit (killed)
+    LAYOUT_TIMEOUT = "layout-timeout"
+    #: the layout reader ran out of its memory allowance
+    LAYOUT_MEMORY_LIMIT = "layout-memory-limit"
+    #: the layout reader failed on the file (not a PDF it can read, a crash,
+    #: output that cannot be read)
+    LAYOUT_FAILED = "layout-failed"
+
+
 #: any record's status: a member of one domain's enum. Results type their
 #: ``status`` so, not with their own domain's enum alone, because a lower layer's
 #: status passes through to them (``fetch-error`` in a file ingest result, ...)
@@ -319,7 +334,7 @@ Status: TypeAlias = (
     PipelineStatus | IdentifierStatus | StoreStatus | FetchStatus | FileRecordStatus
     | CdxStatus | BackfillStatus | SandboxStatus | PdfStatus | FulltextStatus | ParserStatus
     | CitationStatus | RefsStatus | FilesetStatus | IngestFileStatus | ProcessingStatus
-    | MatchStatus | DocumentMatchStatus | ExtractStatus
+    | MatchStatus | DocumentMatchStatus | ExtractStatus | LayoutStatus
 )
 
 #: the statuses of an ingested file (``hit`` is true)
@@ -334,5 +349,5 @@ DOMAINS: tuple[type[StrEnum], ...] = (
     PipelineStatus, IdentifierStatus, StoreStatus, FetchStatus, FileRecordStatus,
     CdxStatus, BackfillStatus, SandboxStatus, PdfStatus, FulltextStatus, ParserStatus,
     CitationStatus, RefsStatus, FilesetStatus, IngestFileStatus, ProcessingStatus,
-    MatchStatus, DocumentMatchStatus, ExtractStatus,
+    MatchStatus, DocumentMatchStatus, ExtractStatus, LayoutStatus,
 )
