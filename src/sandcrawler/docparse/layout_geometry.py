@@ -1,0 +1,375 @@
+"""Words placed on a page, made into GROBID's layout: lines, blocks, reading
+order, superscripts and subscripts, and tokens. The PDFium reader
+(``layout_pdfium``) gives its words to it; pdfalto does all this itself, and
+these rules follow what it does where GROBID's features depend on it
+(docs/extraction.md, "PDFium and pdfalto compared").
+
+1. lines: consecutive words on one baseline (their boxes overlap vertically)
+   that follow each other left to right, no wider apart than ``LINE_GAP``;
+2. blocks: a line joins a block of its size when it is the next row of the
+   block (just below it, at the block's line spacing, overlapping it
+   horizontally) or, for the block just made, beside its last line on the
+   same baseline; a few recent blocks are tried, so that text drawn in an
+   interleaved order (a listing's code and its comments) still falls into
+   its blocks;
+3. reading order: blocks are cut into horizontal bands; a run of bands that
+   share a gutter is read column by column; turned text (a margin stamp) comes
+   last;
+4. superscripts and subscripts: smaller words raised or lowered from the
+   line's baseline;
+5. tokens: each word cut as GROBID cuts an ALTO ``String``.
+
+Coordinates are points from the top left of the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from sandcrawler.docparse.layout import Block, Line, Token
+from sandcrawler.docparse.tokens import spans
+
+#: words of one line are at most this far apart (times the font size); wider
+#: is another column or table cell
+LINE_GAP = 1.5
+#: a word is on the line when their boxes overlap by this much of the smaller height
+LINE_OVERLAP = 0.5
+#: a word starting this far left of the last one's end is not on its line
+BACKWARD = 0.5
+#: a block's rows are at most this far apart, baseline to baseline (times the
+#: size), until its own spacing is known; single spacing is about 1.2
+BLOCK_SPACING = 1.5
+#: then each row keeps the block's spacing within this factor (plus a point)
+SPACING_SLACK = 1.2
+#: lines whose sizes differ by more than this fraction are never in one block
+SIZE_CHANGE = 0.05
+#: two lines on one baseline in one block are at most this far apart (times the size)
+ROW_GAP = 3.0
+#: how many recent blocks a line may join
+LOOKBACK = 4
+#: a gap between blocks at least this wide (times the page's body size) may be a gutter
+GUTTER = 0.8
+#: baselines closer than this (points) are one baseline (superscript detection)
+BASELINE_EPSILON = 0.1
+
+
+@dataclass(slots=True, frozen=True)
+class Font:
+    name: str
+    size: float
+    bold: bool
+    italic: bool
+    #: the text's direction on the page, degrees counter-clockwise in multiples
+    #: of 90 (0: left to right); None for any other angle
+    direction: int | None
+
+
+@dataclass(slots=True)
+class Word:
+    text: str
+    font: Font
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    baseline: float
+    #: a line break came before it in the page's text
+    break_before: bool = False
+    superscript: bool = False
+    subscript: bool = False
+
+
+@dataclass(slots=True)
+class _Line:
+    words: list[Word]
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    #: the size most of its characters have, and the baseline of those words
+    size: float = 0.0
+    baseline: float = 0.0
+
+    @property
+    def direction(self) -> int | None:
+        return self.words[0].font.direction
+
+
+@dataclass(slots=True)
+class _Block:
+    #: its place in the page's text order
+    index: int
+    lines: list[_Line] = field(default_factory=list)
+    x0: float = math.inf
+    y0: float = math.inf
+    x1: float = -math.inf
+    y1: float = -math.inf
+    #: baseline to baseline between its rows, once it has two
+    spacing: float = 0.0
+    #: its last row: baseline and horizontal extent
+    row_baseline: float = 0.0
+    row_x0: float = 0.0
+    row_x1: float = 0.0
+
+    def add(self, line: _Line) -> None:
+        if self.lines and abs(line.baseline - self.row_baseline) > line.size * 0.25:
+            if not self.spacing:
+                self.spacing = line.baseline - self.row_baseline
+            self.row_x0, self.row_x1 = line.x0, line.x1
+        elif self.lines:
+            self.row_x0, self.row_x1 = min(self.row_x0, line.x0), max(self.row_x1, line.x1)
+        else:
+            self.row_x0, self.row_x1 = line.x0, line.x1
+        self.row_baseline = line.baseline
+        self.lines.append(line)
+        self.x0, self.y0 = min(self.x0, line.x0), min(self.y0, line.y0)
+        self.x1, self.y1 = max(self.x1, line.x1), max(self.y1, line.y1)
+
+
+def layout_page(words: list[Word], page: int) -> list[Block]:
+    """The page's blocks of GROBID tokens, in reading order."""
+    if not words:
+        return []
+    lines = _lines(words)
+    for line in lines:
+        _line_metrics(line)
+    blocks = _blocks(lines)
+    upright = [b for b in blocks if b.lines[0].direction == 0]
+    turned = [b for b in blocks if b.lines[0].direction != 0]
+    ordered = _order(upright, _body_size(lines)) + turned
+    return [Block([Line(_tokens(line, page)) for line in block.lines]) for block in ordered]
+
+
+def _lines(words: list[Word]) -> list[_Line]:
+    """Words into lines, in the page's text order."""
+    lines: list[_Line] = []
+    line: _Line | None = None
+    # the band (top, bottom) of the line's largest word: what the next word must overlap
+    band_top = band_bottom = band_size = 0.0
+    for word in words:
+        if line is not None and _continues(line, word, band_top, band_bottom):
+            line.words.append(word)
+            line.x0, line.y0 = min(line.x0, word.x0), min(line.y0, word.y0)
+            line.x1, line.y1 = max(line.x1, word.x1), max(line.y1, word.y1)
+            if word.font.size > band_size:
+                band_top, band_bottom, band_size = word.y0, word.y1, word.font.size
+            continue
+        line = _Line([word], word.x0, word.y0, word.x1, word.y1)
+        lines.append(line)
+        band_top, band_bottom, band_size = word.y0, word.y1, word.font.size
+    return lines
+
+
+def _continues(line: _Line, word: Word, band_top: float, band_bottom: float) -> bool:
+    last = line.words[-1]
+    direction = word.font.direction
+    if direction != last.font.direction:
+        return False
+    if direction != 0:
+        # turned text: the page's own line breaks are the only ones read
+        return not word.break_before
+    size = max(word.font.size, last.font.size, 1.0)
+    if word.x0 < last.x1 - BACKWARD * size or word.x0 - line.x1 > LINE_GAP * size:
+        return False
+    overlap = min(band_bottom, word.y1) - max(band_top, word.y0)
+    return overlap >= LINE_OVERLAP * min(band_bottom - band_top, word.y1 - word.y0)
+
+
+def _line_metrics(line: _Line) -> None:
+    """The line's main size (most characters) and baseline, and its raised or
+    lowered words. As pdfalto decides: a word smaller than the line's largest,
+    whose baseline is above (below) the baseline of the last ordinary word and
+    whose box still reaches that word's, is a superscript (subscript); a first
+    word is compared with the next one."""
+    by_size: dict[float, int] = {}
+    largest = 0.0
+    for word in line.words:
+        by_size[word.font.size] = by_size.get(word.font.size, 0) + len(word.text)
+        largest = max(largest, word.font.size)
+    line.size = max(by_size, key=lambda s: (by_size[s], s))
+    line.baseline = next(w.baseline for w in line.words if w.font.size == line.size)
+    if line.direction != 0 or len(by_size) == 1:
+        return
+    words = line.words
+    base: Word | None = None  # the last word on the line's baseline
+    for i, word in enumerate(words):
+        if word.font.size < largest:
+            ref = base if i > 0 else (words[1] if len(words) > 1 else None)
+            if ref is not None:
+                if word.baseline < ref.baseline - BASELINE_EPSILON and word.y1 > ref.y0:
+                    word.superscript = True
+                elif word.baseline > ref.baseline + BASELINE_EPSILON and word.y0 < ref.y1:
+                    word.subscript = True
+                if i == 0 and (word.superscript or word.subscript):
+                    base = ref
+        if not (word.superscript or word.subscript):
+            base = word
+
+
+def _blocks(lines: list[_Line]) -> list[_Block]:
+    """Lines into blocks, in the page's text order."""
+    blocks: list[_Block] = []
+    for line in lines:
+        for back, block in enumerate(reversed(blocks[-LOOKBACK:])):
+            if _joins(block, line, back == 0):
+                block.add(line)
+                break
+        else:
+            block = _Block(len(blocks))
+            block.add(line)
+            blocks.append(block)
+    return blocks
+
+
+def _joins(block: _Block, line: _Line, latest: bool) -> bool:
+    last = block.lines[-1]
+    if last.direction != line.direction:
+        return False
+    if line.direction != 0:
+        return latest
+    size = max(last.size, line.size, 1.0)
+    if abs(last.size - line.size) > SIZE_CHANGE * size:
+        return False
+    step = line.baseline - block.row_baseline
+    if latest and abs(step) <= 0.25 * size:
+        # beside the block's last line, on its baseline (a section number and
+        # its title, a table's cells)
+        return last.x1 - BACKWARD * size <= line.x0 <= last.x1 + ROW_GAP * size
+    limit = BLOCK_SPACING * size if not block.spacing \
+        else max(block.spacing * SPACING_SLACK + 1.0, size)
+    if not 0.5 * size <= step <= limit:
+        return False
+    return min(block.row_x1, line.x1) - max(block.row_x0, line.x0) > 0
+
+
+def _body_size(lines: list[_Line]) -> float:
+    """The size most of the page's characters have."""
+    by_size: dict[float, int] = {}
+    for line in lines:
+        for word in line.words:
+            by_size[word.font.size] = by_size.get(word.font.size, 0) + len(word.text)
+    return max(by_size, key=lambda s: by_size[s]) if by_size else 10.0
+
+
+def _order(blocks: list[_Block], body: float) -> list[_Block]:
+    """Blocks in reading order. The blocks are cut into bands, top to bottom,
+    where no block spans the cut. A run of consecutive bands that share a
+    vertical gutter (an interval of x free of blocks in every band of the run,
+    with blocks on both sides, at least one band having blocks on both sides)
+    is read column by column, each column ordered the same way on its own.
+    Blocks that cannot be separated (one band, no gutter) keep the page's text
+    order."""
+    if len(blocks) <= 1:
+        return blocks
+    gutter = max(GUTTER * body, 2.0)
+    out: list[_Block] = []
+    for run, shared in _runs(_bands(blocks), gutter):
+        inner = [g for g in shared if _both_sides(run, g)]
+        if not inner:
+            out += sorted(run, key=lambda b: b.index)
+            continue
+        for column in _columns(run, inner):
+            out += _order(column, body)
+    return out
+
+
+def _bands(blocks: list[_Block]) -> list[list[_Block]]:
+    """Blocks in horizontal bands, top to bottom: a cut where no block spans it."""
+    bands: list[list[_Block]] = []
+    bottom = -math.inf
+    for block in sorted(blocks, key=lambda b: (b.y0, b.x0)):
+        if bands and block.y0 < bottom - 1.0:
+            bands[-1].append(block)
+            bottom = max(bottom, block.y1)
+        else:
+            bands.append([block])
+            bottom = block.y1
+    return bands
+
+
+def _runs(bands: list[list[_Block]], gutter: float
+          ) -> Iterator[tuple[list[_Block], list[tuple[float, float]]]]:
+    """Consecutive bands that share a gutter, and the gaps they share. Bands of
+    one column each never start a run between themselves: two lone blocks side
+    by side in consecutive bands (a running head, a heading below) are not
+    columns."""
+    run: list[_Block] = []
+    shared: list[tuple[float, float]] = []
+    split = False  # some band of the run has blocks on both sides of a shared gap
+    for band in bands:
+        free = _free(band, gutter)
+        if run:
+            common = _intersect(shared, free, gutter)
+            own = any(_both_sides(band, g) for g in common)
+            if any(_both_sides(run + band, g) for g in common) and (split or own):
+                run += band
+                shared = common
+                split = True
+                continue
+            yield run, shared
+        run, shared = list(band), free
+        split = any(_both_sides(band, g) for g in free)
+    if run:
+        yield run, shared
+
+
+def _free(blocks: list[_Block], width: float) -> list[tuple[float, float]]:
+    """Intervals of x at least ``width`` wide that no block covers."""
+    spans_ = sorted((b.x0, b.x1) for b in blocks)
+    out = [(-math.inf, spans_[0][0])]
+    reach = spans_[0][1]
+    for x0, x1 in spans_[1:]:
+        if x0 - reach >= width:
+            out.append((reach, x0))
+        reach = max(reach, x1)
+    out.append((reach, math.inf))
+    return out
+
+
+def _intersect(a: list[tuple[float, float]], b: list[tuple[float, float]], width: float
+               ) -> list[tuple[float, float]]:
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if hi - lo >= width:
+                out.append((lo, hi))
+    return out
+
+
+def _both_sides(blocks: list[_Block], gap: tuple[float, float]) -> bool:
+    return any(b.x1 <= gap[0] for b in blocks) and any(b.x0 >= gap[1] for b in blocks)
+
+
+def _columns(blocks: list[_Block], gutters: list[tuple[float, float]]) -> list[list[_Block]]:
+    edges = sorted(g[0] for g in gutters)
+    columns: list[list[_Block]] = [[] for _ in range(len(edges) + 1)]
+    for block in blocks:
+        columns[sum(1 for e in edges if block.x0 >= e)].append(block)
+    return [c for c in columns if c]
+
+
+def _tokens(line: _Line, page: int) -> list[Token]:
+    """The line's GROBID tokens. As GROBID reads an ALTO ``String``, each token of
+    a word gets its share of the word's width in proportion to its length in
+    the normalised text, and a space follows each word unless it ends in a
+    hyphen (docs/extraction.md, "Layout tokens")."""
+    out: list[Token] = []
+    for word in line.words:
+        text, found = spans(word.text)
+        if not found:
+            continue
+        font = word.font
+        x, y, width, height = word.x0, word.y0, word.x1 - word.x0, word.y1 - word.y0
+        total = len(text)
+        sup, sub = word.superscript, word.subscript
+        for start, end, space in found:
+            out.append(Token(text[start:end], font.name, font.size, font.bold, font.italic,
+                             x + width * start / total, y, width * (end - start) / total,
+                             height, page, sup, sub, space))
+        out[-1].space_after = not text.endswith("-")
+    if out:
+        out[-1].space_after = False
+    return out

@@ -1,0 +1,613 @@
+"""Layout tokens from PDFium's text page (pypdfium2): the cascade's in-process
+layout reader, beside pdfalto's ALTO (``layout_alto``). How the two compare,
+and which is used when, is in docs/extraction.md ("PDFium and pdfalto
+compared").
+
+PDFium gives the characters of a page in content-stream order, each with its
+Unicode value, its box and the text object (font, size, matrix) that drew it.
+Here they become words: runs of characters cut at whitespace (the file's own,
+or the spaces and line breaks PDFium inserts where the pen jumps), at a change
+of font, size or style, and where the pen moves between two text objects as no
+word does. An accent drawn as a character of its own over a letter (TeX does
+this) is put on the letter. ``layout_geometry`` makes the words into lines,
+blocks, reading order and GROBID tokens.
+
+Fonts are read as pdfalto reads them, so that the features computed from
+either reader mean what GROBID's training files mean: bold when the font's name
+says so ("bold", "heavy", "black", "_bd") or its descriptor forces bold;
+italic when the name says so ("italic", "oblique", "_it") or its descriptor
+flags it. PDFium also flags as italic every font whose descriptor has a
+negative italic angle, which pdfalto does not; a symbolic font (TeX's math
+fonts, and most fonts pdfTeX embeds) is therefore italic here only by its name
+(measured: bench/layout_compare.py). Sizes are the text state's size scaled by
+the text and graphics matrices.
+
+Coordinates are PDF points from the top left of the page as displayed (its
+crop box, turned by its /Rotate). This runs native code on untrusted files: the
+caller runs it in the sandbox (``sandcrawler.sandbox``) with time and memory
+limits. A file PDFium cannot read raises ``LayoutError``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from sandcrawler.docparse.layout import Graphic, Layout, LayoutError, Page
+from sandcrawler.docparse.layout_geometry import Font, Word, layout_page
+from sandcrawler.mime import sniff_mime
+
+READER = "pdfium"
+
+#: between two text objects, a gap wider than this (times the font size) starts
+#: a new word (inside one object PDFium inserts a space wherever its pen jumps)
+WORD_GAP = 0.25
+#: a character starting this far left of the one before starts a new word
+#: (kerning, overprinting and the halves of a ligature stay in the word)
+BACKWARD = 0.5
+#: a character whose top moves by more than this is on another baseline
+BASELINE_SHIFT = 0.2
+
+#: page objects visited per page for its images and drawings (a map drawn with a
+#: million paths is counted up to here: GROBID's features ask only whether there
+#: are any near a block)
+MAX_PAGE_OBJECTS = 50_000
+MAX_FORM_DEPTH = 8
+#: characters either side of an accent drawn out of place where its letter is looked for
+ACCENT_REACH = 300
+#: PDFium keeps what each loaded page parsed until its document closes; once this
+#: much more memory is in use the document is closed and opened afresh (as the
+#: text loop of pdf/extract.py does, for the same reason)
+REOPEN_GROWTH = 128 * 2**20
+SCAN_CHUNK = 8 * 2**20
+
+# PDF font descriptor flags (PDF 32000-1:2008, table 123)
+_SYMBOLIC_FLAG = 1 << 2
+_ITALIC_FLAG = 1 << 6
+_FORCE_BOLD_FLAG = 1 << 18
+_BOLD_NAME = re.compile("bold|heavy|black|_bd")
+_ITALIC_NAME = re.compile("italic|oblique|_it")
+_SUBSET_PREFIX = re.compile(r"^[A-Z]{6}\+")
+_ENCRYPT = re.compile(rb"/Encrypt\b")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: a word: a run of characters that are neither whitespace nor control
+#: characters (C0 controls are glyphs without Unicode, dropped; 2 is PDFium's
+#: mark of a hyphen ending a line, kept)
+_RUN = re.compile(r"[^\s\x00\x01\x03-\x1f\u200b\ufeff]+")
+#: PDFium's line-end hyphen: 2 per character, 0xFFFE in its page text
+_HYPHENS = "\x02\ufffe"
+
+#: spacing accents (and combining marks) that TeX and others draw over a letter,
+#: and the combining mark each stands for
+_ACCENTS = {
+    "\u00b4": "\u0301", "`": "\u0300", "\u00a8": "\u0308", "\u02c6": "\u0302",
+    "^": "\u0302", "\u02dc": "\u0303", "~": "\u0303", "\u00b8": "\u0327",
+    "\u02c7": "\u030c", "\u02d8": "\u0306", "\u02d9": "\u0307", "\u02da": "\u030a",
+    "\u02db": "\u0328", "\u02dd": "\u030b", "\u00af": "\u0304", "\u02c9": "\u0304",
+}
+_ACCENT = re.compile("[" + re.escape("".join(_ACCENTS)) + "\u0300-\u036f]")
+#: TeX puts an accent on a dotless i or j
+_DOTLESS = {"\u0131": "i", "\u0237": "j"}
+
+
+def _prototype(function: object, restype: object, *argtypes: object) -> Callable[..., Any]:
+    """``function`` called through a prototype of our own: plain integers for
+    PDFium's handles (pypdfium2's typed pointers cost a conversion each call),
+    and an integer back for a text object, so one can be a dictionary key. The
+    per-character calls are most of this reader's time."""
+    address = ctypes.cast(function, ctypes.c_void_p).value  # type: ignore[arg-type]
+    prototype: Any = ctypes.CFUNCTYPE(restype, *argtypes)  # type: ignore[arg-type]
+    return prototype(address)  # type: ignore[no-any-return]
+
+
+_V = ctypes.c_void_p
+_I = ctypes.c_int
+_F = ctypes.POINTER(ctypes.c_float)
+_D = ctypes.POINTER(ctypes.c_double)
+_get_unicode = _prototype(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _V, _I)
+_get_text_object = _prototype(pdfium_c.FPDFText_GetTextObject, _V, _V, _I)
+_get_loose_box = _prototype(pdfium_c.FPDFText_GetLooseCharBox, _I, _V, _I, _V)
+_is_hyphen = _prototype(pdfium_c.FPDFText_IsHyphen, _I, _V, _I)
+_is_generated = _prototype(pdfium_c.FPDFText_IsGenerated, _I, _V, _I)
+_text_object_font = _prototype(pdfium_c.FPDFTextObj_GetFont, _V, _V)
+_get_origin = _prototype(pdfium_c.FPDFText_GetCharOrigin, _I, _V, _I, _D, _D)
+_get_font_size = _prototype(pdfium_c.FPDFText_GetFontSize, ctypes.c_double, _V, _I)
+_get_font_info = _prototype(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong, _V, _I,
+                            ctypes.c_char_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_int))
+_get_matrix = _prototype(pdfium_c.FPDFText_GetMatrix, _I, _V, _I,
+                         ctypes.POINTER(pdfium_c.FS_MATRIX))
+_get_text = _prototype(pdfium_c.FPDFText_GetText, _I, _V, _I, _I, ctypes.c_char_p)
+_count_objects = _prototype(pdfium_c.FPDFPage_CountObjects, _I, _V)
+_get_object = _prototype(pdfium_c.FPDFPage_GetObject, _V, _V, _I)
+_form_count = _prototype(pdfium_c.FPDFFormObj_CountObjects, _I, _V)
+_form_object = _prototype(pdfium_c.FPDFFormObj_GetObject, _V, _V, ctypes.c_ulong)
+_object_type = _prototype(pdfium_c.FPDFPageObj_GetType, _I, _V)
+_object_bounds = _prototype(pdfium_c.FPDFPageObj_GetBounds, _I, _V, _F, _F, _F, _F)
+
+
+def read_layout_pdfium(
+    source: str | Path | bytes,
+    *,
+    first_page: int = 0,
+    last_page: int | None = None,
+    max_pages: int | None = None,
+    max_tokens: int | None = None,
+) -> Layout:
+    """The layout of a PDF (a path, or its bytes) as PDFium reads it: pages
+    ``first_page`` to ``last_page`` (0-based, inclusive; None: to the end), at
+    most ``max_pages`` of them, and tokens up to ``max_tokens`` (the page that
+    reaches it is cut there and later pages are not read). ``Page.number`` is
+    the page's number in the document.
+
+    Raises ``LayoutError`` (``layout-failed``) for a file it cannot read: not a
+    PDF, damaged, encrypted, without pages; the message says which. A page
+    without text is not an error: it has no blocks."""
+    src = bytes(source) if isinstance(source, bytes | bytearray | memoryview) else str(source)
+    head = _read_head(src)
+    if not head:
+        raise LayoutError("the file is empty")
+    if sniff_mime(head) != "application/pdf":
+        raise LayoutError(f"the bytes are {sniff_mime(head)}, not a PDF")
+    doc = _open(src)
+    try:
+        count = len(doc)
+        if count == 0:
+            raise LayoutError("the PDF has no pages")
+        last = count - 1 if last_page is None else min(last_page, count - 1)
+        numbers = range(max(0, first_page), last + 1)
+        if max_pages is not None:
+            numbers = numbers[:max(0, max_pages)]
+        layout = Layout(reader=READER)
+        budget = math.inf if max_tokens is None else max_tokens
+        for page in _pages(doc, src, numbers):
+            layout.pages.append(page)
+            budget -= sum(len(line.tokens) for block in page.blocks for line in block.lines)
+            if budget <= 0:
+                _cut(page, int(-budget))
+                break
+        return layout
+    except pdfium.PdfiumError as e:
+        raise LayoutError(f"PDFium failed part-way: {e}") from e
+    finally:
+        doc.close()
+
+
+def _read_head(src: bytes | str) -> bytes:
+    if isinstance(src, bytes):
+        return src[:8192]
+    try:
+        with open(src, "rb") as f:
+            return f.read(8192)
+    except OSError as e:
+        raise LayoutError(f"cannot read {src}: {e.strerror}") from e
+
+
+def _open(src: bytes | str) -> pdfium.PdfDocument:
+    try:
+        return pdfium.PdfDocument(src)
+    except pdfium.PdfiumError as e:
+        # PDFium's error code is its thread's last error, which a failure that
+        # sets none leaves from an earlier file (pdf/extract.py): the bytes decide
+        if _has_encrypt(src):
+            raise LayoutError("the PDF needs a password") from e
+        raise LayoutError(f"PDFium cannot open the file: {e}") from e
+
+
+def _has_encrypt(src: bytes | str) -> bool:
+    if isinstance(src, bytes):
+        return _ENCRYPT.search(src) is not None
+    with open(src, "rb") as f:
+        tail = b""
+        while block := f.read(SCAN_CHUNK):
+            if _ENCRYPT.search(tail + block):
+                return True
+            tail = block[-16:]
+    return False
+
+
+def _cut(page: Page, drop: int) -> None:
+    """Drop the page's last ``drop`` tokens (the token budget ran out in it)."""
+    while drop > 0 and page.blocks:
+        block = page.blocks[-1]
+        while drop > 0 and block.lines:
+            line = block.lines[-1]
+            keep = max(0, len(line.tokens) - drop)
+            drop -= len(line.tokens) - keep
+            del line.tokens[keep:]
+            if line.tokens:
+                line.tokens[-1].space_after = False
+            else:
+                block.lines.pop()
+        if not block.lines:
+            page.blocks.pop()
+
+
+def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range) -> Iterator[Page]:
+    current = doc
+    base = _anon_rss()
+    try:
+        for number in numbers:
+            if _anon_rss() - base > REOPEN_GROWTH:
+                current.close()  # closing ``doc`` twice is a no-op in pypdfium2
+                current = pdfium.PdfDocument(src)
+                base = _anon_rss()
+            page = current[number]
+            try:
+                yield _read_page(page, number)
+            finally:
+                page.close()
+    finally:
+        if current is not doc:
+            current.close()
+
+
+def _anon_rss() -> int:
+    """Bytes of this process's resident memory that are not file-backed (Linux;
+    0 elsewhere, where the document is then never reopened)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            fields = f.read().split()
+        return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+@dataclass(slots=True)
+class _Frame:
+    """User space to the displayed page's top-left points: the crop box, and
+    the page's /Rotate (clockwise)."""
+
+    left: float
+    bottom: float
+    right: float
+    top: float
+    rotation: int
+
+    @property
+    def size(self) -> tuple[float, float]:
+        w, h = self.right - self.left, self.top - self.bottom
+        return (h, w) if self.rotation in (90, 270) else (w, h)
+
+    def box(self, left: float, bottom: float, right: float, top: float
+            ) -> tuple[float, float, float, float]:
+        """(x0, y0, x1, y1) on the displayed page, y0 the top edge."""
+        r = self.rotation
+        if r == 0:
+            return left - self.left, self.top - top, right - self.left, self.top - bottom
+        if r == 90:
+            return bottom - self.bottom, left - self.left, top - self.bottom, right - self.left
+        if r == 180:
+            return self.right - right, bottom - self.bottom, self.right - left, top - self.bottom
+        return self.top - top, self.right - right, self.top - bottom, self.right - left
+
+    def y(self, x: float, y: float) -> float:
+        """A point's distance from the displayed page's top edge."""
+        r = self.rotation
+        if r == 0:
+            return self.top - y
+        if r == 90:
+            return x - self.left
+        if r == 180:
+            return y - self.bottom
+        return self.right - x
+
+
+def _read_page(page: pdfium.PdfPage, number: int) -> Page:
+    left, bottom, right, top = page.get_bbox()
+    frame = _Frame(left, bottom, right, top, page.get_rotation() % 360)
+    width, height = frame.size
+    out = Page(number=number, width=round(width, 2), height=round(height, 2))
+    _drawings(page, frame, out)
+    textpage = page.get_textpage()
+    try:
+        words = _words(textpage, frame)
+    finally:
+        textpage.close()
+    out.blocks = layout_page(words, number)
+    return out
+
+
+def _drawings(page: pdfium.PdfPage, frame: _Frame, out: Page) -> None:
+    """The page's images (each with its box) and paths (counted, and their
+    boxes as one, as pdfalto gives them), inside form XObjects too: an object in
+    a form is placed by the form's box (its own is in the form's space)."""
+    raw = ctypes.cast(page.raw, ctypes.c_void_p).value or 0
+    corners = [ctypes.c_float() for _ in range(4)]
+    refs = [ctypes.byref(c) for c in corners]
+    vector = [math.inf, math.inf, -math.inf, -math.inf]
+    visited = 0
+
+    def box(obj: int) -> tuple[float, float, float, float] | None:
+        if not _object_bounds(obj, *refs):
+            return None
+        left, bottom, right, top = (c.value for c in corners)
+        return frame.box(left, bottom, right, top)
+
+    # (handle, next index, count, is a form, the top-level form's box)
+    stack: list[tuple[int, int, int, bool, tuple[float, float, float, float] | None]] = [
+        (raw, 0, _count_objects(raw), False, None)]
+    while stack and visited < MAX_PAGE_OBJECTS:
+        handle, index, count, form, placed = stack.pop()
+        if index >= count:
+            continue
+        stack.append((handle, index + 1, count, form, placed))
+        obj = _form_object(handle, index) if form else _get_object(handle, index)
+        visited += 1
+        if not obj:
+            continue
+        kind = _object_type(obj)
+        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            out.bitmaps += 1
+            where = placed or box(obj)
+            if where is not None:
+                x0, y0, x1, y1 = where
+                out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=False))
+        elif kind == pdfium_c.FPDF_PAGEOBJ_PATH:
+            out.graphics += 1
+            where = placed or box(obj)
+            if where is not None:
+                vector = [min(vector[0], where[0]), min(vector[1], where[1]),
+                          max(vector[2], where[2]), max(vector[3], where[3])]
+        elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and len(stack) < MAX_FORM_DEPTH:
+            stack.append((obj, 0, max(0, _form_count(obj)), True, placed or box(obj)))
+    # one box for all the page's drawings, and a box of no size at the page's
+    # corner when it has none: what pdfalto gives, which the segmentation's
+    # features were learnt from (docparse/vectors.py)
+    x0, y0, x1, y1 = vector if vector[0] <= vector[2] else (0.0, 0.0, 0.0, 0.0)
+    out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=True))
+
+
+def _page_text(textpage: int, count: int) -> str | None:
+    """The page's characters in one call, when PDFium's page text has one UTF-16
+    unit per character (it drops or rewrites a few, and a character beyond the
+    BMP takes two: then None, and each character is asked for)."""
+    buffer = ctypes.create_string_buffer((count + 1) * 2)
+    written = _get_text(textpage, 0, count, buffer)
+    if written != count + 1:
+        return None
+    text = buffer.raw[:count * 2].decode("utf-16-le", errors="surrogatepass")
+    if len(text) != count or _SURROGATE.search(text):
+        return None
+    return text
+
+
+@dataclass(slots=True)
+class _Chars:
+    """A page's characters as PDFium gives them: text, the text object that drew
+    each, each one's loose box (4 floats: left, top, right, bottom, in user
+    space), and each one's index in PDFium's text page (None: the same)."""
+
+    text: str
+    objects: list[int | None]
+    boxes: list[float]
+    frame: _Frame
+    index: list[int] | None = None
+
+    def box(self, i: int) -> tuple[float, float, float, float]:
+        """Character ``i``'s (x0, y0, x1, y1) on the displayed page."""
+        b, k, f = self.boxes, 4 * i, self.frame
+        if f.rotation == 0:
+            return b[k] - f.left, f.top - b[k + 1], b[k + 2] - f.left, f.top - b[k + 3]
+        return f.box(b[k], b[k + 3], b[k + 2], b[k + 1])
+
+    def pdfium_index(self, i: int) -> int:
+        return i if self.index is None else self.index[i]
+
+    def jump(self, a: int, b: int, size: float) -> bool:
+        """The pen moved from character ``a`` to ``b`` as no word does: backwards,
+        across a gap, or to another baseline."""
+        la, ta, ra, _ = self.box(a)
+        lb, tb, _, _ = self.box(b)
+        return lb < la - BACKWARD * size or lb - ra > WORD_GAP * size \
+            or abs(tb - ta) > BASELINE_SHIFT * size
+
+
+class _Fonts:
+    """Each text object's font, size and direction, read once (at the first of
+    its characters met) and shared by all of them; a font's name and style are
+    read once per font."""
+
+    def __init__(self, textpage: int, rotation: int) -> None:
+        self.textpage = textpage
+        self.rotation = rotation
+        self.by_object: dict[int, Font] = {}
+        self.by_key: dict[Font, Font] = {}
+        self.faces: dict[int, tuple[str, bool, bool]] = {}
+        self.buffer = ctypes.create_string_buffer(256)
+        self.flags = ctypes.c_int()
+        self.matrix = pdfium_c.FS_MATRIX()
+
+    def of(self, obj: int | None, index: int) -> Font:
+        if obj:
+            font = self.by_object.get(obj)
+            if font is None:
+                font = self.by_object[obj] = self._read(_text_object_font(obj) or 0, index)
+            return font
+        return self._read(0, index)
+
+    def _read(self, handle: int, index: int) -> Font:
+        tp = self.textpage
+        face = self.faces.get(handle) if handle else None
+        if face is None:
+            face = self._face(index)
+            if handle:
+                self.faces[handle] = face
+        name, bold, italic = face
+        m = self.matrix
+        if not _get_matrix(tp, index, ctypes.byref(m)):
+            m.a, m.b, m.c, m.d = 1.0, 0.0, 0.0, 1.0
+        # the text state's size (Tf) scaled by the text and graphics matrices:
+        # often ``1 Tf`` and a scaling matrix
+        size = _get_font_size(tp, index) * math.hypot(m.c, m.d)
+        angle = math.degrees(math.atan2(m.b, m.a)) - self.rotation
+        quarter = round(angle / 90.0)
+        direction = (quarter * 90) % 360 if abs(angle - quarter * 90) < 2.0 else None
+        font = Font(name, round(size, 2), bold, italic, direction)
+        return self.by_key.setdefault(font, font)
+
+    def _face(self, index: int) -> tuple[str, bool, bool]:
+        """The font's name, and whether it is bold and italic as pdfalto decides
+        (module docstring)."""
+        tp = self.textpage
+        n = _get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
+        if n > len(self.buffer):
+            self.buffer = ctypes.create_string_buffer(n)
+            n = _get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
+        name = _SUBSET_PREFIX.sub("", self.buffer.raw[:max(0, n - 1)].decode("utf-8", "replace"))
+        flags = self.flags.value if n else 0
+        lower = name.lower()
+        bold = bool(flags & _FORCE_BOLD_FLAG) or _BOLD_NAME.search(lower) is not None
+        italic = bool(flags & _ITALIC_FLAG and not flags & _SYMBOLIC_FLAG) \
+            or _ITALIC_NAME.search(lower) is not None
+        return name, bold, italic
+
+
+def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
+    textpage = ctypes.cast(textpage_obj.raw, ctypes.c_void_p).value or 0
+    count = pdfium_c.FPDFText_CountChars(textpage_obj)
+    if count <= 0:
+        return []
+    # PDFium first, in tight loops over the characters (ctypes calls are most of
+    # the time), then plain Python over plain lists
+    text = _page_text(textpage, count)
+    if text is None:
+        text = "".join([chr(_get_unicode(textpage, i)) for i in range(count)])
+    if "\x02" in text:
+        # 2 marks a hyphen ending a line, or is a glyph without Unicode
+        text = "".join(c if c != "\x02" or _is_hyphen(textpage, i) else "\x01"
+                       for i, c in enumerate(text))
+    objects = [_get_text_object(textpage, i) for i in range(count)]
+    boxes = (ctypes.c_float * (4 * count))()
+    base = ctypes.addressof(boxes)
+    [_get_loose_box(textpage, i, base + 16 * i) for i in range(count)]
+    chars = _Chars(text, objects, boxes[:], frame)
+    if _ACCENT.search(text):
+        chars = _compose_accents(chars, textpage)
+    fonts = _Fonts(textpage, frame.rotation)
+    origin = (ctypes.c_double(), ctypes.c_double())
+    text, objects = chars.text, chars.objects
+    words: list[Word] = []
+    end = 0
+    for run in _RUN.finditer(text):
+        start, stop = run.span()
+        brk = "\r" in text[end:start] or "\n" in text[end:start]
+        end = stop
+        first = objects[start]
+        if first and objects[start:stop].count(first) == stop - start:
+            # one text object drew the run: one font, and PDFium put a space
+            # wherever its pen jumped
+            font = fonts.of(first, chars.pdfium_index(start))
+            words.append(_word(chars, start, stop, font, brk, textpage, origin))
+            continue
+        font = fonts.of(first, chars.pdfium_index(start))
+        for k in range(start + 1, stop):
+            obj = objects[k]
+            if obj and obj == objects[k - 1]:
+                continue
+            other = fonts.of(obj, chars.pdfium_index(k))
+            if other is not font or (font.direction == 0 and chars.jump(k - 1, k, font.size)):
+                words.append(_word(chars, start, k, font, brk, textpage, origin))
+                start, font, brk = k, other, False
+        words.append(_word(chars, start, stop, font, brk, textpage, origin))
+    return words
+
+
+def _word(chars: _Chars, start: int, end: int, font: Font, brk: bool, textpage: int,
+          origin: tuple[ctypes.c_double, ctypes.c_double]) -> Word:
+    frame = chars.frame
+    if font.direction == 0:
+        if frame.rotation == 0:
+            b, k = chars.boxes, 4 * start
+            x0, y0, y1 = b[k] - frame.left, frame.top - b[k + 1], frame.top - b[k + 3]
+            x1 = max(b[k + 2], b[4 * end - 2]) - frame.left
+        else:
+            x0, y0, x1, y1 = chars.box(start)
+            x1 = max(x1, chars.box(end - 1)[2])
+        _get_origin(textpage, chars.pdfium_index(start), ctypes.byref(origin[0]),
+                    ctypes.byref(origin[1]))
+        baseline = frame.y(origin[0].value, origin[1].value)
+    else:
+        # turned text: the characters' boxes together
+        corners = [chars.box(i) for i in range(start, end)]
+        x0, y0 = min(c[0] for c in corners), min(c[1] for c in corners)
+        x1, y1 = max(c[2] for c in corners), max(c[3] for c in corners)
+        baseline = y1
+    text = chars.text[start:end]
+    if "\x02" in text or "\ufffe" in text:
+        text = text.replace("\x02", "-").replace("\ufffe", "-")
+    return Word(text, font, x0, y0, x1, y1, baseline, brk)
+
+
+def _compose_accents(chars: _Chars, textpage: int) -> _Chars:
+    """Accents drawn as characters of their own put on the letter under them,
+    as pdfalto does (an acute accent over a dotless i is an i with an acute);
+    with them go the spaces PDFium put around an accent drawn out of its place
+    in the line."""
+    text = list(chars.text)
+    dropped: set[int] = set()
+    for match in _ACCENT.finditer(chars.text):
+        i = match.start()
+        base = _letter_under(chars, i)
+        if base is None:
+            continue
+        letter = text[base]
+        mark = _ACCENTS.get(text[i], text[i])
+        composed = unicodedata.normalize("NFC", _DOTLESS.get(letter, letter) + mark)
+        if len(composed) != 1:
+            continue  # no such precomposed letter: the accent stays a character
+        text[base] = composed
+        dropped.add(i)
+        before, after = i - 1, i + 1
+        while before >= 0 and text[before].isspace() and _is_generated(textpage, before):
+            before -= 1
+        while after < len(text) and text[after].isspace() and _is_generated(textpage, after):
+            after += 1
+        if before >= 0 and after < len(text) and after - before > 2 \
+                and not text[before].isspace() and not text[after].isspace():
+            _, tb, rb, bb = chars.box(before)
+            la, ta, _, _ = chars.box(after)
+            size = max(1.0, bb - tb)
+            if abs(ta - tb) < BASELINE_SHIFT * size and -BACKWARD * size < la - rb \
+                    < WORD_GAP * size:
+                dropped.update(range(before + 1, after))
+    if not dropped:
+        return chars
+    keep = [k for k in range(len(text)) if k not in dropped]
+    boxes = chars.boxes
+    return _Chars("".join(text[k] for k in keep), [chars.objects[k] for k in keep],
+                  [v for k in keep for v in boxes[4 * k:4 * k + 4]], chars.frame, keep)
+
+
+def _letter_under(chars: _Chars, i: int) -> int | None:
+    """The letter an accent is drawn over: one whose box holds the accent's
+    middle, on the same line; the neighbours first, then the whole page."""
+    x0, _, x1, y1 = chars.box(i)
+    middle = (x0 + x1) / 2
+    text = chars.text
+    n = len(text)
+
+    def under(k: int) -> bool:
+        if not 0 <= k < n or not text[k].isalpha():
+            return False
+        left, top, right, bottom = chars.box(k)
+        return left - 0.5 <= middle <= right + 0.5 and abs(bottom - y1) < max(bottom - top, 1.0)
+
+    for k in (i + 1, i - 1, i + 2, i - 2):
+        if under(k):
+            return k
+    # drawn out of its place: the letter is elsewhere on the line, looked for
+    # within a stretch of the text that bounds the work per accent
+    for k in range(max(0, i - ACCENT_REACH), min(n, i + ACCENT_REACH)):
+        if under(k):
+            return k
+    return None
