@@ -363,6 +363,8 @@ def print_report(rep: Report) -> None:
     print(f"   authors (GROBID's field: all surnames in order, soft): {rep.authors_field.line()}")
     print(f"   DOI (PDFs that print one):      {rep.doi.line()}; "
           f"DOIs given for PDFs printing none: {rep.doi_unprinted}")
+    abstracts = sum(bool(s.got and s.got.abstract.strip()) for s in rep.pdfs)
+    print(f"   abstract given for {abstracts} of {len(rep.pdfs)} PDFs (no truth for its text)")
     ok = rep.refs_ratio >= GOAL_REFERENCES
     print(f"   references found: {rep.refs_found_capped} of {rep.refs_printed} printed = "
           f"{rep.refs_ratio:.1%} (goal >= {GOAL_REFERENCES:.0%}: {'met' if ok else 'NOT met'}); "
