@@ -200,7 +200,8 @@ def _open(src: bytes | str) -> pdfium.PdfDocument:
         # sets none leaves from an earlier file (pdf/extract.py): the bytes decide
         if _has_encrypt(src):
             raise LayoutError("the PDF needs a password") from e
-        raise LayoutError(f"PDFium cannot open the file: {e}") from e
+        said = "" if "password" in str(e).lower() else f": {e}"  # a stale code (above)
+        raise LayoutError(f"PDFium cannot open the file{said}") from e
 
 
 def _has_encrypt(src: bytes | str) -> bool:
