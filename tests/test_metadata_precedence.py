@@ -54,9 +54,9 @@ def catalogue(tmp_path: Path) -> Iterator[Catalogue]:
 
 def test_the_ranking() -> None:
     assert list(Source) == ["user", "crossref", "jats", "request", "landing_page", "grobid",
-                            "html", "pdf"]
+                            "extract", "html", "pdf"]
     assert set(list(Source)[:5]) == AUTHORITATIVE
-    assert [s.rank for s in Source] == list(range(8))
+    assert [s.rank for s in Source] == list(range(9))
 
 
 @pytest.mark.parametrize("higher_first", [True, False], ids=["higher-first", "lower-first"])

@@ -404,7 +404,8 @@ def test_delete(engine: Engine, table: PdfTable) -> None:
 
 
 def test_pdf_schema_matches_the_seed() -> None:
-    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "pdf0", "match0"]
+    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "pdf0", "match0",
+                                                     "extract0"]
     assert list(PDF_SCHEMA.family("f").columns) == ["c"]
     assert PDF_SCHEMA.family("f").columns["c"].required == ("u", "d")
     assert set(PDF_SCHEMA.family("file").columns) == {"size", "mime", "cdx"}
@@ -415,7 +416,9 @@ def test_pdf_schema_matches_the_seed() -> None:
     assert set(PDF_SCHEMA.family("match0").columns) == {"mstatus", "doi", "minfo"}
     # the seed's future "is this a PDF?" step, declared like any new family
     assert set(PDF_SCHEMA.family("pdf0").columns) == {"pdf_status", "pdf_meta", "text"}
-    assert [f.name for f in PDF_SCHEMA.families if f.compressed] == ["grobid0", "pdf0"]
+    assert set(PDF_SCHEMA.family("extract0").columns) == {"xstatus", "xheader", "xrefs", "xinfo"}
+    assert [f.name for f in PDF_SCHEMA.families if f.compressed] == ["grobid0", "pdf0",
+                                                                      "extract0"]
     columns = [c for f in PDF_SCHEMA.families for c in f.columns]
     assert len(columns) == len(set(columns))
 
@@ -827,7 +830,8 @@ def test_cli_schema(engine: Engine) -> None:
     assert f"table: {CLI_TABLE}" in out
     families = re.findall(r"^(\w+)( \(compressed\))?: ", out, re.M)
     assert families == [("table", ""), ("f", ""), ("file", ""), ("grobid0", " (compressed)"),
-                        ("pdf0", " (compressed)"), ("match0", "")]
+                        ("pdf0", " (compressed)"), ("match0", ""),
+                        ("extract0", " (compressed)")]
     columns = re.findall(r"^  (\w+:\w+)\s+(\w+)", out, re.M)
     assert ("f:c", "json") in columns and ("file:size", "int") in columns
     assert ("grobid0:tei_xml", "str") in columns and ("match0:minfo", "json") in columns

@@ -33,6 +33,7 @@ STORED_SUFFIXES = {
     "docx": ".docx",
     "ps": ".ps",
     "grobid-tei": ".grobid.tei.xml.gz",
+    "extract-tei": ".extract.tei.xml.gz",
     "pub2tei": ".pub2tei.tei.xml.gz",
     "text": ".txt.gz",  # ours: main text extracted from HTML full text (ingest)
     "ref-annotations": "-ref-annotations.json.gz",

@@ -72,6 +72,7 @@ class Origin(StrEnum):
     JATS = "jats"
     LANDING_PAGE = "landing_page"
     GROBID = "grobid"
+    EXTRACT = "extract"
     HTML = "html"
     FIRST_PAGE = "first_page"
     PDF = "pdf"
@@ -83,8 +84,8 @@ class Origin(StrEnum):
 
 _ORIGIN_RANK = {origin: i for i, origin in enumerate(Origin)}
 #: the sources that speak for the file itself (against the page that links to it)
-FILE_ORIGINS = frozenset({Origin.JATS, Origin.GROBID, Origin.HTML, Origin.FIRST_PAGE,
-                          Origin.PDF})
+FILE_ORIGINS = frozenset({Origin.JATS, Origin.GROBID, Origin.EXTRACT, Origin.HTML,
+                          Origin.FIRST_PAGE, Origin.PDF})
 #: without a match, the status that tells an operator most, first
 _UNMATCHED = (MatchStatus.AMBIGUOUS, MatchStatus.WEAK, MatchStatus.NO_MATCH,
               MatchStatus.TOO_LITTLE, MatchStatus.EMPTY_CATALOG, MatchStatus.BAD_BIBLIO)
@@ -120,14 +121,16 @@ def _doi(value: Any) -> str | None:
         return None
 
 
-def grobid_source(header: Mapping[str, Any] | None) -> SourceBiblio | None:
-    """GROBID's header (``GrobidBiblio.to_dict()``, the ``tei_json`` ``header``)."""
+def grobid_source(header: Mapping[str, Any] | None,
+                  origin: Origin = Origin.GROBID) -> SourceBiblio | None:
+    """GROBID's header (``GrobidBiblio.to_dict()``, the ``tei_json`` ``header``),
+    or the extraction cascade's (``origin`` ``extract``: the same shape)."""
     if not header:
         return None
     biblio = {k: v for k, v in header.items() if k in _BIBLIO_KEYS and v}
     if not biblio.get("title") and not biblio.get("authors"):
         return None
-    return SourceBiblio(Origin.GROBID, biblio)
+    return SourceBiblio(origin, biblio)
 
 
 _BIBLIO_KEYS = frozenset({"title", "authors", "date", "journal", "journal_abbrev",

@@ -13,12 +13,12 @@ from typing import Any
 
 from grobid_tei_xml.types import GrobidBiblio
 
-from sandcrawler.models.statuses import ExtractStatus, SandboxStatus
+from sandcrawler.models.statuses import ExtractStatus, LayoutStatus, SandboxStatus
 
 
 @dataclass(slots=True)
 class Extraction:
-    status: ExtractStatus | SandboxStatus
+    status: ExtractStatus | LayoutStatus | SandboxStatus
     error: str | None = None
     header: GrobidBiblio | None = None
     abstract: str | None = None

@@ -219,20 +219,17 @@ class DocumentMatchStatus(StrEnum):
 
 class ExtractStatus(StrEnum):
     """The embedded extraction cascade's answer for one PDF (``sandcrawler
-    extract``, ``extract0:xstatus``; docs/extraction.md). A sandboxed run that
-    did not return has the ``SandboxStatus`` instead."""
+    extract``, ``extract0:xstatus``; docs/extraction.md). A PDF that gave no
+    layout has the ``LayoutStatus`` instead (``no-text``, ``layout-failed``, ...),
+    and a sandboxed run that did not return the ``SandboxStatus``."""
 
     SUCCESS = "success"
     #: over the page or reference limit: what was read is kept
     PARTIAL = "partial"
-    #: no text layer (a scan): the cascade reads text, it does not OCR
-    NO_TEXT = "no-text"
     NOT_PDF = "not-pdf"
     BAD_PDF = "bad-pdf"
     ENCRYPTED = "encrypted"
     EMPTY_PDF = "empty-pdf"
-    #: neither layout reader could read the file
-    LAYOUT_FAILED = "layout-failed"
 
 
 class FilesetStatus(StrEnum):

@@ -159,6 +159,17 @@ PDF_SCHEMA = TableSchema((
         "minfo": Col("json", description="the sources tried, each one's status, DOI, score "
                      "and reasons; the deciding source and the runner-up"),
     }, description="identification against the catalogue (docs/matching-documents.md)"),
+    Family("extract0", {
+        "xstatus": Col("str", description="the extraction cascade's status (success, partial, "
+                       "no-text, ...)"),
+        "xheader": Col("json", description="the header: title, authors with affiliations, "
+                       "date, journal, volume, issue, pages, identifiers, keywords, abstract"),
+        "xrefs": Col("json", description="the references, each with its unstructured string "
+                     "and parsed fields"),
+        "xinfo": Col("json", description="pages (and pages read), layout reader, model "
+                     "versions, seconds, error"),
+    }, compressed=True, description="the embedded extraction cascade, without GROBID "
+                                    "(docs/extraction.md)"),
 ))
 
 

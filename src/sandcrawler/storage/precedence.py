@@ -55,6 +55,8 @@ class Source(StrEnum):
     REQUEST = "request"
     LANDING_PAGE = "landing_page"
     GROBID = "grobid"
+    #: the embedded extraction cascade's header (docs/extraction.md)
+    EXTRACT = "extract"
     HTML = "html"
     PDF = "pdf"
 

@@ -73,6 +73,8 @@ KINDS: dict[str, ResourceKind] = {
         _kind("ps", ".ps", True, True, "PostScript full text", "application/postscript"),
         # secondary resources: extractions, annotations, enrichments
         _kind("grobid-tei", ".grobid.tei.xml", False, False, "GROBID structured full text"),
+        _kind("extract-tei", ".extract.tei.xml", False, False,
+              "header and references from the embedded extraction cascade (TEI)"),
         _kind("text", ".txt", False, False, "main text extracted from HTML full text"),
         _kind("pub2tei", ".pub2tei.tei.xml", False, False, "publisher XML converted to TEI"),
         _kind("ref-annotations", "-ref-annotations.json", False, False,
