@@ -17,10 +17,11 @@ from sandcrawler_testkit.layout_pdf import Run, column, make_layout_pdf
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import SHARED_DATA, unavailable
 
-LEFT = ["Proteins fold into shapes that", "their sequences encode, and the",
-        "shapes decide what they do."]
-RIGHT = ["Misfolded proteins gather into", "clumps that cells must clear",
-         "before they do harm."]
+# two columns of a letter-size page, 240 points wide each
+LEFT = ["Proteins fold into the shapes that their amino", "acid sequences encode, and those",
+        "shapes decide what the proteins do."]
+RIGHT = ["Misfolded proteins gather into clumps that the", "cells must clear away before the",
+         "clumps do harm."]
 
 
 def texts(line: Line) -> list[str]:
@@ -55,12 +56,12 @@ def test_words_lines_blocks_and_fonts() -> None:
     assert blocks == [
         [["Folding", "and", "Misfolding"]],
         [["Ada", "Lovelace", "1", "and", "Alan", "Turing", "2"]],
-        [["Proteins", "fold", "into", "shapes", "that"],
-         ["their", "sequences", "encode", ",", "and", "the"],
-         ["shapes", "decide", "what", "they", "do", "."]],
+        [["Proteins", "fold", "into", "the", "shapes", "that", "their", "amino"],
+         ["acid", "sequences", "encode", ",", "and", "those"],
+         ["shapes", "decide", "what", "the", "proteins", "do", "."]],
         [["Results"]],
-        [["Misfolded", "proteins", "gather", "into"], ["clumps", "that", "cells", "must", "clear"],
-         ["before", "they", "do", "harm", "."]],
+        [["Misfolded", "proteins", "gather", "into", "clumps", "that", "the"],
+         ["cells", "must", "clear", "away", "before", "the"], ["clumps", "do", "harm", "."]],
     ]
     title = page.blocks[0].lines[0].tokens
     assert {(t.font, t.size, t.bold, t.italic) for t in title} == {
@@ -86,8 +87,8 @@ def test_superscripts_and_spaces() -> None:
     # cut from its word without one
     line = layout.pages[0].blocks[2].lines[1].tokens
     assert [(t.text, t.space_after) for t in line] == [
-        ("their", True), ("sequences", True), ("encode", False), (",", True), ("and", True),
-        ("the", False)]
+        ("acid", True), ("sequences", True), ("encode", False), (",", True), ("and", True),
+        ("those", False)]
 
 
 def test_subscript() -> None:
@@ -101,9 +102,8 @@ def test_subscript() -> None:
 
 def test_columns_written_across_come_out_column_by_column() -> None:
     words = [t.text for t in tokens(read_layout_pdfium(article()))]
-    left_end, right_start = words.index("do"), words.index("Misfolded")
-    assert left_end < words.index("Results") < right_start
-    assert words[-5:] == ["before", "they", "do", "harm", "."]
+    assert words.index("proteins") < words.index("Results") < words.index("Misfolded")
+    assert words[-4:] == ["clumps", "do", "harm", "."]
 
 
 def test_size_from_the_text_matrix() -> None:
@@ -113,9 +113,10 @@ def test_size_from_the_text_matrix() -> None:
 
 def test_accent_drawn_over_its_letter() -> None:
     # TeX draws an accent as a glyph of its own over the letter
-    pdf = make_layout_pdf([[Run("r", 72, 700), Run("e", 75.33, 700), Run("\u00b4", 75.9, 700),
-                            Run("sum", 79.77, 700), Run("e", 92.5, 700),
-                            Run("\u00b4", 93.1, 700)]])
+    # (Times-Roman at 10 points: r 3.33 wide, e 4.44, "sum" 16.67, the accent 3.33)
+    pdf = make_layout_pdf([[Run("r", 72, 700), Run("e", 75.33, 700), Run("\u00b4", 75.89, 700),
+                            Run("sum", 79.77, 700), Run("e", 96.44, 700),
+                            Run("\u00b4", 97.0, 700)]])
     assert [t.text for t in tokens(read_layout_pdfium(pdf))] == ["r\u00e9sum\u00e9"]
 
 

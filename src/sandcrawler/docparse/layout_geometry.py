@@ -12,9 +12,9 @@ these rules follow what it does where GROBID's features depend on it
    same baseline; a few recent blocks are tried, so that text drawn in an
    interleaved order (a listing's code and its comments) still falls into
    its blocks;
-3. reading order: blocks are cut into horizontal bands; a run of bands that
-   share a gutter is read column by column; turned text (a margin stamp) comes
-   last;
+3. reading order: the page's text order (pdfalto's), except that blocks of a
+   multi-column stretch of the page that the text visits back and forth are
+   put column by column; turned text (a margin stamp) comes last;
 4. superscripts and subscripts: smaller words raised or lowered from the
    line's baseline;
 5. tokens: each word cut as GROBID cuts an ALTO ``String``.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from sandcrawler.docparse.layout import Block, Line, Token
 from sandcrawler.docparse.tokens import spans
@@ -49,6 +50,11 @@ SIZE_CHANGE = 0.05
 ROW_GAP = 3.0
 #: how many recent blocks a line may join
 LOOKBACK = 4
+#: a multi-column stretch whose lines switch columns at least this often (per
+#: line, in the page's text order) is written across its columns
+INTERLEAVED = 0.25
+#: a column of text is at least this wide (times the page's body size)
+TEXT_COLUMN = 15.0
 #: a gap between blocks at least this wide (times the page's body size) may be a gutter
 GUTTER = 0.8
 #: baselines closer than this (points) are one baseline (superscript detection)
@@ -83,6 +89,8 @@ class Word:
 
 @dataclass(slots=True)
 class _Line:
+    #: its place in the page's text order
+    index: int
     words: list[Word]
     x0: float
     y0: float
@@ -99,8 +107,9 @@ class _Line:
 
 @dataclass(slots=True)
 class _Block:
-    #: its place in the page's text order
+    #: its place in the page's text order, and in the reading order
     index: int
+    rank: int = 0
     lines: list[_Line] = field(default_factory=list)
     x0: float = math.inf
     y0: float = math.inf
@@ -138,7 +147,7 @@ def layout_page(words: list[Word], page: int) -> list[Block]:
     blocks = _blocks(lines)
     upright = [b for b in blocks if b.lines[0].direction == 0]
     turned = [b for b in blocks if b.lines[0].direction != 0]
-    ordered = _order(upright, _body_size(lines)) + turned
+    ordered = _reading_order(upright, _body_size(lines)) + turned
     return [Block([Line(_tokens(line, page)) for line in block.lines]) for block in ordered]
 
 
@@ -156,7 +165,7 @@ def _lines(words: list[Word]) -> list[_Line]:
             if word.font.size > band_size:
                 band_top, band_bottom, band_size = word.y0, word.y1, word.font.size
             continue
-        line = _Line([word], word.x0, word.y0, word.x1, word.y1)
+        line = _Line(len(lines), [word], word.x0, word.y0, word.x1, word.y1)
         lines.append(line)
         band_top, band_bottom, band_size = word.y0, word.y1, word.font.size
     return lines
@@ -253,26 +262,47 @@ def _body_size(lines: list[_Line]) -> float:
     return max(by_size, key=lambda s: by_size[s]) if by_size else 10.0
 
 
-def _order(blocks: list[_Block], body: float) -> list[_Block]:
-    """Blocks in reading order. The blocks are cut into bands, top to bottom,
-    where no block spans the cut. A run of consecutive bands that share a
-    vertical gutter (an interval of x free of blocks in every band of the run,
-    with blocks on both sides, at least one band having blocks on both sides)
-    is read column by column, each column ordered the same way on its own.
-    Blocks that cannot be separated (one band, no gutter) keep the page's text
-    order."""
+def _reading_order(blocks: list[_Block], body: float) -> list[_Block]:
+    """Blocks in the page's text order, which is pdfalto's order and so the one
+    GROBID's models learnt from, and in the order of a page's columns for most
+    files; except where the text goes back and forth between columns (a
+    producer writing two columns line across line): those blocks are put in
+    column order, each column keeping its text order."""
+    for block in blocks:
+        block.rank = block.index
+    _untangle(blocks, max(GUTTER * body, 2.0), body)
+    return sorted(blocks, key=lambda b: b.rank)
+
+
+def _untangle(blocks: list[_Block], gutter: float, body: float) -> None:
+    """Columns are found by cutting the blocks into horizontal bands, top to
+    bottom, where no block spans the cut: a run of consecutive bands that share
+    a vertical gutter (an interval of x free of blocks in every band of the
+    run, with blocks on both sides) has columns. When the text order of the
+    run's lines switches between its columns more often than a late float or a
+    page number explains (more than once per column plus one, and for a
+    quarter of its lines), and its columns are columns of text (a table's,
+    written row by row, stay so), the run's blocks take their ranks again in
+    column order. Then the same within each column."""
     if len(blocks) <= 1:
-        return blocks
-    gutter = max(GUTTER * body, 2.0)
-    out: list[_Block] = []
+        return
     for run, shared in _runs(_bands(blocks), gutter):
         inner = [g for g in shared if _both_sides(run, g)]
         if not inner:
-            out += sorted(run, key=lambda b: b.index)
             continue
-        for column in _columns(run, inner):
-            out += _order(column, body)
-    return out
+        columns = [sorted(column, key=lambda b: b.rank) for column in _columns(run, inner)]
+        # the columns of the run's lines, in the page's text order
+        visits = [n for _, n in sorted((line.index, n) for n, column in enumerate(columns)
+                                       for b in column for line in b.lines)]
+        switches = sum(1 for a, b in pairwise(visits) if a != b)
+        narrowest = min(max(b.x1 for b in c) - min(b.x0 for b in c) for c in columns)
+        if switches > len(columns) + 1 and switches >= INTERLEAVED * len(visits) \
+                and narrowest >= TEXT_COLUMN * body:
+            ranks = sorted(b.rank for b in run)
+            for block, rank in zip([b for c in columns for b in c], ranks, strict=True):
+                block.rank = rank
+        for column in columns:
+            _untangle(column, gutter, body)
 
 
 def _bands(blocks: list[_Block]) -> list[list[_Block]]:
