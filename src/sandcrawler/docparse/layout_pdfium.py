@@ -523,17 +523,17 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
         # keeps "{name}" in a symbol font and a text font as one word, in the
         # font of its first character)
         font = fonts.of(first, chars.pdfium_index(start))
-        base = chars.baseline(start) if font.direction == 0 else 0.0
+        baseline = chars.baseline(start) if font.direction == 0 else 0.0
         for k in range(start + 1, stop):
             obj = objects[k]
             if obj and obj == objects[k - 1]:
                 continue
             other = fonts.of(obj, chars.pdfium_index(k))
             if other.direction != font.direction \
-                    or (font.direction == 0 and chars.breaks(k, base, font.size)):
+                    or (font.direction == 0 and chars.breaks(k, baseline, font.size)):
                 words.append(_word(chars, start, k, font, brk, textpage, origin))
                 start, font, brk = k, other, False
-                base = chars.baseline(start) if font.direction == 0 else 0.0
+                baseline = chars.baseline(start) if font.direction == 0 else 0.0
         words.append(_word(chars, start, stop, font, brk, textpage, origin))
     return words
 
