@@ -3,7 +3,9 @@ evaluates its models (docs/extraction.md): a field is a run of tokens with one
 label, a new field starting where the label changes or where a token carries
 GROBID's ``I-`` (beginning) mark. A predicted field is right when a gold field
 has the same label, start and end; precision and recall are per label, and the
-micro average sums the counts of every label except ``<other>``.
+micro average sums the counts of every label except ``<other>`` and except
+labels that the gold sequences never have (GROBID leaves those out of its
+averages, false positives included).
 """
 
 from __future__ import annotations
@@ -63,17 +65,19 @@ class FieldScores:
         for name, counts in other.labels.items():
             self.labels.setdefault(name, Counts()).add(counts)
 
-    def micro(self, exclude: Iterable[str] = (OTHER,)) -> Counts:
+    def averaged(self, exclude: Iterable[str] = (OTHER,)) -> dict[str, Counts]:
+        """The labels the averages are over: not excluded, and expected at least once."""
         skip = set(exclude)
+        return {name: c for name, c in self.labels.items() if name not in skip and c.support}
+
+    def micro(self, exclude: Iterable[str] = (OTHER,)) -> Counts:
         total = Counts()
-        for name, counts in self.labels.items():
-            if name not in skip:
-                total.add(counts)
+        for counts in self.averaged(exclude).values():
+            total.add(counts)
         return total
 
     def macro_f1(self, exclude: Iterable[str] = (OTHER,)) -> float:
-        skip = set(exclude)
-        f1s = [c.f1 for name, c in self.labels.items() if name not in skip]
+        f1s = [c.f1 for c in self.averaged(exclude).values()]
         return sum(f1s) / len(f1s) if f1s else 0.0
 
     def table(self) -> str:

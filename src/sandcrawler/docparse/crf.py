@@ -1,0 +1,452 @@
+"""Linear-chain CRFs over GROBID's feature rows: the segmentation, header and
+reference-segmenter models (docs/extraction-models.md).
+
+A model reads rows laid out exactly as GROBID's raw feature files (one row
+per line or token, a fixed number of string columns: ``grobid_corpus``,
+``vectors``). Its attributes are the values of columns at offsets around the
+row, as GROBID's CRF++/Wapiti templates (``%x[offset,column]``) define them;
+an offset past either end of the sequence reads ``_B-k`` / ``_B+k`` as in
+CRF++. Attributes are named by their positions (``0:-1=``, ``0:0,0:1=``), not
+by the templates' ids: GROBID's templates reuse some ids for different
+columns, which would merge features that should stay apart.
+
+Labels are GROBID's (``<header>``, ``<title>``...), with its ``I-`` mark on
+each field's first row, in training as in :meth:`ColumnModel.tag`'s answer:
+two fields of one label side by side (two affiliations) stay two fields.
+
+One file per model (:mod:`sandcrawler.docparse.crffile`): a JSON header with
+the model's name, columns, windows, labels, training parameters and corpus
+summary, then CRFsuite's model, opened from memory. The windows travel in the
+file, so a model file tags as it was trained whatever the registry says now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pycrfsuite
+
+from sandcrawler.docparse import crffile
+from sandcrawler.docparse.grobid_corpus import LabelledSequence, SkipReason, read_corpus
+from sandcrawler.docparse.scoring import FieldScores
+from sandcrawler.errors import ConfigError
+
+MAGIC = b"sandcrawler column CRF\n"
+FORMAT = 1
+#: rows tagged per CRFsuite call: a longer sequence (a book) is tagged in
+#: overlapping chunks so that memory stays bounded; the labels of a chunk's
+#: overlap come from the chunk that sees most context around them
+CHUNK = 5000
+OVERLAP = 100
+
+#: a window: (row offset, column) pairs whose values make one attribute
+Window = tuple[tuple[int, int], ...]
+
+
+_PLACEHOLDER = re.compile(r"%x\[(-?\d+),(\d+)\]")
+
+
+def parse_template(text: str) -> tuple[Window, ...]:
+    """The windows of a CRF++/Wapiti template: each unigram line (``U..:%x[r,c]``,
+    ``/``-joined for several positions) once, in order; comments and the
+    bigram line ``B`` left out (CRFsuite always has label transitions)."""
+    out: list[Window] = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line.startswith("U"):
+            continue
+        window = tuple((int(r), int(c)) for r, c in _PLACEHOLDER.findall(line))
+        if window and window not in out:
+            out.append(window)
+    return tuple(out)
+
+
+def _columns(column: int, *offsets: int) -> tuple[Window, ...]:
+    return tuple(((offset, column),) for offset in offsets)
+
+
+def _spread(spec: Mapping[int, Sequence[int]]) -> tuple[Window, ...]:
+    return tuple(w for column, offsets in spec.items() for w in _columns(column, *offsets))
+
+
+# GROBID's templates (grobid-trainer/resources/dataset/<model>/crfpp-templates/,
+# read from its repository; tests/test_docparse_models.py checks the windows
+# against the files): column -> offsets, then the two-position windows
+_AROUND = (-1, 0, 1)
+SEGMENTATION_WINDOWS = _spread({
+    0: range(-4, 6), 1: range(-4, 5), 2: range(-2, 3), 3: (0,), 4: (0,), 5: (0,), 6: (0,),
+    **dict.fromkeys(range(7, 16), _AROUND), **dict.fromkeys(range(16, 23), (0, 1)),
+    **dict.fromkeys(range(23, 28), _AROUND), **dict.fromkeys((28, 29, 30), range(-2, 4)),
+    31: _AROUND, 32: (-2, -1, 0, 1),
+})
+_TOKEN_PAIRS: tuple[Window, ...] = (((-1, 0), (0, 0)), ((0, 0), (1, 0)), ((1, 0), (2, 0)),
+                                     ((-2, 0), (-1, 0)))
+HEADER_WINDOWS = (*_spread({
+    0: range(-4, 5), 1: range(-2, 3), **dict.fromkeys(range(2, 10), (0,)),
+    **dict.fromkeys(range(10, 17), _AROUND), 17: range(-2, 3), 18: _AROUND, 19: _AROUND,
+    **dict.fromkeys(range(20, 27), (0, 1)), 27: range(-2, 3), 28: _AROUND,
+}), *_TOKEN_PAIRS, ((0, 0), (-1, 28)))
+REFERENCE_SEGMENTER_WINDOWS = (*_spread({
+    0: range(-3, 4), 1: range(-2, 3), **dict.fromkeys(range(2, 10), (0,)),
+    10: _AROUND, 11: _AROUND, 12: _AROUND, 13: _AROUND, 14: _AROUND,
+    **dict.fromkeys(range(15, 22), (0, 1)), 22: range(-2, 3), 23: _AROUND, 24: _AROUND,
+    25: _AROUND,
+}), *_TOKEN_PAIRS, ((0, 12), (1, 12)), ((-1, 12), (0, 12)))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """One model: its name (GROBID's), its raw files' column count, its
+    windows and its CRFsuite training parameters."""
+
+    name: str
+    columns: int
+    windows: tuple[Window, ...]
+    params: Mapping[str, Any]
+    #: what a row is: a line (segmentation) or a token
+    unit: str
+    summary: str
+    #: flag columns (0/1) -> the value whose one-column attributes are left out:
+    #: an attribute that is on for nearly every row is a bias the others already
+    #: give, and it costs CRFsuite a weight per label on every row
+    omit: Mapping[int, str] = field(default_factory=dict)
+
+    def model_path(self) -> Path:
+        return Path(str(resources.files("sandcrawler.docparse") / "models"
+                        / f"{self.name}.crfmodel"))
+
+
+_LBFGS: dict[str, Any] = {
+    "feature.possible_transitions": True,
+    "num_memories": 6,
+    "period": 10,
+}
+
+# the flag columns of GROBID's feature vectors (FeaturesVectorSegmentation,
+# FeaturesVectorHeader, FeaturesVectorReferenceSegmenter): bold, italic, a
+# single character, the dictionary lookups, bitmaps and graphics near the
+# block, repeated patterns, the largest font; "in the page's main area" is
+# usually 1, the others 0
+_SEGMENTATION_FLAGS = {**dict.fromkeys((11, 12, 15, *range(16, 23), 28, 29, 30, 31), "0"),
+                       32: "1"}
+_HEADER_FLAGS = dict.fromkeys((15, 16, *range(19, 27), 28), "0")
+_REFERENCE_SEGMENTER_FLAGS = dict.fromkeys(range(14, 22), "0")
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec for spec in (
+        ModelSpec("segmentation", 33, SEGMENTATION_WINDOWS,
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 200, "delta": 1e-5},
+                  "line", "zones of the document: header, body, references, notes...",
+                  _SEGMENTATION_FLAGS),
+        ModelSpec("header", 32, HEADER_WINDOWS,
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 300, "delta": 1e-5},
+                  "token", "title, authors, affiliations, abstract... of the header zone",
+                  _HEADER_FLAGS),
+        ModelSpec("reference-segmenter", 28, REFERENCE_SEGMENTER_WINDOWS,
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 200, "delta": 1e-5},
+                  "token", "the references zone cut into references and their labels",
+                  _REFERENCE_SEGMENTER_FLAGS),
+    )
+}
+
+
+def model_spec(name: str) -> ModelSpec:
+    """The registry's entry for ``name``, or a ConfigError naming the known ones."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ConfigError(f"unknown layout model {name!r}; known: "
+                          f"{', '.join(sorted(MODELS))}") from None
+
+
+# -- attributes ------------------------------------------------------------------
+
+
+def window_name(window: Window) -> str:
+    return ",".join(f"{column}:{offset}" for offset, column in window) + "="
+
+
+def attributes(windows: Sequence[Window], rows: Sequence[Sequence[str]],
+               omit: Mapping[int, str] | None = None) -> list[list[str]]:
+    """The attributes of every row: one per window, the window's name and the
+    values at its positions (``_B-k`` / ``_B+k`` past the ends). ``omit`` maps a
+    flag column to its usual value, whose one-column attributes are left out."""
+    n = len(rows)
+    if not n:
+        return []
+    reach = max(abs(offset) for w in windows for offset, _ in w)
+    head = [f"_B-{k}" for k in range(reach, 0, -1)]
+    tail = [f"_B+{k}" for k in range(1, reach + 1)]
+    padded: dict[int, list[str]] = {}
+    for column in sorted({column for w in windows for _, column in w}):
+        padded[column] = head + [row[column] for row in rows] + tail
+    per_window: list[list[str]] = []
+    for window in windows:
+        name = window_name(window)
+        if len(window) == 1:
+            (offset, column), = window
+            start = reach + offset
+            values = padded[column][start:start + n]
+            usual = omit.get(column) if omit else None
+            if usual is None:
+                per_window.append([name + v for v in values])
+            else:
+                per_window.append(["" if v == usual else name + v for v in values])
+        else:
+            parts = [padded[column][reach + offset:reach + offset + n]
+                     for offset, column in window]
+            per_window.append([name + "/".join(values) for values in zip(*parts, strict=True)])
+    if omit:
+        return [[a for a in item if a] for item in zip(*per_window, strict=True)]
+    return [list(item) for item in zip(*per_window, strict=True)]
+
+
+def _check_rows(rows: Sequence[Sequence[str]], columns: int, name: str) -> None:
+    for i, row in enumerate(rows):
+        if len(row) != columns:
+            raise ValueError(f"{name}: row {i} has {len(row)} columns, the model reads "
+                             f"{columns} (GROBID's raw layout)")
+
+
+# -- the model -------------------------------------------------------------------
+
+
+@dataclass
+class ColumnModel:
+    name: str
+    columns: int
+    windows: tuple[Window, ...]
+    omit: dict[int, str]
+    tagger: pycrfsuite.Tagger
+    meta: dict[str, Any] = field(default_factory=dict)
+    # CRFsuite reads the model in place from this buffer: it lives as long as the tagger
+    buffer: bytes = b""
+
+    @property
+    def version(self) -> str:
+        """The first 12 hex digits of the CRFsuite part's SHA-256."""
+        return str(self.meta.get("crf_sha256", ""))[:12]
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.tagger.labels())
+
+    @classmethod
+    def load(cls, name_or_path: str | Path) -> ColumnModel:
+        """A shipped model by its name (``header``), or a model file by its path."""
+        if isinstance(name_or_path, str) and name_or_path in MODELS:
+            path = MODELS[name_or_path].model_path()
+        else:
+            path = Path(name_or_path)
+            if not path.suffix and not path.exists():
+                model_spec(str(name_or_path))  # raises: neither a model nor a file
+        meta, buffer = crffile.read(path, MAGIC, FORMAT)
+        try:
+            windows = tuple(tuple((int(o), int(c)) for o, c in w) for w in meta["windows"])
+            name, columns = str(meta["name"]), int(meta["columns"])
+            omit = {int(c): str(v) for c, v in meta.get("omit", {}).items()}
+        except (KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"{path}: model header lacks its name, columns or windows") from e
+        tagger = pycrfsuite.Tagger()
+        try:
+            tagger.open_inmemory(buffer)
+        except Exception as e:  # CRFsuite reports a bad model as a bare error
+            raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
+        return cls(name, columns, windows, omit, tagger, meta, buffer)
+
+    def tag(self, rows: Sequence[Sequence[str]]) -> list[str]:
+        """One label per row, GROBID's names with the ``I-`` mark kept. Rows
+        must have the model's column count (GROBID's raw layout)."""
+        _check_rows(rows, self.columns, self.name)
+        n = len(rows)
+        if n <= CHUNK:
+            return self._tag(rows)
+        labels: list[str] = []
+        start = 0
+        while start < n:
+            # each chunk: OVERLAP rows of context before and after the rows it answers for
+            lo, hi = max(0, start - OVERLAP), min(n, start + CHUNK)
+            end = hi if hi == n else hi - OVERLAP
+            tagged = self._tag(rows[lo:hi])
+            labels.extend(tagged[start - lo:end - lo])
+            start = end
+        return labels
+
+    def _tag(self, rows: Sequence[Sequence[str]]) -> list[str]:
+        if not rows:
+            return []
+        return list(self.tagger.tag(attributes(self.windows, rows, self.omit)))
+
+
+# -- training and evaluation -------------------------------------------------------
+
+
+@dataclass
+class TrainSummary:
+    """What :func:`train_model` did."""
+
+    model: str
+    path: Path
+    documents: int
+    skipped: dict[SkipReason, int]
+    rows: int
+    labels: list[str]
+    iterations: int | None
+    active_features: int | None
+    size: int
+    seconds: float
+    params: dict[str, Any]
+
+
+def _params(spec: ModelSpec, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {**spec.params, **(params or {})}
+
+
+def train_sequences(
+    spec: ModelSpec,
+    sequences: Sequence[LabelledSequence],
+    out_path: Path,
+    params: Mapping[str, Any] | None = None,
+    info: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train ``spec``'s model on ``sequences`` and write it to ``out_path``
+    atomically; the model file's header (without the CRFsuite part) is
+    returned. Deterministic: the same sequences give the same file."""
+    if not sequences:
+        raise ConfigError(f"{spec.name}: no training sequences")
+    chosen = _params(spec, params)
+    trainer = pycrfsuite.Trainer(verbose=False)
+    for seq in sequences:
+        _check_rows(seq.rows, spec.columns, f"{spec.name} {seq.doc}")
+        trainer.append(attributes(spec.windows, seq.rows, spec.omit), seq.labels)
+    trainer.set_params(chosen)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_path.parent) as tmp:
+        crf_path = Path(tmp) / "model.crfsuite"
+        trainer.train(str(crf_path))
+        crf_bytes = crf_path.read_bytes()
+    last = trainer.logparser.last_iteration or {}
+    meta: dict[str, Any] = {
+        "name": spec.name,
+        "columns": spec.columns,
+        "windows": [list(map(list, w)) for w in spec.windows],
+        "omit": {str(c): v for c, v in sorted(spec.omit.items())},
+        "labels": sorted({label for seq in sequences for label in seq.labels}),
+        "params": chosen,
+        "documents": len(sequences),
+        "rows": sum(len(seq.rows) for seq in sequences),
+        "iterations": last.get("num"),
+        "active_features": last.get("active_features"),
+        **(info or {}),
+    }
+    return crffile.write(out_path, MAGIC, FORMAT, meta, crf_bytes)
+
+
+def train_model(
+    name: str,
+    corpus_dir: Path,
+    out_path: Path | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> TrainSummary:
+    """Train model ``name`` (``segmentation``, ``header``,
+    ``reference-segmenter``) on every usable document of a GROBID corpus
+    directory (``raw/`` + ``tei/``) and write it to ``out_path`` (default: the
+    shipped model's place in the package). ``params`` override the spec's
+    CRFsuite parameters (``c1``, ``c2``, ``max_iterations``...)."""
+    spec = model_spec(name)
+    started = time.monotonic()
+    read = read_corpus(name, Path(corpus_dir))
+    out = Path(out_path) if out_path is not None else spec.model_path()
+    meta = train_sequences(spec, read.sequences, out, params, info={
+        "corpus": {"documents": read.documents, "used": len(read.sequences),
+                   "skipped": {str(k): v for k, v in read.skip_counts().items()},
+                   "rows_matched": read.matched, "rows_guessed": read.guessed,
+                   "rows_dropped": read.dropped},
+    })
+    return TrainSummary(
+        model=name, path=out, documents=len(read.sequences), skipped=read.skip_counts(),
+        rows=int(meta["rows"]), labels=list(meta["labels"]), iterations=meta["iterations"],
+        active_features=meta["active_features"], size=out.stat().st_size,
+        seconds=round(time.monotonic() - started, 1), params=dict(meta["params"]))
+
+
+def _shuffled(doc: str) -> bytes:
+    return hashlib.sha256(doc.encode()).digest()
+
+
+def split_folds(
+    sequences: Sequence[LabelledSequence], folds: int
+) -> list[tuple[list[LabelledSequence], list[LabelledSequence]]]:
+    """(train, test) per fold: documents in the order of a hash of their names
+    (a fixed shuffle: the corpus's files are sorted by source, and a fold of
+    one source would test what the others never trained on), then dealt to the
+    folds in turn, so that folds differ in size by one document at most and
+    no document is split."""
+    if folds < 2:
+        raise ConfigError(f"cross-validation needs at least 2 folds, not {folds}")
+    if len(sequences) < folds:
+        raise ConfigError(f"{len(sequences)} documents cannot make {folds} folds")
+    order = sorted(range(len(sequences)), key=lambda i: _shuffled(sequences[i].doc))
+    which = [0] * len(sequences)
+    for position, i in enumerate(order):
+        which[i] = position % folds
+    return [([s for s, f in zip(sequences, which, strict=True) if f != k],
+             [s for s, f in zip(sequences, which, strict=True) if f == k])
+            for k in range(folds)]
+
+
+def _run_fold(spec: ModelSpec, train: list[LabelledSequence], test: list[LabelledSequence],
+              params: Mapping[str, Any] | None) -> FieldScores:
+    scores = FieldScores()
+    with tempfile.TemporaryDirectory(prefix="sandcrawler-fold-") as tmp:
+        path = Path(tmp) / f"{spec.name}.crfmodel"
+        train_sequences(spec, train, path, params)
+        model = ColumnModel.load(path)
+        for seq in test:
+            scores.add(seq.labels, model.tag(seq.rows))
+    return scores
+
+
+def cross_validate(
+    name: str,
+    corpus_dir: Path,
+    folds: int = 10,
+    params: Mapping[str, Any] | None = None,
+    jobs: int = 1,
+    on_fold: Callable[[int, FieldScores], None] | None = None,
+) -> FieldScores:
+    """k-fold cross-validation of model ``name`` on a GROBID corpus directory:
+    documents dealt to ``folds`` folds by :func:`split_folds` (never a document
+    across two folds), a model trained on all folds but one and scored on that
+    one (field level, as GROBID scores), the counts summed over the folds.
+    ``on_fold(k, scores)`` sees each fold's own scores as it ends (in fold
+    order); ``jobs`` folds train at once."""
+    spec = model_spec(name)
+    read = read_corpus(name, Path(corpus_dir))
+    pairs = split_folds(read.sequences, folds)
+    total = FieldScores()
+    if jobs <= 1:
+        for k, (train, test) in enumerate(pairs):
+            scores = _run_fold(spec, train, test, params)
+            total.merge(scores)
+            if on_fold:
+                on_fold(k, scores)
+        return total
+    with ProcessPoolExecutor(jobs) as pool:
+        futures = [pool.submit(_run_fold, spec, train, test, params) for train, test in pairs]
+        for k, future in enumerate(futures):
+            scores = future.result()
+            total.merge(scores)
+            if on_fold:
+                on_fold(k, scores)
+    return total
