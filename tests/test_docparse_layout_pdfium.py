@@ -106,6 +106,15 @@ def test_columns_written_across_come_out_column_by_column() -> None:
     assert words[-4:] == ["clumps", "do", "harm", "."]
 
 
+def test_a_table_written_row_by_row_is_read_so() -> None:
+    # narrow columns are a table's, not text columns: the page's order stays
+    rows = [("Gene", "Count"), ("CTCF", "412"), ("NRF1", "37"), ("YY1", "9")]
+    runs = [Run(cell, x, 700 - 14 * i) for i, row in enumerate(rows)
+            for cell, x in zip(row, (72, 200), strict=True)]
+    words = [t.text for t in tokens(read_layout_pdfium(make_layout_pdf([runs])))]
+    assert words == ["Gene", "Count", "CTCF", "412", "NRF1", "37", "YY1", "9"]
+
+
 def test_size_from_the_text_matrix() -> None:
     pdf = make_layout_pdf([[Run("Scaled by its matrix", 72, 700, size=14, size_in_matrix=True)]])
     assert {t.size for t in tokens(read_layout_pdfium(pdf))} == {14.0}
@@ -159,7 +168,7 @@ def test_path_and_bytes_read_alike(tmp_path: Path) -> None:
 
 
 def test_empty_page_and_images() -> None:
-    layout = read_layout_pdfium(make_pdf([None, "words"], page0_image=(8, 8)))
+    layout = read_layout_pdfium(make_pdf([None, "words"], page0_image=(16, 9)))
     blank, text = layout.pages
     assert blank.blocks == [] and [texts(line) for line in text.blocks[0].lines] == [["words"]]
     assert blank.bitmaps == 1 and blank.graphics == 0
@@ -167,6 +176,9 @@ def test_empty_page_and_images() -> None:
     assert [(g.x, g.y, g.width, g.height) for g in bitmap] == [(0.0, 0.0, 612.0, 792.0)]
     # one drawings box per page, of no size without drawings (pdfalto's way)
     assert [(g.width, g.height) for g in blank.graphic_boxes if g.vector] == [(0.0, 0.0)]
+    # an image of 8 pixels or fewer across or down is not one (pdfalto's rule)
+    tiny = read_layout_pdfium(make_pdf(["words"], page0_image=(100, 8))).pages[0]
+    assert tiny.bitmaps == 0 and not [g for g in tiny.graphic_boxes if not g.vector]
 
 
 @pytest.mark.parametrize(("data", "message"), [

@@ -48,6 +48,10 @@ SPACING_SLACK = 1.2
 SIZE_CHANGE = 0.05
 #: two lines on one baseline in one block are at most this far apart (times the size)
 ROW_GAP = 3.0
+#: a short line (at most SHORT_LINE wide, times the size: an equation's number,
+#: a matrix's cell) may be as far as SHORT_ROW_GAP beside the block's last line
+SHORT_LINE = 5.0
+SHORT_ROW_GAP = 20.0
 #: how many recent blocks a line may join
 LOOKBACK = 4
 #: a multi-column stretch whose lines switch columns at least this often (per
@@ -245,7 +249,8 @@ def _joins(block: _Block, line: _Line, latest: bool) -> bool:
     if latest and abs(step) <= 0.25 * size:
         # beside the block's last line, on its baseline (a section number and
         # its title, a table's cells)
-        return last.x1 - BACKWARD * size <= line.x0 <= last.x1 + ROW_GAP * size
+        reach = ROW_GAP if line.x1 - line.x0 > SHORT_LINE * size else SHORT_ROW_GAP
+        return last.x1 - BACKWARD * size <= line.x0 <= last.x1 + reach * size
     limit = BLOCK_SPACING * size if not block.spacing \
         else max(block.spacing * SPACING_SLACK + 1.0, size)
     if not 0.5 * size <= step <= limit:

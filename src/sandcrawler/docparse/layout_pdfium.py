@@ -134,6 +134,10 @@ _form_count = _prototype(pdfium_c.FPDFFormObj_CountObjects, _I, _V)
 _form_object = _prototype(pdfium_c.FPDFFormObj_GetObject, _V, _V, ctypes.c_ulong)
 _object_type = _prototype(pdfium_c.FPDFPageObj_GetType, _I, _V)
 _object_bounds = _prototype(pdfium_c.FPDFPageObj_GetBounds, _I, _V, _F, _F, _F, _F)
+_object_matrix = _prototype(pdfium_c.FPDFPageObj_GetMatrix, _I, _V,
+                            ctypes.POINTER(pdfium_c.FS_MATRIX))
+_image_pixels = _prototype(pdfium_c.FPDFImageObj_GetImagePixelSize, _I, _V,
+                           ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint))
 
 
 def read_layout_pdfium(
@@ -319,54 +323,90 @@ def _read_page(page: pdfium.PdfPage, number: int) -> Page:
     return out
 
 
+_Matrix = tuple[float, float, float, float, float, float]
+
+
 def _drawings(page: pdfium.PdfPage, frame: _Frame, out: Page) -> None:
     """The page's images (each with its box) and paths (counted, and their
-    boxes as one, as pdfalto gives them), inside form XObjects too: an object in
-    a form is placed by the form's box (its own is in the form's space)."""
+    boxes as one, as pdfalto gives them), inside form XObjects too. As pdfalto
+    does, an image of 8 pixels or fewer across or down (a rule drawn as a
+    stretched pixel) is not one."""
     raw = ctypes.cast(page.raw, ctypes.c_void_p).value or 0
     corners = [ctypes.c_float() for _ in range(4)]
     refs = [ctypes.byref(c) for c in corners]
+    pixels = (ctypes.c_uint(), ctypes.c_uint())
+    pixel_refs = [ctypes.byref(p) for p in pixels]
+    matrix = pdfium_c.FS_MATRIX()
     vector = [math.inf, math.inf, -math.inf, -math.inf]
     visited = 0
 
-    def box(obj: int) -> tuple[float, float, float, float] | None:
+    def box(obj: int, placing: _Matrix | None) -> tuple[float, float, float, float] | None:
+        """The object's box on the page: an object in a form has its box in the
+        form's space, which ``placing`` maps onto the page."""
         if not _object_bounds(obj, *refs):
             return None
         left, bottom, right, top = (c.value for c in corners)
+        if placing is not None:
+            xs, ys = zip(*(_apply(placing, x, y) for x in (left, right) for y in (bottom, top)),
+                         strict=True)
+            left, bottom, right, top = min(xs), min(ys), max(xs), max(ys)
         return frame.box(left, bottom, right, top)
 
-    # (handle, next index, count, is a form, the top-level form's box)
-    stack: list[tuple[int, int, int, bool, tuple[float, float, float, float] | None]] = [
+    # (handle, next index, count, is a form, the form's space to the page's)
+    stack: list[tuple[int, int, int, bool, _Matrix | None]] = [
         (raw, 0, _count_objects(raw), False, None)]
     while stack and visited < MAX_PAGE_OBJECTS:
-        handle, index, count, form, placed = stack.pop()
+        handle, index, count, form, placing = stack.pop()
         if index >= count:
             continue
-        stack.append((handle, index + 1, count, form, placed))
+        stack.append((handle, index + 1, count, form, placing))
         obj = _form_object(handle, index) if form else _get_object(handle, index)
         visited += 1
         if not obj:
             continue
         kind = _object_type(obj)
         if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+            if not _image_pixels(obj, *pixel_refs) or min(p.value for p in pixels) <= 8:
+                continue
             out.bitmaps += 1
-            where = placed or box(obj)
+            where = box(obj, placing)
             if where is not None:
                 x0, y0, x1, y1 = where
                 out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=False))
         elif kind == pdfium_c.FPDF_PAGEOBJ_PATH:
             out.graphics += 1
-            where = placed or box(obj)
+            where = box(obj, placing)
             if where is not None:
                 vector = [min(vector[0], where[0]), min(vector[1], where[1]),
                           max(vector[2], where[2]), max(vector[3], where[3])]
         elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and len(stack) < MAX_FORM_DEPTH:
-            stack.append((obj, 0, max(0, _form_count(obj)), True, placed or box(obj)))
-    # one box for all the page's drawings, and a box of no size at the page's
-    # corner when it has none: what pdfalto gives, which the segmentation's
-    # features were learnt from (docparse/vectors.py)
-    x0, y0, x1, y1 = vector if vector[0] <= vector[2] else (0.0, 0.0, 0.0, 0.0)
+            if not _object_matrix(obj, ctypes.byref(matrix)):
+                continue
+            own = (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
+            stack.append((obj, 0, max(0, _form_count(obj)), True,
+                          own if placing is None else _multiply(own, placing)))
+    # one box for all the page's drawings (within the page), and a box of no
+    # size at the page's corner when it has none: what pdfalto gives, which the
+    # segmentation's features were learnt from (docparse/vectors.py)
+    width, height = frame.size
+    x0, y0 = max(0.0, vector[0]), max(0.0, vector[1])
+    x1, y1 = min(width, vector[2]), min(height, vector[3])
+    if x0 > x1 or y0 > y1:
+        x0 = y0 = x1 = y1 = 0.0
     out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=True))
+
+
+def _apply(m: _Matrix, x: float, y: float) -> tuple[float, float]:
+    a, b, c, d, e, f = m
+    return a * x + c * y + e, b * x + d * y + f
+
+
+def _multiply(m: _Matrix, n: _Matrix) -> _Matrix:
+    """``m`` then ``n`` (PDF's row-vector convention: a point times m times n)."""
+    a, b, c, d, e, f = m
+    a2, b2, c2, d2, e2, f2 = n
+    return (a * a2 + b * c2, a * b2 + b * d2, c * a2 + d * c2, c * b2 + d * d2,
+            e * a2 + f * c2 + e2, e * b2 + f * d2 + f2)
 
 
 def _page_text(textpage: int, count: int) -> str | None:
