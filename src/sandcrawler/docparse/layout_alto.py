@@ -380,10 +380,16 @@ def _string(
         return
     if "&" in content:
         content = html.unescape(content)
-    for i, value in enumerate((hpos, vpos, width_, height_)):
-        number = abs(_number(value))
-        if number != 0.0:
-            last[i] = number
+    values: tuple[float, ...]
+    try:
+        values = (abs(float(hpos or 0)), abs(float(vpos or 0)), abs(float(width_ or 0)),
+                  abs(float(height_ or 0)))  # fmt: skip
+    except ValueError:
+        values = tuple(abs(_number(v)) for v in (hpos, vpos, width_, height_))
+    if 0.0 in values:
+        last[:] = [v if v != 0.0 else old for v, old in zip(values, last, strict=True)]
+    else:
+        last[:] = values
     x, y, width, height = last
     text, found = spans(content)
     if not found:

@@ -1,5 +1,5 @@
 """The word lists GROBID's feature vectors look words up in, shipped as
-package data (``docparse/lexicons/``, sources in its SOURCES.md).
+package data (sources in lexicons/SOURCES.md).
 
 - ``dictionary``: common words, GROBID's ``test_common`` (its English word
   forms, ``lexicon/wordforms/english.wf``). GROBID lower-cases a word before

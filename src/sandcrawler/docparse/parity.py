@@ -33,12 +33,28 @@ from sandcrawler.docparse.vectors import (
     word_features,
 )
 
-#: model -> (its corpus directory, the suffix of its feature files)
+#: model -> (its corpus directory, the endings of its feature files' names)
 MODELS = {
-    "segmentation": ("segmentation", ".training.segmentation"),
-    "header": ("header", ".training.header"),
-    "reference-segmenter": ("reference-segmenter", ".training.referenceSegmenter"),
+    "segmentation": ("segmentation", (".training.segmentation",)),
+    "header": ("header", (".training.header",)),
+    "reference-segmenter": (
+        "reference-segmenter",
+        (".training.references.referenceSegmenter", ".training.referenceSegmenter"),
+    ),
 }
+
+
+def _feature_files(dataset: Path, model: str) -> list[tuple[str, Path]]:
+    """A model's corpus feature files, with the document each is of."""
+    folder, endings = MODELS[model]
+    found = []
+    for raw in sorted((dataset / folder / "corpus" / "raw").iterdir()):
+        ending = next((e for e in endings if raw.name.endswith(e)), None)
+        if ending is not None:
+            found.append((raw.name[: -len(ending)], raw))
+    return found
+
+
 # where GROBID's test PDFs are kept, by name: ../shared/data/pdfs has them under
 # their own name, GROBID's test resources under a prefixed one
 _PDF_NAMES = ("{stem}.pdf", "grobid-core_src_test_resources_test_{stem}.pdf")
@@ -86,9 +102,8 @@ def find_pairs(grobid_dir: Path, pdf_dirs: Sequence[Path]) -> list[Pair]:
     """Every (model, document) whose GROBID feature file and PDF we have."""
     dataset = grobid_dir / "grobid-trainer" / "resources" / "dataset"
     pairs = []
-    for model, (folder, suffix) in MODELS.items():
-        for raw in sorted((dataset / folder / "corpus" / "raw").glob("*" + suffix)):
-            stem = raw.name[: -len(suffix)]
+    for model in MODELS:
+        for stem, raw in _feature_files(dataset, model):
             for d in pdf_dirs:
                 pdf = next(
                     (
@@ -212,12 +227,12 @@ def corpus_word_agreement(grobid_dir: Path, lexicon: Lexicon) -> dict[str, dict[
     every era of GROBID that wrote it."""
     dataset = grobid_dir / "grobid-trainer" / "resources" / "dataset"
     out: dict[str, dict[int, float]] = {}
-    for model, (folder, suffix) in MODELS.items():
+    for model in MODELS:
         columns = _word_columns()[model]
         equal: Counter[int] = Counter()
         rows = 0
         width = 0
-        for raw in sorted((dataset / folder / "corpus" / "raw").glob("*" + suffix)):
+        for _, raw in _feature_files(dataset, model):
             for row in read_raw(raw):
                 if width == 0:
                     width = len(row)

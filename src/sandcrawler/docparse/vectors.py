@@ -24,6 +24,9 @@ token and every block by another one; several features count those tokens
 ``Layout``. GROBID's quirks are kept where they change a column's value (a
 segmentation line takes its font from the first token of its block, a line's
 length counts its trailing space, ...): the models learnt from those values.
+The stream of the last layout seen is kept for the next call (the cascade asks
+for the three models' rows of one layout): a layout must not be changed once
+its rows have been asked for.
 """
 
 from __future__ import annotations
@@ -131,6 +134,10 @@ def _scale(pos: int, total: int, bins: int) -> int:
         return bins
     if pos <= 0:
         return 0
+    exact = pos * bins / total
+    if 1e-4 < exact - int(exact) < 1 - 1e-4:
+        # far from a bin's edge: float and double truncate alike
+        return int(exact)
     return int(_f32(_f32(_f32(pos) / _f32(total)) * bins))
 
 
@@ -144,7 +151,18 @@ def _profile(text: str) -> str:
     return "".join(c for c in text if c in _PUNCTUATION)
 
 
-def word_features(text: str, lex: Lexicon) -> tuple[str, str, str, str, str, str, str]:
+_Words = tuple[str, str, str, str, str, str, str]
+
+
+def _cached(cache: dict[str, _Words], text: str, lex: Lexicon) -> _Words:
+    # a document repeats its words: each is looked at once per call
+    found = cache.get(text)
+    if found is None:
+        found = cache[text] = word_features(text, lex)
+    return found
+
+
+def word_features(text: str, lex: Lexicon) -> _Words:
     """The columns every model computes alike from a word alone, as printed:
     capitals, digits, single character, name, common word, year, month."""
     digit = "NODIGIT"
@@ -214,6 +232,7 @@ class _Doc:
         self.blocks: list[_Block] = []
         self.page_blocks: list[list[_Block]] = []
         self.line_place: dict[int, tuple[_Block, int]] = {}
+        self._ahead: tuple[list[int], list[int]] | None = None
         texts, refs = self.texts, self.refs
         for page_index, page in enumerate(layout.pages):
             on_page: list[_Block] = []
@@ -248,10 +267,29 @@ class _Doc:
                 gb.end = gb.line_ends[-1]
                 texts.append("\n")  # the block's end
                 refs.append(None)
-                gb.box = _box(line.tokens for line in gb.lines)
+                gb.box = _box(gb.lines)
                 self.blocks.append(gb)
                 on_page.append(gb)
             self.page_blocks.append(on_page)
+
+    def ahead(self) -> tuple[list[int], list[int]]:
+        """For each place of the stream, the place of the next newline and of
+        the next token that is neither a space nor a newline (the stream's
+        length when there is none)."""
+        if self._ahead is None:
+            texts = self.texts
+            total = len(texts)
+            newline = [total] * total
+            word = [total] * total
+            next_nl = next_w = total
+            for i in range(total - 1, -1, -1):
+                newline[i], word[i] = next_nl, next_w
+                if texts[i] == "\n":
+                    next_nl = i
+                elif texts[i] != " ":
+                    next_w = i
+            self._ahead = (newline, word)
+        return self._ahead
 
     def size(self, block: _Block) -> int:
         """How many tokens of the stream the block holds (with its newlines)."""
@@ -288,20 +326,17 @@ class _Doc:
         return out
 
 
-def _box(lines: object) -> tuple[float, float, float, float] | None:
-    x1 = y1 = math.inf
-    x2 = y2 = -math.inf
-    for tokens in lines:  # type: ignore[attr-defined]
-        for t in tokens:
-            if t.width <= 0:  # GROBID leaves tokens without a width out of boxes
-                continue
-            x1 = min(x1, t.x)
-            y1 = min(y1, t.y)
-            x2 = max(x2, t.x + t.width)
-            y2 = max(y2, t.y + t.height)
-    if x1 == math.inf:
+def _box(lines: list[Line]) -> tuple[float, float, float, float] | None:
+    # GROBID leaves tokens without a width out of boxes
+    tokens = [t for line in lines for t in line.tokens if t.width > 0]
+    if not tokens:
         return None
-    return (x1, y1, x2, y2)
+    return (
+        min(t.x for t in tokens),
+        min(t.y for t in tokens),
+        max(t.x + t.width for t in tokens),
+        max(t.y + t.height for t in tokens),
+    )
 
 
 _CACHE: list[tuple[Layout, _Doc]] = []
@@ -310,8 +345,10 @@ _CACHE: list[tuple[Layout, _Doc]] = []
 def _doc(layout: Layout) -> _Doc:
     # the cascade asks for the three models' rows of one layout in a row: the
     # stream is built once (the last layout is kept, not a growing cache)
-    if _CACHE and _CACHE[0][0] is layout:
-        return _CACHE[0][1]
+    # (one read of the entry: another thread may replace it meanwhile)
+    entry = _CACHE[0] if _CACHE else None
+    if entry is not None and entry[0] is layout:
+        return entry[1]
     doc = _Doc(layout)
     _CACHE[:] = [(layout, doc)]
     return doc
@@ -371,6 +408,7 @@ def segmentation_rows(layout: Layout, lexicon: Lexicon | None = None) -> list[li
     """GROBID's segmentation features, a row for each of ``layout.lines()``
     (module docstring; the columns in docs/extraction.md)."""
     lex = lexicon or default_lexicon()
+    words: dict[str, _Words] = {}
     doc = _doc(layout)
     areas = _main_areas(doc)
     # lines repeated at the top or bottom of several pages (running heads and
@@ -445,7 +483,7 @@ def segmentation_rows(layout: Layout, lexicon: Lexicon | None = None) -> list[li
                 else:
                     font_size = "LOWERFONT"
                 current_size = size
-                caps, digit, single, name, common, year, month = word_features(text, lex)
+                caps, digit, single, name, common, year, month = _cached(words, text, lex)
                 repetitive = first_repetitive = "0"
                 if edge:
                     pattern = _pattern(text_line)
@@ -534,6 +572,7 @@ def header_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
     segmentation labelled header, in document order), and the token of each
     row (module docstring; the columns in docs/extraction.md)."""
     lex = lexicon or default_lexicon()
+    words: dict[str, _Words] = {}
     doc = _doc(layout)
     pieces = doc.pieces(lines)
     texts, refs = doc.texts, doc.refs
@@ -630,7 +669,7 @@ def header_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
                 else:
                     font_size = "LOWERFONT"
                 current_size = size
-                caps, digit, single, name, common, year, month = word_features(text, lex)
+                caps, digit, single, name, common, year, month = _cached(words, text, lex)
                 punct = punctuation_type(text)
                 row = affixes(text, True)
                 row += [
@@ -675,6 +714,7 @@ def refseg_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
     lines the segmentation labelled references, in document order), and the
     token of each row (module docstring; the columns in docs/extraction.md)."""
     lex = lexicon or default_lexicon()
+    words: dict[str, _Words] = {}
     doc = _doc(layout)
     pieces = doc.pieces(lines)
     texts, refs = doc.texts, doc.refs
@@ -690,6 +730,7 @@ def refseg_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
             if texts[place] == "\n":
                 longest = max(longest, current)
                 current = 0
+    next_newline, next_word = doc.ahead()
     tokens: list[Token] = []
     rows: list[list[str]] = []
     line_start_x = math.nan
@@ -764,30 +805,20 @@ def refseg_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
             if n == 0:
                 line_status, block_status = "LINESTART", "BLOCKSTART"
                 nn = 0
-            # look ahead to the end of the line: is this its last token, and how
-            # long is the line from its first token on
-            endline = True
-            accumulated = [text]
-            ii = 1
-            while n + ii < total:
-                ahead = texts[n + ii]
+            # GROBID looks ahead to the line's newline: the token ends its line
+            # when only spaces come before it, its block when that newline is
+            # the block's last; the first token of a line measures the line
+            # (from itself to its newline) and its punctuation
+            nl = next_newline[n]
+            endline = next_word[n] > nl or nl >= total - 1
+            if nl >= total - 1 or (endline and block is not None and nl == block.end):
+                end_block = True
+            if nl < total and (line_length == 0 or line_profile is None):
+                rest = "".join(texts[n : nl + 1])
+                if line_length == 0:
+                    line_length = _jlen(rest)
                 if line_profile is None:
-                    accumulated.append(ahead)
-                at_newline = ahead == "\n"
-                if at_newline:
-                    if line_length == 0:
-                        line_length = _jlen("".join(accumulated))
-                    if line_profile is None:
-                        line_profile = _profile("".join(accumulated))
-                elif ahead != " ":
-                    endline = False
-                if n + ii >= total - 1:
-                    end_block = endline = True
-                if endline and block is not None and n + ii == block.end:
-                    end_block = True
-                ii += 1
-                if at_newline:
-                    break
+                    line_profile = _profile(rest)
             if not endline and not newline:
                 line_status = "LINEIN"
             elif not newline:
@@ -797,7 +828,7 @@ def refseg_rows(layout: Layout, lines: Sequence[Line], lexicon: Lexicon | None =
                 block_status = "BLOCKSTART"
             if not block_status:
                 block_status = "BLOCKEND" if end_block else "BLOCKIN"
-            caps, digit, single, name, common, year, month = word_features(text, lex)
+            caps, digit, single, name, common, year, month = _cached(words, text, lex)
             punct = punctuation_type(text)
             profile = line_profile or ""
             row = affixes(text, True)
