@@ -330,70 +330,97 @@ def _drawings(page: pdfium.PdfPage, frame: _Frame, out: Page) -> None:
     """The page's images (each with its box) and paths (counted, and their
     boxes as one, as pdfalto gives them), inside form XObjects too. As pdfalto
     does, an image of 8 pixels or fewer across or down (a rule drawn as a
-    stretched pixel) is not one."""
+    stretched pixel) is not one. Paths inside a form count with the form's box
+    (a plot is thousands of paths: one box is all the union needs)."""
+    drawings = _Drawings(frame, out)
     raw = ctypes.cast(page.raw, ctypes.c_void_p).value or 0
-    corners = [ctypes.c_float() for _ in range(4)]
-    refs = [ctypes.byref(c) for c in corners]
-    pixels = (ctypes.c_uint(), ctypes.c_uint())
-    pixel_refs = [ctypes.byref(p) for p in pixels]
-    matrix = pdfium_c.FS_MATRIX()
-    vector = [math.inf, math.inf, -math.inf, -math.inf]
-    visited = 0
-
-    def box(obj: int, placing: _Matrix | None) -> tuple[float, float, float, float] | None:
-        """The object's box on the page: an object in a form has its box in the
-        form's space, which ``placing`` maps onto the page."""
-        if not _object_bounds(obj, *refs):
-            return None
-        left, bottom, right, top = (c.value for c in corners)
-        if placing is not None:
-            xs, ys = zip(*(_apply(placing, x, y) for x in (left, right) for y in (bottom, top)),
-                         strict=True)
-            left, bottom, right, top = min(xs), min(ys), max(xs), max(ys)
-        return frame.box(left, bottom, right, top)
-
-    # (handle, next index, count, is a form, the form's space to the page's)
-    stack: list[tuple[int, int, int, bool, _Matrix | None]] = [
-        (raw, 0, _count_objects(raw), False, None)]
-    while stack and visited < MAX_PAGE_OBJECTS:
-        handle, index, count, form, placing = stack.pop()
-        if index >= count:
-            continue
-        stack.append((handle, index + 1, count, form, placing))
-        obj = _form_object(handle, index) if form else _get_object(handle, index)
-        visited += 1
-        if not obj:
-            continue
-        kind = _object_type(obj)
-        if kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-            if not _image_pixels(obj, *pixel_refs) or min(p.value for p in pixels) <= 8:
-                continue
-            out.bitmaps += 1
-            where = box(obj, placing)
-            if where is not None:
-                x0, y0, x1, y1 = where
-                out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=False))
-        elif kind == pdfium_c.FPDF_PAGEOBJ_PATH:
-            out.graphics += 1
-            where = box(obj, placing)
-            if where is not None:
-                vector = [min(vector[0], where[0]), min(vector[1], where[1]),
-                          max(vector[2], where[2]), max(vector[3], where[3])]
-        elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and len(stack) < MAX_FORM_DEPTH:
-            if not _object_matrix(obj, ctypes.byref(matrix)):
-                continue
-            own = (matrix.a, matrix.b, matrix.c, matrix.d, matrix.e, matrix.f)
-            stack.append((obj, 0, max(0, _form_count(obj)), True,
-                          own if placing is None else _multiply(own, placing)))
+    drawings.visit(raw, _count_objects(raw), None, None, 0)
     # one box for all the page's drawings (within the page), and a box of no
     # size at the page's corner when it has none: what pdfalto gives, which the
     # segmentation's features were learnt from (docparse/vectors.py)
-    width, height = frame.size
-    x0, y0 = max(0.0, vector[0]), max(0.0, vector[1])
-    x1, y1 = min(width, vector[2]), min(height, vector[3])
-    if x0 > x1 or y0 > y1:
-        x0 = y0 = x1 = y1 = 0.0
+    union = drawings.union
+    x0 = y0 = x1 = y1 = 0.0
+    if union[0] <= union[2]:
+        width, height = frame.size
+        x0, y0, x1, y1 = frame.box(*union)
+        x0, y0, x1, y1 = max(0.0, x0), max(0.0, y0), min(width, x1), min(height, y1)
+        if x0 > x1 or y0 > y1:
+            x0 = y0 = x1 = y1 = 0.0
     out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=True))
+
+
+_Box = tuple[float, float, float, float]
+
+
+class _Drawings:
+    """One page's walk over its objects (``_drawings``)."""
+
+    def __init__(self, frame: _Frame, out: Page) -> None:
+        self.frame = frame
+        self.out = out
+        #: the paths' union in user space: left, bottom, right, top
+        self.union = [math.inf, math.inf, -math.inf, -math.inf]
+        self.budget = MAX_PAGE_OBJECTS
+        self.corners = [ctypes.c_float() for _ in range(4)]
+        self.refs = [ctypes.byref(c) for c in self.corners]
+        self.pixels = (ctypes.c_uint(), ctypes.c_uint())
+        self.matrix = pdfium_c.FS_MATRIX()
+
+    def bounds(self, obj: int) -> _Box | None:
+        if not _object_bounds(obj, *self.refs):
+            return None
+        left, bottom, right, top = (c.value for c in self.corners)
+        return left, bottom, right, top
+
+    def grow(self, box: _Box) -> None:
+        u = self.union
+        u[0], u[1], u[2], u[3] = min(u[0], box[0]), min(u[1], box[1]), max(u[2], box[2]), \
+            max(u[3], box[3])
+
+    def visit(self, handle: int, count: int, placing: _Matrix | None, outer: _Box | None,
+              depth: int) -> None:
+        """The objects of the page (``placing`` None) or of a form, whose space
+        ``placing`` maps onto the page's, and ``outer`` the box on the page of
+        the outermost form holding it."""
+        count = min(max(0, count), self.budget)
+        self.budget -= count
+        get = _get_object if placing is None else _form_object
+        objects = [get(handle, i) for i in range(count)]
+        kinds = [_object_type(obj) if obj else 0 for obj in objects]
+        paths = kinds.count(pdfium_c.FPDF_PAGEOBJ_PATH)
+        self.out.graphics += paths
+        if paths and outer is not None:
+            self.grow(outer)
+        for obj, kind in zip(objects, kinds, strict=True):
+            if kind == pdfium_c.FPDF_PAGEOBJ_PATH and outer is None:
+                box = self.bounds(obj)
+                if box is not None:
+                    self.grow(box)
+            elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
+                self.image(obj, placing)
+            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH \
+                    and self.budget > 0 and _object_matrix(obj, ctypes.byref(self.matrix)):
+                m = self.matrix
+                own = (m.a, m.b, m.c, m.d, m.e, m.f)
+                self.visit(obj, _form_count(obj), own if placing is None
+                           else _multiply(own, placing), outer or self.bounds(obj), depth + 1)
+
+    def image(self, obj: int, placing: _Matrix | None) -> None:
+        width, height = self.pixels
+        if not _image_pixels(obj, ctypes.byref(width), ctypes.byref(height)) \
+                or min(width.value, height.value) <= 8:
+            return
+        box = self.bounds(obj)
+        if box is None:
+            return
+        if placing is not None:
+            # an object in a form has its box in the form's space
+            xs, ys = zip(*(_apply(placing, x, y) for x in (box[0], box[2])
+                           for y in (box[1], box[3])), strict=True)
+            box = (min(xs), min(ys), max(xs), max(ys))
+        self.out.bitmaps += 1
+        x0, y0, x1, y1 = self.frame.box(*box)
+        self.out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=False))
 
 
 def _apply(m: _Matrix, x: float, y: float) -> tuple[float, float]:
@@ -543,7 +570,7 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
     if _ACCENT.search(text):
         chars = _compose_accents(chars, textpage)
     fonts = _Fonts(textpage, frame.rotation)
-    origin = (ctypes.c_double(), ctypes.c_double())
+    offsets: dict[Font, tuple[float, float]] = {}
     text, objects = chars.text, chars.objects
     words: list[Word] = []
     end = 0
@@ -556,7 +583,7 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
             # one text object drew the run: one font, and PDFium put a space
             # wherever its pen jumped
             font = fonts.of(first, chars.pdfium_index(start))
-            words.append(_word(chars, start, stop, font, brk, textpage, origin))
+            words.append(_word(chars, start, stop, font, brk, offsets))
             continue
         # several objects drew it: where one ends and the next begins, the pen
         # may have moved. A change of font alone does not end a word (pdfalto
@@ -571,15 +598,15 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
             other = fonts.of(obj, chars.pdfium_index(k))
             if other.direction != font.direction \
                     or (font.direction == 0 and chars.breaks(k, baseline, font.size)):
-                words.append(_word(chars, start, k, font, brk, textpage, origin))
+                words.append(_word(chars, start, k, font, brk, offsets))
                 start, font, brk = k, other, False
                 baseline = chars.baseline(start) if font.direction == 0 else 0.0
-        words.append(_word(chars, start, stop, font, brk, textpage, origin))
+        words.append(_word(chars, start, stop, font, brk, offsets))
     return words
 
 
-def _word(chars: _Chars, start: int, end: int, font: Font, brk: bool, textpage: int,
-          origin: tuple[ctypes.c_double, ctypes.c_double]) -> Word:
+def _word(chars: _Chars, start: int, end: int, font: Font, brk: bool,
+          offsets: dict[Font, tuple[float, float]]) -> Word:
     frame = chars.frame
     if font.direction == 0:
         if frame.rotation == 0:
@@ -589,9 +616,16 @@ def _word(chars: _Chars, start: int, end: int, font: Font, brk: bool, textpage: 
         else:
             x0, y0, x1, y1 = chars.box(start)
             x1 = max(x1, chars.box(end - 1)[2])
-        _get_origin(textpage, chars.pdfium_index(start), ctypes.byref(origin[0]),
-                    ctypes.byref(origin[1]))
-        baseline = frame.y(origin[0].value, origin[1].value)
+        # a character's loose box is as tall as its font's ascent and descent
+        # make it, from its baseline: PDFium is asked once per font, and again
+        # for a box of another height (a font without those metrics)
+        height = y1 - y0
+        known = offsets.get(font)
+        if known is not None and abs(known[0] - height) < 0.01:
+            baseline = y1 + known[1]
+        else:
+            baseline = chars.baseline(start)
+            offsets[font] = (height, baseline - y1)
     else:
         # turned text: the characters' boxes together
         corners = [chars.box(i) for i in range(start, end)]
