@@ -73,6 +73,14 @@ class Run:
 
 
 @dataclass
+class Speed:
+    pages: int = 0
+    tokens: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+@dataclass
 class Counts:
     """Sums over pages; every figure is derived from them."""
 
@@ -106,6 +114,20 @@ class Counts:
                     for i, v in enumerate(pair):
                         into[i] += v
 
+
+#: the columns of GROBID's feature rows (docparse/vectors.py, docs/extraction.md)
+SEGMENTATION_COLUMNS = (
+    "token", "second token", "lower case", "prefix 1", "prefix 2", "prefix 3", "prefix 4",
+    "block", "page", "font", "font size", "bold", "italic", "capitals", "digits",
+    "one character", "name", "common word", "first name", "year", "month", "e-mail", "http",
+    "place in document", "place in page", "punctuation profile", "profile length",
+    "line length", "bitmap around", "vector around", "repeated", "first repeated", "main area")
+HEADER_COLUMNS = (
+    "token", "lower case", "prefix 1", "prefix 2", "prefix 3", "prefix 4", "suffix 1",
+    "suffix 2", "suffix 3", "suffix 4", "block", "line", "indent", "font", "font size",
+    "bold", "italic", "capitals", "digits", "one character", "name", "common word", "year",
+    "month", "location", "e-mail", "url", "punctuation", "largest size", "smallest size",
+    "above average size", "label")
 
 FLAGS: dict[str, Callable[[Token], bool]] = {
     "bold": lambda t: t.bold,
@@ -296,7 +318,7 @@ def main() -> None:
             f"{'ital':>5} {'sup':>5} {'space':>5} {'alto s':>7} {'pdfium s':>8}")
     print(head)
     total = Counts()
-    speed = {"alto": [0, 0, 0.0, 0.0], "pdfium": [0, 0, 0.0, 0.0]}  # pages, tokens, wall, cpu
+    speed = {"alto": Speed(), "pdfium": Speed()}
     report: list[dict[str, Any]] = []
     for path in files:
         alto = timed(partial(read_layout_alto, path, timeout=ALTO_TIMEOUT), args.repeat, True)
@@ -309,10 +331,10 @@ def main() -> None:
         for key, run in (("alto", alto), ("pdfium", pdfium)):
             if run.layout is not None:
                 s = speed[key]
-                s[0] += len(run.layout.pages)
-                s[1] += tokens_of(run.layout)
-                s[2] += run.wall
-                s[3] += run.cpu
+                s.pages += len(run.layout.pages)
+                s.tokens += tokens_of(run.layout)
+                s.wall += run.wall
+                s.cpu += run.cpu
         if alto.layout is None or pdfium.layout is None:
             print(f"{name:34} alto: {alto.error or 'ok'}; pdfium: {pdfium.error or 'ok'}")
             report.append(row)
@@ -338,20 +360,27 @@ def main() -> None:
         print(f"  {name:6} both {both:6}  alto only {only_a:6}  pdfium only {only_p:6}  "
               f"F1 {f1(both, only_a, only_p):.3f}")
     print()
-    for key, (pages, tokens, wall, cpu) in speed.items():
-        print(f"  {key:6} {pages:5} pages {tokens:7} tokens  wall {wall:7.2f} s "
-              f"({rate(pages, wall):6.1f} pages/s, {rate(tokens, wall):8.0f} tokens/s)  "
-              f"CPU {cpu:7.2f} s ({rate(pages, cpu):6.1f} pages/s)")
-    for title, columns, rows in (("segmentation", total.seg_columns, total.seg_rows),
-                                 ("header", total.head_columns, total.head_rows)):
-        if columns:
-            cells = "  ".join(f"{col}:{eq / n:.2f}" for col, (eq, n) in sorted(columns.items()))
-            print(f"\n  {title} rows (alto {rows}), equal share per column:\n  {cells}")
+    for key, sp in speed.items():
+        print(f"  {key:6} {sp.pages:5} pages {sp.tokens:7} tokens  wall {sp.wall:7.2f} s "
+              f"({rate(sp.pages, sp.wall):6.1f} pages/s, {rate(sp.tokens, sp.wall):8.0f} "
+              f"tokens/s)  CPU {sp.cpu:7.2f} s ({rate(sp.pages, sp.cpu):6.1f} pages/s, "
+              f"{rate(sp.tokens, sp.cpu):8.0f} tokens/s)")
+    for title, columns, rows, names in (
+            ("segmentation", total.seg_columns, total.seg_rows, SEGMENTATION_COLUMNS),
+            ("header", total.head_columns, total.head_rows, HEADER_COLUMNS)):
+        if not columns:
+            continue
+        equal = {col: eq / n for col, (eq, n) in sorted(columns.items())}
+        print(f"\n  {title} rows ({rows} from pdfalto): columns equal on the aligned rows")
+        print("  all but these >= 0.995: " + ", ".join(
+            f"{col} {names[col] if col < len(names) else '?'} {share:.3f}"
+            for col, share in equal.items() if share < 0.995))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_bytes(orjson.dumps({"files": report, "total": asdict(total),
-                                            "figures": fig, "speed": speed},
-                                           option=orjson.OPT_INDENT_2))
+                                            "figures": fig,
+                                            "speed": {k: asdict(v) for k, v in speed.items()}},
+                                           option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
 
 
 if __name__ == "__main__":

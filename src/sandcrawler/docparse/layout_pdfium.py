@@ -450,28 +450,44 @@ def _page_text(textpage: int, count: int) -> str | None:
     return text
 
 
-@dataclass(slots=True)
 class _Chars:
-    """A page's characters as PDFium gives them: text, the text object that drew
-    each, each one's loose box (4 floats: left, top, right, bottom, in user
-    space), and each one's index in PDFium's text page (None: the same)."""
+    """A page's characters: their text (one call for the page), and what PDFium
+    says of each when first asked: the text object that drew it, its loose box
+    on the displayed page, its baseline. Most characters are never asked about
+    (a word needs its ends), and each ctypes call costs more than PDFium's work
+    behind it. ``index`` maps a place in ``text`` to PDFium's (None: the same;
+    accents put on their letters drop characters)."""
 
-    text: str
-    objects: list[int | None]
-    boxes: list[float]
-    frame: _Frame
-    textpage: int
-    index: list[int] | None = None
+    __slots__ = ("_boxes", "_objects", "_rect", "frame", "index", "text", "textpage")
 
-    def box(self, i: int) -> tuple[float, float, float, float]:
-        """Character ``i``'s (x0, y0, x1, y1) on the displayed page."""
-        b, k, f = self.boxes, 4 * i, self.frame
-        if f.rotation == 0:
-            return b[k] - f.left, f.top - b[k + 1], b[k + 2] - f.left, f.top - b[k + 3]
-        return f.box(b[k], b[k + 3], b[k + 2], b[k + 1])
+    def __init__(self, text: str, textpage: int, frame: _Frame,
+                 index: list[int] | None = None) -> None:
+        self.text = text
+        self.textpage = textpage
+        self.frame = frame
+        self.index = index
+        self._boxes: dict[int, tuple[float, float, float, float]] = {}
+        self._objects: dict[int, int | None] = {}
+        self._rect = pdfium_c.FS_RECTF()
 
     def pdfium_index(self, i: int) -> int:
         return i if self.index is None else self.index[i]
+
+    def obj(self, i: int) -> int | None:
+        """The text object that drew character ``i`` (None: PDFium made it)."""
+        found = self._objects.get(i, 0)
+        if found == 0:
+            found = self._objects[i] = _get_text_object(self.textpage, self.pdfium_index(i))
+        return found
+
+    def box(self, i: int) -> tuple[float, float, float, float]:
+        """Character ``i``'s (x0, y0, x1, y1) on the displayed page."""
+        found = self._boxes.get(i)
+        if found is None:
+            r = self._rect
+            _get_loose_box(self.textpage, self.pdfium_index(i), ctypes.addressof(r))
+            found = self._boxes[i] = self.frame.box(r.left, r.bottom, r.right, r.top)
+        return found
 
     def baseline(self, i: int) -> float:
         """Character ``i``'s baseline: its origin's distance from the page's top."""
@@ -553,8 +569,6 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
     count = pdfium_c.FPDFText_CountChars(textpage_obj)
     if count <= 0:
         return []
-    # PDFium first, in tight loops over the characters (ctypes calls are most of
-    # the time), then plain Python over plain lists
     text = _page_text(textpage, count)
     if text is None:
         text = "".join([chr(_get_unicode(textpage, i)) for i in range(count)])
@@ -562,26 +576,23 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
         # 2 marks a hyphen ending a line, or is a glyph without Unicode
         text = "".join(c if c != "\x02" or _is_hyphen(textpage, i) else "\x01"
                        for i, c in enumerate(text))
-    objects = [_get_text_object(textpage, i) for i in range(count)]
-    boxes = (ctypes.c_float * (4 * count))()
-    base = ctypes.addressof(boxes)
-    [_get_loose_box(textpage, i, base + 16 * i) for i in range(count)]
-    chars = _Chars(text, objects, boxes[:], frame, textpage)
+    chars = _Chars(text, textpage, frame)
     if _ACCENT.search(text):
         chars = _compose_accents(chars, textpage)
+    text = chars.text
     fonts = _Fonts(textpage, frame.rotation)
     offsets: dict[Font, tuple[float, float]] = {}
-    text, objects = chars.text, chars.objects
     words: list[Word] = []
     end = 0
     for run in _RUN.finditer(text):
         start, stop = run.span()
         brk = "\r" in text[end:start] or "\n" in text[end:start]
         end = stop
-        first = objects[start]
-        if first and objects[start:stop].count(first) == stop - start:
-            # one text object drew the run: one font, and PDFium put a space
-            # wherever its pen jumped
+        first = chars.obj(start)
+        if first and (stop - start == 1 or chars.obj(stop - 1) == first):
+            # one text object drew the run (objects draw their characters one
+            # after another): one font, and PDFium put a space wherever its pen
+            # jumped
             font = fonts.of(first, chars.pdfium_index(start))
             words.append(_word(chars, start, stop, font, brk, offsets))
             continue
@@ -592,8 +603,8 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
         font = fonts.of(first, chars.pdfium_index(start))
         baseline = chars.baseline(start) if font.direction == 0 else 0.0
         for k in range(start + 1, stop):
-            obj = objects[k]
-            if obj and obj == objects[k - 1]:
+            obj = chars.obj(k)
+            if obj and obj == chars.obj(k - 1):
                 continue
             other = fonts.of(obj, chars.pdfium_index(k))
             if other.direction != font.direction \
@@ -607,14 +618,9 @@ def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
 
 def _word(chars: _Chars, start: int, end: int, font: Font, brk: bool,
           offsets: dict[Font, tuple[float, float]]) -> Word:
-    frame = chars.frame
     if font.direction == 0:
-        if frame.rotation == 0:
-            b, k = chars.boxes, 4 * start
-            x0, y0, y1 = b[k] - frame.left, frame.top - b[k + 1], frame.top - b[k + 3]
-            x1 = max(b[k + 2], b[4 * end - 2]) - frame.left
-        else:
-            x0, y0, x1, y1 = chars.box(start)
+        x0, y0, x1, y1 = chars.box(start)
+        if end - start > 1:
             x1 = max(x1, chars.box(end - 1)[2])
         # a character's loose box is as tall as its font's ascent and descent
         # make it, from its baseline: PDFium is asked once per font, and again
@@ -672,10 +678,7 @@ def _compose_accents(chars: _Chars, textpage: int) -> _Chars:
     if not dropped:
         return chars
     keep = [k for k in range(len(text)) if k not in dropped]
-    boxes = chars.boxes
-    return _Chars("".join(text[k] for k in keep), [chars.objects[k] for k in keep],
-                  [v for k in keep for v in boxes[4 * k:4 * k + 4]], chars.frame,
-                  chars.textpage, keep)
+    return _Chars("".join(text[k] for k in keep), chars.textpage, chars.frame, keep)
 
 
 def _letter_under(chars: _Chars, i: int) -> int | None:
