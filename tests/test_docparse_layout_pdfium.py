@@ -13,6 +13,7 @@ from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
 from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
 from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
 from sandcrawler.models.statuses import LayoutStatus
+from sandcrawler.sandbox import Sandbox
 from sandcrawler_testkit.layout_pdf import Run, column, make_layout_pdf
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.conftest import SHARED_DATA, unavailable
@@ -191,6 +192,27 @@ def test_unreadable_files(data: bytes, message: str) -> None:
     with pytest.raises(LayoutError, match=message) as caught:
         read_layout_pdfium(data)
     assert caught.value.status == LayoutStatus.LAYOUT_FAILED
+
+
+def test_hostile_files() -> None:
+    # a page tree nested too deep for PDFium: no page loads
+    with pytest.raises(LayoutError, match="none of the pages"):
+        read_layout_pdfium(make_pdf(["a", "b"], tree_depth=3000))
+    # a 36 MB image from 36 kB: nothing decodes it, its size is read from its header
+    [page] = read_layout_pdfium(make_pdf(["over an image"], page0_image=(6000, 6000))).pages
+    assert page.bitmaps == 1 and [t.text for b in page.blocks for line in b.lines
+                                  for t in line.tokens] == ["over", "an", "image"]
+    # a page two billion points tall
+    [page] = read_layout_pdfium(make_pdf(["tall"], media_box=(612, 2**31 - 1))).pages
+    assert page.height > 2e9 and page.blocks
+
+
+def test_in_the_sandbox() -> None:
+    """As its callers run it: in a child process with limits; what comes back
+    is the same layout."""
+    pdf = article()
+    with Sandbox(memory_limit=512 * 2**20) as box:
+        assert box.call(read_layout_pdfium, pdf, timeout=60) == read_layout_pdfium(pdf)
 
 
 def test_missing_file(tmp_path: Path) -> None:

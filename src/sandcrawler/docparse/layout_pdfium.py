@@ -174,12 +174,15 @@ def read_layout_pdfium(
             numbers = numbers[:max(0, max_pages)]
         layout = Layout(reader=READER)
         budget = math.inf if max_tokens is None else max_tokens
-        for page in _pages(doc, src, numbers):
+        failed: list[int] = []
+        for page in _pages(doc, src, numbers, failed):
             layout.pages.append(page)
             budget -= sum(len(line.tokens) for block in page.blocks for line in block.lines)
             if budget <= 0:
                 _cut(page, int(-budget))
                 break
+        if layout.pages and len(failed) == len(layout.pages):
+            raise LayoutError("PDFium can load none of the pages asked for")
         return layout
     except pdfium.PdfiumError as e:
         raise LayoutError(f"PDFium failed part-way: {e}") from e
@@ -238,7 +241,10 @@ def _cut(page: Page, drop: int) -> None:
             page.blocks.pop()
 
 
-def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range) -> Iterator[Page]:
+def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range,
+           failed: list[int]) -> Iterator[Page]:
+    """The pages, each read and closed in turn; the numbers of those PDFium
+    cannot load go to ``failed``."""
     current = doc
     base = _anon_rss()
     try:
@@ -247,7 +253,14 @@ def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range) -> Iterato
                 current.close()  # closing ``doc`` twice is a no-op in pypdfium2
                 current = pdfium.PdfDocument(src)
                 base = _anon_rss()
-            page = current[number]
+            try:
+                page = current[number]
+            except pdfium.PdfiumError:
+                # a page PDFium cannot load is a page without text; the rest
+                # of the document is still read
+                failed.append(number)
+                yield Page(number=number, width=0.0, height=0.0)
+                continue
             try:
                 yield _read_page(page, number)
             finally:
