@@ -59,7 +59,8 @@ from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
 from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
 from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
 
-GROBID_TESTPDFS = Path(os.environ.get("GROBID_TESTPDFS", "/work/grobid/testpdfs"))
+GROBID = Path(os.environ.get("GROBID_DIR", "/work/grobid"))
+GROBID_TESTPDFS = Path(os.environ.get("GROBID_TESTPDFS", GROBID / "testpdfs"))
 ALTO_TIMEOUT = 300.0
 SIZE_TOLERANCE = 0.5
 
@@ -298,6 +299,43 @@ def tokens_of(layout: Layout | None) -> int:
     return sum(len(line.tokens) for line in layout.lines()) if layout else 0
 
 
+def parity_with_grobid(grobid: Path, pdf_dirs: list[Path]) -> None:
+    """Each reader's feature rows against GROBID's own feature files, on the
+    documents whose PDF we have (``sandcrawler.docparse.parity``, as
+    bench/layout_parity.py measures pdfalto's): rows aligned, and the share of
+    aligned rows where each column equals GROBID's."""
+    try:
+        parity = importlib.import_module("sandcrawler.docparse.parity")
+        vectors = importlib.import_module("sandcrawler.docparse.vectors")
+        lexicon = importlib.import_module("sandcrawler.docparse.lexicon").default_lexicon()
+    except ImportError:
+        return
+    pairs = parity.find_pairs(grobid, pdf_dirs)
+    if not pairs:
+        return
+    names = {"segmentation": vectors.SEGMENTATION_COLUMNS, "header": vectors.HEADER_COLUMNS,
+             "reference-segmenter": vectors.REFSEG_COLUMNS}
+    print(f"\n== parity with GROBID's own feature files ({len(pairs)} files of documents "
+          "whose PDF we have)")
+    for reader, read in (("pdfalto", partial(read_layout_alto, timeout=ALTO_TIMEOUT)),
+                         ("pdfium", read_layout_pdfium)):
+        layouts = {pair.pdf: read(pair.pdf) for pair in pairs}
+        totals = {model: parity.Agreement(model) for model in parity.MODELS}
+        for pair in pairs:
+            totals[pair.model].add(parity.compare(pair.model, layouts[pair.pdf],
+                                                  parity.read_raw(pair.raw), lexicon))
+        for model, agreement in totals.items():
+            if not agreement.raw_rows:
+                continue
+            shares = [agreement.column(i) for i in range(len(names[model]))]
+            low = ", ".join(f"{names[model][i]} {v:.1%}" for i, v in enumerate(shares)
+                            if v < 0.99)
+            print(f"  {reader:8} {model:20} rows aligned {agreement.aligned}/"
+                  f"{agreement.raw_rows} ({agreement.coverage:.1%}), columns at 100 %: "
+                  f"{sum(v == 1.0 for v in shares)} of {len(shares)}, mean "
+                  f"{sum(shares) / len(shares):.1%}; under 99 %: {low or 'none'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pdfs", nargs="*")
@@ -375,6 +413,8 @@ def main() -> None:
         print("  all but these >= 0.995: " + ", ".join(
             f"{col} {names[col] if col < len(names) else '?'} {share:.3f}"
             for col, share in equal.items() if share < 0.995))
+    if GROBID.is_dir():
+        parity_with_grobid(GROBID, [SHARED_DATA / "pdfs", GROBID_TESTPDFS])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_bytes(orjson.dumps({"files": report, "total": asdict(total),

@@ -12,9 +12,9 @@ these rules follow what it does where GROBID's features depend on it
    same baseline; a few recent blocks are tried, so that text drawn in an
    interleaved order (a listing's code and its comments) still falls into
    its blocks;
-3. reading order: the page's text order (pdfalto's), except that blocks of a
-   multi-column stretch of the page that the text visits back and forth are
-   put column by column; turned text (a margin stamp) comes last;
+3. reading order: the page's text order (pdfalto's, turned text such as a
+   margin stamp included), except that blocks of a multi-column stretch of
+   the page that the text visits back and forth are put column by column;
 4. superscripts and subscripts: smaller words raised or lowered from the
    line's baseline;
 5. tokens: each word cut as GROBID cuts an ALTO ``String``.
@@ -149,9 +149,7 @@ def layout_page(words: list[Word], page: int) -> list[Block]:
     for line in lines:
         _line_metrics(line)
     blocks = _blocks(lines)
-    upright = [b for b in blocks if b.lines[0].direction == 0]
-    turned = [b for b in blocks if b.lines[0].direction != 0]
-    ordered = _reading_order(upright, _body_size(lines)) + turned
+    ordered = _reading_order(blocks, _body_size(lines))
     return [Block([Line(_tokens(line, page)) for line in block.lines]) for block in ordered]
 
 
