@@ -51,7 +51,7 @@ ROW_GAP = 3.0
 #: a short line (at most SHORT_LINE wide, times the size: an equation's number,
 #: a matrix's cell) may be as far as SHORT_ROW_GAP beside the block's last line
 SHORT_LINE = 5.0
-SHORT_ROW_GAP = 20.0
+SHORT_ROW_GAP = 40.0
 #: how many recent blocks a line may join
 LOOKBACK = 4
 #: a multi-column stretch whose lines switch columns at least this often (per
@@ -100,9 +100,11 @@ class _Line:
     y0: float
     x1: float
     y1: float
-    #: the size most of its characters have, and the baseline of those words
+    #: the size most of its characters have, the baseline of those words, and
+    #: the largest size in it
     size: float = 0.0
     baseline: float = 0.0
+    largest: float = 0.0
 
     @property
     def direction(self) -> int | None:
@@ -201,6 +203,7 @@ def _line_metrics(line: _Line) -> None:
         largest = max(largest, word.font.size)
     line.size = max(by_size, key=lambda s: (by_size[s], s))
     line.baseline = next(w.baseline for w in line.words if w.font.size == line.size)
+    line.largest = largest
     if line.direction != 0 or len(by_size) == 1:
         return
     words = line.words
@@ -240,8 +243,10 @@ def _joins(block: _Block, line: _Line, latest: bool) -> bool:
         return False
     if line.direction != 0:
         return latest
+    # pdfalto compares lines by their largest font (a line opening with a
+    # larger bold "Abstract." starts a block of its own)
     size = max(last.size, line.size, 1.0)
-    if abs(last.size - line.size) > SIZE_CHANGE * size:
+    if abs(last.largest - line.largest) > SIZE_CHANGE * max(last.largest, line.largest, 1.0):
         return False
     step = line.baseline - block.row_baseline
     if latest and abs(step) <= 0.25 * size:
