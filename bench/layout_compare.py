@@ -162,7 +162,8 @@ def timed(read: Callable[[], Layout], repeat: int, child: bool) -> Run:
         try:
             layout = read()
         except LayoutError as e:
-            error = f"{e.status}: {e}"
+            # the first line of the message (pdfalto's quotes its stderr)
+            error = f"{e.status}: " + str(e).split("\n", 1)[0]
         wall = time.perf_counter() - wall0
         cpu = time.process_time() - cpu0
         if child:
