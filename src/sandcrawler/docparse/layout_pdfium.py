@@ -6,11 +6,13 @@ compared").
 PDFium gives the characters of a page in content-stream order, each with its
 Unicode value, its box and the text object (font, size, matrix) that drew it.
 Here they become words: runs of characters cut at whitespace (the file's own,
-or the spaces and line breaks PDFium inserts where the pen jumps), at a change
-of font, size or style, and where the pen moves between two text objects as no
-word does. An accent drawn as a character of its own over a letter (TeX does
-this) is put on the letter. ``layout_geometry`` makes the words into lines,
-blocks, reading order and GROBID tokens.
+or the spaces and line breaks PDFium inserts where the pen jumps inside a text
+object), and where one text object's characters meet the next one's, by
+pdfalto's rules (a gap, a step back, another baseline; not a change of font).
+An accent drawn as a character of its own over a letter (TeX does this) is put
+on the letter. ``layout_geometry`` makes the words into lines, blocks, reading
+order and GROBID tokens; ``pdfium_drawings`` reads the page's images and
+drawings; ``pdfium_calls`` holds the C functions as called here.
 
 Fonts are read as pdfalto reads them, so that the features computed from
 either reader mean what GROBID's training files mean: bold when the font's name
@@ -35,16 +37,29 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from sandcrawler.docparse.layout import Graphic, Layout, LayoutError, Page
+from sandcrawler.docparse.layout import Layout, LayoutError, Page
 from sandcrawler.docparse.layout_geometry import Font, Word, layout_page
+from sandcrawler.docparse.pdfium_calls import (
+    Frame,
+    get_font_info,
+    get_font_size,
+    get_loose_box,
+    get_matrix,
+    get_origin,
+    get_text,
+    get_text_object,
+    get_unicode,
+    is_generated,
+    is_hyphen,
+    text_object_font,
+)
+from sandcrawler.docparse.pdfium_drawings import read_drawings
 from sandcrawler.mime import sniff_mime
 
 READER = "pdfium"
@@ -99,45 +114,6 @@ _ACCENTS = {
 _ACCENT = re.compile("[" + re.escape("".join(_ACCENTS)) + "\u0300-\u036f]")
 #: TeX puts an accent on a dotless i or j
 _DOTLESS = {"\u0131": "i", "\u0237": "j"}
-
-
-def _prototype(function: object, restype: object, *argtypes: object) -> Callable[..., Any]:
-    """``function`` called through a prototype of our own: plain integers for
-    PDFium's handles (pypdfium2's typed pointers cost a conversion each call),
-    and an integer back for a text object, so one can be a dictionary key. The
-    per-character calls are most of this reader's time."""
-    address = ctypes.cast(function, ctypes.c_void_p).value  # type: ignore[arg-type]
-    prototype: Any = ctypes.CFUNCTYPE(restype, *argtypes)  # type: ignore[arg-type]
-    return prototype(address)  # type: ignore[no-any-return]
-
-
-_V = ctypes.c_void_p
-_I = ctypes.c_int
-_F = ctypes.POINTER(ctypes.c_float)
-_D = ctypes.POINTER(ctypes.c_double)
-_get_unicode = _prototype(pdfium_c.FPDFText_GetUnicode, ctypes.c_uint, _V, _I)
-_get_text_object = _prototype(pdfium_c.FPDFText_GetTextObject, _V, _V, _I)
-_get_loose_box = _prototype(pdfium_c.FPDFText_GetLooseCharBox, _I, _V, _I, _V)
-_is_hyphen = _prototype(pdfium_c.FPDFText_IsHyphen, _I, _V, _I)
-_is_generated = _prototype(pdfium_c.FPDFText_IsGenerated, _I, _V, _I)
-_text_object_font = _prototype(pdfium_c.FPDFTextObj_GetFont, _V, _V)
-_get_origin = _prototype(pdfium_c.FPDFText_GetCharOrigin, _I, _V, _I, _D, _D)
-_get_font_size = _prototype(pdfium_c.FPDFText_GetFontSize, ctypes.c_double, _V, _I)
-_get_font_info = _prototype(pdfium_c.FPDFText_GetFontInfo, ctypes.c_ulong, _V, _I,
-                            ctypes.c_char_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_int))
-_get_matrix = _prototype(pdfium_c.FPDFText_GetMatrix, _I, _V, _I,
-                         ctypes.POINTER(pdfium_c.FS_MATRIX))
-_get_text = _prototype(pdfium_c.FPDFText_GetText, _I, _V, _I, _I, ctypes.c_char_p)
-_count_objects = _prototype(pdfium_c.FPDFPage_CountObjects, _I, _V)
-_get_object = _prototype(pdfium_c.FPDFPage_GetObject, _V, _V, _I)
-_form_count = _prototype(pdfium_c.FPDFFormObj_CountObjects, _I, _V)
-_form_object = _prototype(pdfium_c.FPDFFormObj_GetObject, _V, _V, ctypes.c_ulong)
-_object_type = _prototype(pdfium_c.FPDFPageObj_GetType, _I, _V)
-_object_bounds = _prototype(pdfium_c.FPDFPageObj_GetBounds, _I, _V, _F, _F, _F, _F)
-_object_matrix = _prototype(pdfium_c.FPDFPageObj_GetMatrix, _I, _V,
-                            ctypes.POINTER(pdfium_c.FS_MATRIX))
-_image_pixels = _prototype(pdfium_c.FPDFImageObj_GetImagePixelSize, _I, _V,
-                           ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint))
 
 
 def read_layout_pdfium(
@@ -281,52 +257,12 @@ def _anon_rss() -> int:
         return 0
 
 
-@dataclass(slots=True)
-class _Frame:
-    """User space to the displayed page's top-left points: the crop box, and
-    the page's /Rotate (clockwise)."""
-
-    left: float
-    bottom: float
-    right: float
-    top: float
-    rotation: int
-
-    @property
-    def size(self) -> tuple[float, float]:
-        w, h = self.right - self.left, self.top - self.bottom
-        return (h, w) if self.rotation in (90, 270) else (w, h)
-
-    def box(self, left: float, bottom: float, right: float, top: float
-            ) -> tuple[float, float, float, float]:
-        """(x0, y0, x1, y1) on the displayed page, y0 the top edge."""
-        r = self.rotation
-        if r == 0:
-            return left - self.left, self.top - top, right - self.left, self.top - bottom
-        if r == 90:
-            return bottom - self.bottom, left - self.left, top - self.bottom, right - self.left
-        if r == 180:
-            return self.right - right, bottom - self.bottom, self.right - left, top - self.bottom
-        return self.top - top, self.right - right, self.top - bottom, self.right - left
-
-    def y(self, x: float, y: float) -> float:
-        """A point's distance from the displayed page's top edge."""
-        r = self.rotation
-        if r == 0:
-            return self.top - y
-        if r == 90:
-            return x - self.left
-        if r == 180:
-            return y - self.bottom
-        return self.right - x
-
-
 def _read_page(page: pdfium.PdfPage, number: int) -> Page:
     left, bottom, right, top = page.get_bbox()
-    frame = _Frame(left, bottom, right, top, page.get_rotation() % 360)
+    frame = Frame(left, bottom, right, top, page.get_rotation() % 360)
     width, height = frame.size
     out = Page(number=number, width=round(width, 2), height=round(height, 2))
-    _drawings(page, frame, out)
+    read_drawings(page, frame, out)
     textpage = page.get_textpage()
     try:
         words = _words(textpage, frame)
@@ -336,125 +272,12 @@ def _read_page(page: pdfium.PdfPage, number: int) -> Page:
     return out
 
 
-_Matrix = tuple[float, float, float, float, float, float]
-
-
-def _drawings(page: pdfium.PdfPage, frame: _Frame, out: Page) -> None:
-    """The page's images (each with its box) and paths (counted, and their
-    boxes as one, as pdfalto gives them), inside form XObjects too. As pdfalto
-    does, an image of 8 pixels or fewer across or down (a rule drawn as a
-    stretched pixel) is not one. Paths inside a form count with the form's box
-    (a plot is thousands of paths: one box is all the union needs)."""
-    drawings = _Drawings(frame, out)
-    raw = ctypes.cast(page.raw, ctypes.c_void_p).value or 0
-    drawings.visit(raw, _count_objects(raw), None, None, 0)
-    # one box for all the page's drawings (within the page), and a box of no
-    # size at the page's corner when it has none: what pdfalto gives, which the
-    # segmentation's features were learnt from (docparse/vectors.py)
-    union = drawings.union
-    x0 = y0 = x1 = y1 = 0.0
-    if union[0] <= union[2]:
-        width, height = frame.size
-        x0, y0, x1, y1 = frame.box(*union)
-        x0, y0, x1, y1 = max(0.0, x0), max(0.0, y0), min(width, x1), min(height, y1)
-        if x0 > x1 or y0 > y1:
-            x0 = y0 = x1 = y1 = 0.0
-    out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=True))
-
-
-_Box = tuple[float, float, float, float]
-
-
-class _Drawings:
-    """One page's walk over its objects (``_drawings``)."""
-
-    def __init__(self, frame: _Frame, out: Page) -> None:
-        self.frame = frame
-        self.out = out
-        #: the paths' union in user space: left, bottom, right, top
-        self.union = [math.inf, math.inf, -math.inf, -math.inf]
-        self.budget = MAX_PAGE_OBJECTS
-        self.corners = [ctypes.c_float() for _ in range(4)]
-        self.refs = [ctypes.byref(c) for c in self.corners]
-        self.pixels = (ctypes.c_uint(), ctypes.c_uint())
-        self.matrix = pdfium_c.FS_MATRIX()
-
-    def bounds(self, obj: int) -> _Box | None:
-        if not _object_bounds(obj, *self.refs):
-            return None
-        left, bottom, right, top = (c.value for c in self.corners)
-        return left, bottom, right, top
-
-    def grow(self, box: _Box) -> None:
-        u = self.union
-        u[0], u[1], u[2], u[3] = min(u[0], box[0]), min(u[1], box[1]), max(u[2], box[2]), \
-            max(u[3], box[3])
-
-    def visit(self, handle: int, count: int, placing: _Matrix | None, outer: _Box | None,
-              depth: int) -> None:
-        """The objects of the page (``placing`` None) or of a form, whose space
-        ``placing`` maps onto the page's, and ``outer`` the box on the page of
-        the outermost form holding it."""
-        count = min(max(0, count), self.budget)
-        self.budget -= count
-        get = _get_object if placing is None else _form_object
-        objects = [get(handle, i) for i in range(count)]
-        kinds = [_object_type(obj) if obj else 0 for obj in objects]
-        paths = kinds.count(pdfium_c.FPDF_PAGEOBJ_PATH)
-        self.out.graphics += paths
-        if paths and outer is not None:
-            self.grow(outer)
-        for obj, kind in zip(objects, kinds, strict=True):
-            if kind == pdfium_c.FPDF_PAGEOBJ_PATH and outer is None:
-                box = self.bounds(obj)
-                if box is not None:
-                    self.grow(box)
-            elif kind == pdfium_c.FPDF_PAGEOBJ_IMAGE:
-                self.image(obj, placing)
-            elif kind == pdfium_c.FPDF_PAGEOBJ_FORM and depth < MAX_FORM_DEPTH \
-                    and self.budget > 0 and _object_matrix(obj, ctypes.byref(self.matrix)):
-                m = self.matrix
-                own = (m.a, m.b, m.c, m.d, m.e, m.f)
-                self.visit(obj, _form_count(obj), own if placing is None
-                           else _multiply(own, placing), outer or self.bounds(obj), depth + 1)
-
-    def image(self, obj: int, placing: _Matrix | None) -> None:
-        width, height = self.pixels
-        if not _image_pixels(obj, ctypes.byref(width), ctypes.byref(height)) \
-                or min(width.value, height.value) <= 8:
-            return
-        box = self.bounds(obj)
-        if box is None:
-            return
-        if placing is not None:
-            # an object in a form has its box in the form's space
-            xs, ys = zip(*(_apply(placing, x, y) for x in (box[0], box[2])
-                           for y in (box[1], box[3])), strict=True)
-            box = (min(xs), min(ys), max(xs), max(ys))
-        self.out.bitmaps += 1
-        x0, y0, x1, y1 = self.frame.box(*box)
-        self.out.graphic_boxes.append(Graphic(x0, y0, x1 - x0, y1 - y0, vector=False))
-
-
-def _apply(m: _Matrix, x: float, y: float) -> tuple[float, float]:
-    a, b, c, d, e, f = m
-    return a * x + c * y + e, b * x + d * y + f
-
-
-def _multiply(m: _Matrix, n: _Matrix) -> _Matrix:
-    """``m`` then ``n`` (PDF's row-vector convention: a point times m times n)."""
-    a, b, c, d, e, f = m
-    a2, b2, c2, d2, e2, f2 = n
-    return (a * a2 + b * c2, a * b2 + b * d2, c * a2 + d * c2, c * b2 + d * d2,
-            e * a2 + f * c2 + e2, e * b2 + f * d2 + f2)
-
-
 def _page_text(textpage: int, count: int) -> str | None:
     """The page's characters in one call, when PDFium's page text has one UTF-16
     unit per character (it drops or rewrites a few, and a character beyond the
     BMP takes two: then None, and each character is asked for)."""
     buffer = ctypes.create_string_buffer((count + 1) * 2)
-    written = _get_text(textpage, 0, count, buffer)
+    written = get_text(textpage, 0, count, buffer)
     if written != count + 1:
         return None
     text = buffer.raw[:count * 2].decode("utf-16-le", errors="surrogatepass")
@@ -473,7 +296,7 @@ class _Chars:
 
     __slots__ = ("_boxes", "_objects", "_rect", "frame", "index", "text", "textpage")
 
-    def __init__(self, text: str, textpage: int, frame: _Frame,
+    def __init__(self, text: str, textpage: int, frame: Frame,
                  index: list[int] | None = None) -> None:
         self.text = text
         self.textpage = textpage
@@ -490,7 +313,7 @@ class _Chars:
         """The text object that drew character ``i`` (None: PDFium made it)."""
         found = self._objects.get(i, 0)
         if found == 0:
-            found = self._objects[i] = _get_text_object(self.textpage, self.pdfium_index(i))
+            found = self._objects[i] = get_text_object(self.textpage, self.pdfium_index(i))
         return found
 
     def box(self, i: int) -> tuple[float, float, float, float]:
@@ -498,14 +321,14 @@ class _Chars:
         found = self._boxes.get(i)
         if found is None:
             r = self._rect
-            _get_loose_box(self.textpage, self.pdfium_index(i), ctypes.addressof(r))
+            get_loose_box(self.textpage, self.pdfium_index(i), ctypes.addressof(r))
             found = self._boxes[i] = self.frame.box(r.left, r.bottom, r.right, r.top)
         return found
 
     def baseline(self, i: int) -> float:
         """Character ``i``'s baseline: its origin's distance from the page's top."""
         x, y = ctypes.c_double(), ctypes.c_double()
-        _get_origin(self.textpage, self.pdfium_index(i), ctypes.byref(x), ctypes.byref(y))
+        get_origin(self.textpage, self.pdfium_index(i), ctypes.byref(x), ctypes.byref(y))
         return self.frame.y(x.value, y.value)
 
     def breaks(self, k: int, base: float, size: float) -> bool:
@@ -536,7 +359,7 @@ class _Fonts:
         if obj:
             font = self.by_object.get(obj)
             if font is None:
-                font = self.by_object[obj] = self._read(_text_object_font(obj) or 0, index)
+                font = self.by_object[obj] = self._read(text_object_font(obj) or 0, index)
             return font
         return self._read(0, index)
 
@@ -549,11 +372,11 @@ class _Fonts:
                 self.faces[handle] = face
         name, bold, italic = face
         m = self.matrix
-        if not _get_matrix(tp, index, ctypes.byref(m)):
+        if not get_matrix(tp, index, ctypes.byref(m)):
             m.a, m.b, m.c, m.d = 1.0, 0.0, 0.0, 1.0
         # the text state's size (Tf) scaled by the text and graphics matrices:
         # often ``1 Tf`` and a scaling matrix
-        size = _get_font_size(tp, index) * math.hypot(m.c, m.d)
+        size = get_font_size(tp, index) * math.hypot(m.c, m.d)
         angle = math.degrees(math.atan2(m.b, m.a)) - self.rotation
         quarter = round(angle / 90.0)
         direction = (quarter * 90) % 360 if abs(angle - quarter * 90) < 2.0 else None
@@ -564,10 +387,10 @@ class _Fonts:
         """The font's name, and whether it is bold and italic as pdfalto decides
         (module docstring)."""
         tp = self.textpage
-        n = _get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
+        n = get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
         if n > len(self.buffer):
             self.buffer = ctypes.create_string_buffer(n)
-            n = _get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
+            n = get_font_info(tp, index, self.buffer, len(self.buffer), ctypes.byref(self.flags))
         name = _SUBSET_PREFIX.sub("", self.buffer.raw[:max(0, n - 1)].decode("utf-8", "replace"))
         flags = self.flags.value if n else 0
         lower = name.lower()
@@ -577,17 +400,17 @@ class _Fonts:
         return name, bold, italic
 
 
-def _words(textpage_obj: pdfium.PdfTextPage, frame: _Frame) -> list[Word]:
+def _words(textpage_obj: pdfium.PdfTextPage, frame: Frame) -> list[Word]:
     textpage = ctypes.cast(textpage_obj.raw, ctypes.c_void_p).value or 0
     count = pdfium_c.FPDFText_CountChars(textpage_obj)
     if count <= 0:
         return []
     text = _page_text(textpage, count)
     if text is None:
-        text = "".join([chr(_get_unicode(textpage, i)) for i in range(count)])
+        text = "".join([chr(get_unicode(textpage, i)) for i in range(count)])
     if "\x02" in text:
         # 2 marks a hyphen ending a line, or is a glyph without Unicode
-        text = "".join(c if c != "\x02" or _is_hyphen(textpage, i) else "\x01"
+        text = "".join(c if c != "\x02" or is_hyphen(textpage, i) else "\x01"
                        for i, c in enumerate(text))
     chars = _Chars(text, textpage, frame)
     if _ACCENT.search(text):
@@ -677,9 +500,9 @@ def _compose_accents(chars: _Chars, textpage: int) -> _Chars:
         text[base] = composed
         dropped.add(i)
         before, after = i - 1, i + 1
-        while before >= 0 and text[before].isspace() and _is_generated(textpage, before):
+        while before >= 0 and text[before].isspace() and is_generated(textpage, before):
             before -= 1
-        while after < len(text) and text[after].isspace() and _is_generated(textpage, after):
+        while after < len(text) and text[after].isspace() and is_generated(textpage, after):
             after += 1
         if before >= 0 and after < len(text) and after - before > 2 \
                 and not text[before].isspace() and not text[after].isspace():
