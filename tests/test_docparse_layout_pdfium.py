@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
+from sandcrawler.docparse import layout_pdfium
+from sandcrawler.docparse.layout import Layout, LayoutError, Line, Page, Token
 from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
 from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
 from sandcrawler.models.statuses import LayoutStatus
@@ -223,6 +224,15 @@ def test_in_the_sandbox() -> None:
         assert box.call(read_layout_pdfium, pdf, timeout=60) == read_layout_pdfium(pdf)
 
 
+def test_reopening_the_document_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PDFium keeps what each page parsed until the document closes: past a
+    # growth of memory the reader opens it afresh, here before every page
+    pdf = make_pdf(["page one words", None, "page three"])
+    once = read_layout_pdfium(pdf)
+    monkeypatch.setattr(layout_pdfium, "REOPEN_GROWTH", -1)
+    assert read_layout_pdfium(pdf) == once
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(LayoutError, match="cannot read"):
         read_layout_pdfium(tmp_path / "absent.pdf")
@@ -282,3 +292,24 @@ def test_real_papers_agree_with_pdfalto() -> None:
             in_order += 2 * sum(m.size for m in matcher.get_matching_blocks())
         assert bag / total > 0.97, path.name
         assert in_order / total > 0.9, path.name
+
+
+def test_real_paper_images_inside_forms_where_pdfalto_puts_them() -> None:
+    """A page whose figure is a form XObject holding images: each image placed
+    through the form's matrix, as pdfalto places it."""
+    if find_pdfalto() is None:
+        unavailable("pdfalto is not installed", "PDFALTO")
+    path = next((p for p in real_pdfs() if p.name == "compressed.tracemonkey-pldi-09.pdf"), None)
+    if path is None:
+        unavailable("compressed.tracemonkey-pldi-09.pdf is not among the real papers",
+                    "SHARED_DATA")
+    ours = read_layout_pdfium(path, first_page=1, last_page=1).pages[0]
+    theirs = read_layout_alto(path, timeout=60, first_page=1, last_page=1).pages[0]
+
+    def boxes(page: Page) -> list[tuple[int, int, int, int]]:
+        return sorted((round(g.x), round(g.y), round(g.width), round(g.height))
+                      for g in page.graphic_boxes if not g.vector)
+
+    assert ours.bitmaps == theirs.bitmaps == 10
+    for mine, pdfalto in zip(boxes(ours), boxes(theirs), strict=True):
+        assert mine == pytest.approx(pdfalto, abs=1)
