@@ -534,8 +534,11 @@ def _letter_under(chars: _Chars, i: int) -> int | None:
     for k in (i + 1, i - 1, i + 2, i - 2):
         if under(k):
             return k
-    # drawn out of its place: the letter is elsewhere on the line, looked for
-    # within a stretch of the text that bounds the work per accent
+    # drawn out of its place (then PDFium puts spaces around it): the letter is
+    # elsewhere on the line, looked for within a stretch of the text that
+    # bounds the work per accent
+    if not (i == 0 or text[i - 1].isspace()) or not (i + 1 == n or text[i + 1].isspace()):
+        return None
     for k in range(max(0, i - ACCENT_REACH), min(n, i + ACCENT_REACH)):
         if under(k):
             return k
