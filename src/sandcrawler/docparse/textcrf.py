@@ -222,13 +222,23 @@ def _shape(text: str) -> str:
     return "".join(out)
 
 
+_STATUS = {d: {st: f"{d or ''}ls={st}" for st in ("START", "IN", "END")} for d in (-1, 0, 1)}
+_LINE_POS = tuple(f"lp={k}" for k in range(6))
+_POS = tuple(f"pos={k}" for k in range(10))
+
+
 class _Tok(NamedTuple):
-    """What a token is, wherever it stands."""
+    """What a token is, wherever it stands, and what it tells its neighbours (the
+    strings made once per distinct token, not once per position)."""
 
     word: str  # lower case
     own: tuple[str, ...]
-    near: tuple[str, ...]  # the short description its neighbours see, unprefixed
-    far: tuple[str, ...]  # what neighbours two away see
+    as_prev: tuple[str, ...]  # to the token after it
+    as_next: tuple[str, ...]  # to the token before it
+    as_prev2: tuple[str, ...]
+    as_next2: tuple[str, ...]
+    as_prev3: str
+    as_next3: str
 
 
 class Gazetteers:
@@ -299,7 +309,10 @@ class Featurizer:
             own.append(f"nd={min(n, 6)}")
         near = (f"w={lower}", f"cap={case}", f"dig={digit}", f"pun={punct}", f"shp={shape}",
                 f"lex={lex}")
-        return _Tok(lower, tuple(own), near, (f"w={lower}", f"pun={punct}", f"lex={lex}"))
+        far = (f"w={lower}", f"pun={punct}", f"lex={lex}")
+        return _Tok(lower, tuple(own), tuple("-1" + f for f in near), tuple("1" + f for f in near),
+                    tuple("-2" + f for f in far), tuple("2" + f for f in far),
+                    f"-3w={lower}", f"3w={lower}")
 
     def sequence(self, text: str, tokens: Sequence[Token]) -> list[list[str]]:
         n = len(tokens)
@@ -319,30 +332,36 @@ class Featurizer:
         for i, tok in enumerate(tokens):
             me = info[i]
             since_break = 0 if breaks[i] else since_break + 1
-            feats = [*me.own, *gaz_feats[i], f"ls={status[i]}", f"lp={min(since_break, 5)}",
-                     f"pos={10 * i // n}"]
+            feats = [*me.own, *gaz_feats[i], _STATUS[0][status[i]], _LINE_POS[min(since_break, 5)],
+                     _POS[10 * i // n]]
             if tok.space_before:
                 feats.append("sp")
             if paren:
                 feats.append("inp")
-            for d in (-1, 1):
-                j = i + d
-                if 0 <= j < n:
-                    feats.extend(f"{d}{f}" for f in info[j].near)
-                    feats.extend(f"{d}{f}" for f in gaz_feats[j])
-                    feats.append(f"{d}ls={status[j]}")
-                else:
-                    feats.append(f"{d}BOUND")
-            for d in (-2, 2):
-                j = i + d
-                if 0 <= j < n:
-                    feats.extend(f"{d}{f}" for f in info[j].far)
-                else:
-                    feats.append(f"{d}BOUND")
-            for d in (-3, 3):
-                j = i + d
-                if 0 <= j < n:
-                    feats.append(f"{d}w={info[j].word}")
+            if i > 0:
+                feats.extend(info[i - 1].as_prev)
+                feats.extend("-1" + g for g in gaz_feats[i - 1])
+                feats.append(_STATUS[-1][status[i - 1]])
+            else:
+                feats.append("-1BOUND")
+            if i + 1 < n:
+                feats.extend(info[i + 1].as_next)
+                feats.extend("1" + g for g in gaz_feats[i + 1])
+                feats.append(_STATUS[1][status[i + 1]])
+            else:
+                feats.append("1BOUND")
+            if i > 1:
+                feats.extend(info[i - 2].as_prev2)
+            else:
+                feats.append("-2BOUND")
+            if i + 2 < n:
+                feats.extend(info[i + 2].as_next2)
+            else:
+                feats.append("2BOUND")
+            if i > 2:
+                feats.append(info[i - 3].as_prev3)
+            if i + 3 < n:
+                feats.append(info[i + 3].as_next3)
             if i > 0:
                 feats.append(f"b-={info[i - 1].word}|{me.word}")
                 if i > 1:

@@ -67,13 +67,14 @@ def _params(spec: TextModelSpec, params: dict[str, Any] | None) -> dict[str, Any
     return {**textcrf.DEFAULT_PARAMS, **spec.params, **(params or {})}
 
 
-def train_model(name: str, corpus_dir: Path | str, out_path: Path | str,
+def train_model(name: str, corpus_dir: Path | str, out_path: Path | str | None = None,
                 params: dict[str, Any] | None = None) -> TrainedModel:
-    """Train model ``name`` on every sequence of ``corpus_dir`` into ``out_path``."""
+    """Train model ``name`` on every sequence of ``corpus_dir`` into ``out_path``
+    (default: the shipped model's place in the package)."""
     spec = spec_of(name)
     started = time.monotonic()
     texts = spec.read(Path(corpus_dir))
-    out = Path(out_path)
+    out = Path(out_path) if out_path is not None else spec.default_path()
     meta = textcrf.train(spec.name, texts, out, spec.gazetteers(), _params(spec, params),
                          info={"corpus_files": len({t.source for t in texts})})
     return TrainedModel(
