@@ -107,6 +107,11 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Loopback servers are ours: the politeness delay (crawl.host_delay) would only
     # slow the suite. Tests of the per-host gate set their own.
     monkeypatch.setenv("SANDCRAWLER_CRAWL_HOST_DELAY", "0")
+    # The extraction cascade costs a child process and its models' loading per
+    # processor, and a second or so per PDF: the hundreds of PDFs other tests
+    # process would pay it for nothing. Its own tests (test_extract_cli, the demo's)
+    # turn it on.
+    monkeypatch.setenv("SANDCRAWLER_EXTRACT_ENABLED", "0")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

@@ -189,10 +189,15 @@ def test_ingest_demo_from_the_package_into_its_own_directory(tmp_path: Path) -> 
     data_dir = tmp_path / "data"
     demo_dir = default_demo_dir(data_dir)
     assert demo_dir == tmp_path / "data-demo"
-    first = run_cli(["ingest", "demo"], timeout=300)
+    # the main job as shipped: the extraction cascade on (the suite turns it off)
+    first = run_cli(["ingest", "demo"], timeout=300, env={"SANDCRAWLER_EXTRACT_ENABLED": "1"})
     stderr = first.stderr.decode()
     assert first.returncode == 0, stderr
     assert "Traceback" not in stderr
+    pdfs = sum(1 for line in first.stdout.splitlines()
+               if orjson.loads(line)["request"]["ingest_type"] == "pdf"
+               and orjson.loads(line)["hit"])
+    assert stderr.count("  extracted  success: ") == pdfs > 0
     assert not data_dir.exists()  # the user's data directory is untouched
     assert f"own data directory {demo_dir}" in stderr
     assert f"SANDCRAWLER_DATA_DIR={demo_dir} sandcrawler serve" in stderr

@@ -286,6 +286,10 @@ class ExtractSettings(Section):
         "half of this many (header and references), status partial")
     max_references: int = Field(
         20_000, ge=1, description="references parsed per PDF; past it, status partial")
+    models: Path | None = Field(
+        None, description="a directory of models trained with `sandcrawler models train` "
+        "(<name>.crfmodel) used instead of the shipped ones; a model not in it is the "
+        "shipped one")
 
 
 class PdfTableSettings(Section):

@@ -126,16 +126,34 @@ def _where(services: Services, refs: RefsWriter, result: FileIngestResult) -> li
         lines += [f"  stored     {store}/{p}" for p in primary]
         if thumbs:
             lines.append(f"  thumbnail  {store}/{sorted(thumbs)[0]} (+{len(thumbs) - 1} more)")
+        if "pdf" in paths:
+            lines += _extracted(services, entry.sha1)
         lines += _identified(services, entry.sha1)
         if count := len(refs.get(uuid) or []):
             lines.append(f"  references {count} parsed into grobid_refs (source document, {uuid})")
             lines += _resolved(services, uuid, paths.get("references"))
         else:
-            # what the page gives (citation_reference) or the file's own list (JATS, GROBID)
+            # what the page gives (citation_reference) or the file's own list (JATS,
+            # GROBID, the extraction cascade)
             lines.append("  references none: the page has no citation_reference tags"
-                         + ("; a PDF's own need a GROBID server (grobid.url)"
-                            if "pdf" in paths and not services.settings.grobid.url else ""))
+                         + ("; the PDF's were not extracted (extract.enabled)"
+                            if "pdf" in paths and not services.settings.extract.enabled
+                            else ""))
     return lines
+
+
+def _extracted(services: Services, sha1: str | None) -> list[str]:
+    """The ``extract0`` family in one line: the cascade's status, title and
+    reference count."""
+    row = services.pdftable.get(sha1, ["extract0"]) if sha1 else None
+    cells = row.cells.get("extract0") if row is not None else None
+    if not cells:
+        return ["  extracted  not run (extract.enabled is off)"]
+    header = cells.get("xheader") or {}
+    title = header.get("title") or "no title"
+    return [f"  extracted  {cells['xstatus']}: {title!r}, {len(header.get('authors') or [])} "
+            f"author(s), {len(cells.get('xrefs') or [])} reference(s) (extract0, without "
+            "GROBID)"]
 
 
 def _identified(services: Services, sha1: str | None) -> list[str]:

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from sandcrawler.match.index import SqliteIndex
     from sandcrawler.match.matcher import Matcher
     from sandcrawler.models.fileset import IngestStrategy
+    from sandcrawler.pdf.extraction import Extractor
     from sandcrawler.pdf.processor import PdfProcessor
     from sandcrawler.pipeline.db_sink import DatabaseSink
     from sandcrawler.storage.blobs import BlobStore
@@ -374,6 +375,15 @@ class Services:
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
                            warc_source=self.settings.warc.source, spool_dir=self.spool_dir)
 
+    def extractor(self, *, timeout: float | None = None,
+                  memory_limit_mb: int | None = None) -> Extractor:
+        """The embedded extraction cascade in its own sandbox (the caller closes it)."""
+        from sandcrawler.pdf.extraction import Extractor
+
+        return Extractor(self.settings.extract, timeout=timeout,
+                         memory_limit_mb=memory_limit_mb,
+                         citation_model=self.settings.citation.model)
+
     def pdf_processor(self, *, timeout: float | None = None,
                       memory_limit_mb: int | None = None) -> PdfProcessor:
         """A PDF processor (its own sandbox: the caller closes it); it identifies
@@ -392,7 +402,9 @@ class Services:
                              "max_text_chars": pdf.max_text_chars},
             grobid=self.grobid, grobid_options=fulltext_options(grobid),
             grobid_max_bytes=grobid.max_pdf_mb * 2**20,
-            documents=self.document_matcher(), tei_references=refs_from_tei)
+            documents=self.document_matcher(), tei_references=refs_from_tei,
+            extractor=self.extractor(timeout=timeout, memory_limit_mb=memory_limit_mb)
+            if self.settings.extract.enabled else None)
 
     def document_matcher(self) -> DocumentMatcher | None:
         """What identifies documents and resolves their references after

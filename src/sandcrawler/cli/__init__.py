@@ -33,12 +33,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("sandcrawler.cli.config:config", "Inspect the configuration."),
     "db": ("sandcrawler.cli.db:db",
            "Create, upgrade and inspect the SQL database (SQLite or PostgreSQL)."),
+    "extract": ("sandcrawler.cli.extract:extract",
+                "Extract the header and the references of PDFs, without a GROBID server."),
     "grobid": ("sandcrawler.cli.grobid:grobid", "Check the configured GROBID server."),
     "ingest": ("sandcrawler.cli.ingest:ingest", "Ingest documents and datasets."),
     "kafka": ("sandcrawler.cli.kafka:kafka",
               "Kafka: the topics the workers use, checked and created from their registry."),
     "match": ("sandcrawler.cli.match:match",
               "Match biblios and references against the catalog of Crossref works."),
+    "models": ("sandcrawler.cli.models:models",
+               "The extraction cascade's CRF models: list, train on GROBID's corpora, "
+               "evaluate."),
     "parse-crossref-refs": ("sandcrawler.cli.refs:parse_crossref_refs",
                             "Parse the unstructured references of Crossref works into "
                             "grobid_refs rows."),

@@ -19,6 +19,8 @@ from sandcrawler.docparse.scoring import fields
 from sandcrawler.docparse.text import join_tokens
 
 _LABEL_CLEAN = re.compile(r"^[\[(]?\s*(.*?)\s*[\])]?\s*[.:]?$")
+#: what a label's own punctuation leaves at the start of a reference ("1" then ". Bell AC")
+_LEADING = re.compile(r"^[\s.,:;)\]]+")
 #: characters of one reference string; a longer one is a mis-segmented block of prose
 MAX_REFERENCE = 3000
 #: a reference string shorter than this is debris (a page number, a stray letter)
@@ -43,6 +45,8 @@ def reference_strings(tokens: Sequence[Token], labels: Sequence[str],
             pending = _clean_label(join_tokens(tokens[start:end]))
         elif label == "<reference>":
             text = join_tokens(tokens[start:end])
+            if pending is not None:
+                text = _LEADING.sub("", text)
             if MIN_REFERENCE <= len(text) <= MAX_REFERENCE:
                 out.append(ReferenceString(text, pending))
             elif text and len(text) < MIN_REFERENCE and out and pending is None \

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from sandcrawler.docparse.layout import Line, Token
 
 _HYPHENS = frozenset("-\u2010\u2011\u00ad")
+#: a gap between two tokens of a line wider than this many font sizes is a space
+GAP = 0.25
 
 
 def join_tokens(tokens: Sequence[Token]) -> str:
@@ -24,14 +26,16 @@ def join_tokens(tokens: Sequence[Token]) -> str:
         if i + 1 == len(tokens):
             break
         nxt = tokens[i + 1]
-        new_line = nxt.page != token.page or nxt.y > token.y + token.height * 0.6 \
-            or nxt.x < token.x - token.width
+        new_line = nxt.page != token.page or abs(nxt.y - token.y) > token.height * 0.6 \
+            or nxt.x < token.x
         if new_line:
             if _broken_word(tokens, i, nxt):
                 parts.pop()  # the hyphen
                 continue
             parts.append(" ")
-        elif token.space_after:
+        elif token.space_after or nxt.x - (token.x + token.width) > GAP * token.size:
+            # a gap wider than a thin space is a space the PDF did not write (a
+            # running head beside a logo, words set apart by positioning)
             parts.append(" ")
     return "".join(parts).strip()
 

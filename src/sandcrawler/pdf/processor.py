@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandcrawler.docparse.tei import extraction_tei
 from sandcrawler.errors import RecordError
 from sandcrawler.grobid_client import GrobidClient
 from sandcrawler.match.document import (
     FAMILY,
     DocumentMatcher,
     Identification,
+    Origin,
     ResolvedReferences,
     SourceBiblio,
     grobid_source,
@@ -27,10 +29,12 @@ from sandcrawler.match.document import (
     pdf_sources,
 )
 from sandcrawler.models.capture import CdxRecord
+from sandcrawler.models.extraction import Extraction
 from sandcrawler.models.files import FileMeta
 from sandcrawler.models.html_biblio import HtmlBiblio
 from sandcrawler.models.statuses import FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+from sandcrawler.pdf.extraction import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
 from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
 from sandcrawler.sandbox import Sandbox, SandboxError
 from sandcrawler.storage.catalogue import Catalogue
@@ -56,6 +60,8 @@ class StoredPdf:
     #: what the document is (``match0``), when there is a catalog to match against
     identification: Identification | None = None
     resolved: ResolvedReferences | None = None
+    #: the embedded extraction cascade's (``extract0``), when it ran
+    extraction: Extraction | None = None
 
 
 class PdfProcessor:
@@ -72,8 +78,11 @@ class PdfProcessor:
         grobid_max_bytes: int = 256 * 2**20,
         documents: DocumentMatcher | None = None,
         tei_references: Callable[[str], list[dict[str, Any]]] | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.catalogue = catalogue
+        #: the embedded extraction cascade (``extract.enabled``), beside GROBID
+        self.extractor = extractor
         #: identifies documents and resolves their references; None: no catalog
         self.documents = documents
         #: reads the references of GROBID's TEI (``ingest.references.refs_from_tei``,
@@ -129,17 +138,26 @@ class PdfProcessor:
             secondary = dict(out.thumbnails)
             if fulltext.tei is not None:
                 secondary["grobid-tei"] = fulltext.tei.encode("utf-8")
+            extraction = self.extractor.extract(path) if self.extractor is not None else None
+            if extraction is not None:
+                cells[EXTRACT_FAMILY] = extraction_cells(extraction)
+                if extraction.status in USABLE:
+                    secondary["extract-tei"] = extraction_tei(extraction)
             entry = self.catalogue.add_file(
                 path, kind="pdf", sha1=meta.sha1hex, resources=secondary,
-                layers=[*layers, *_extracted(out, fulltext)],
+                layers=[*layers, *_extracted(out, fulltext, extraction)],
             )
+            # the references: GROBID's, else the cascade's, else the landing page's
             stored = StoredPdf(uuid=entry.uuid, resources=list(entry.resources),
                                grobid_status=fulltext.status,
                                grobid_quality=fulltext.quality, tei=fulltext.tei,
                                references=self._references(fulltext)
-                               or [dict(r) for r in page_references])
+                               or _extracted_references(extraction)
+                               or [dict(r) for r in page_references],
+                               extraction=extraction)
             if self.documents is not None:
-                found = self.documents.identify(entry.uuid, _sources(out, fulltext, page))
+                found = self.documents.identify(entry.uuid,
+                                                _sources(out, fulltext, extraction, page))
                 cells[FAMILY] = found.cells()
                 stored.identification = found
                 stored.resolved = self.documents.resolve_references(entry.uuid,
@@ -172,39 +190,82 @@ class PdfProcessor:
 
     def close(self) -> None:
         # The catalogue, table and GROBID client are shared services, closed by
-        # whoever built them.
+        # whoever built them; the sandboxes are this processor's.
         self.sandbox.close()
+        if self.extractor is not None:
+            self.extractor.close()
 
-def _sources(out: PdfExtract, fulltext: Fulltext,
+def _sources(out: PdfExtract, fulltext: Fulltext, extraction: Extraction | None,
              page: HtmlBiblio | None) -> list[SourceBiblio]:
     """The document's metadata sources for identification (``match.document``)."""
     header = fulltext.tei_json.get("header") if fulltext.tei_json else None
     found = [landing_source(page),
              grobid_source(header if isinstance(header, dict) else None)]
+    if extraction is not None and extraction.status in USABLE:
+        found.append(grobid_source(extraction.header_json(), Origin.EXTRACT))
     return [s for s in found if s is not None] + pdf_sources(out.info, out.xmp, out.text)
 
 
-def _extracted(out: PdfExtract, fulltext: Fulltext) -> list[Layer]:
-    """What extraction says: GROBID's header when it found a usable one, and the
-    PDF's own XMP and document info (below GROBID: its title and author fields
-    are often junk, "Microsoft Word - x.doc"), with the extraction's record."""
+def _extracted_references(extraction: Extraction | None) -> list[dict[str, Any]]:
+    if extraction is None or extraction.status not in USABLE:
+        return []
+    return extraction.references_json()
+
+
+def _header_layer(source: Source, title: str | None, authors: list[dict[str, Any]],
+                  abstract: str | None, **more: Any) -> Layer | None:
+    """A header as catalogue metadata: Crossref-shaped JSON (storage.precedence)."""
+    meta: dict[str, Any] = {}
+    if title:
+        meta["title"] = [title]
+    if authors:
+        meta["author"] = [_author(a) for a in authors]
+    if abstract:
+        meta["abstract"] = abstract
+    meta |= {k: v for k, v in more.items() if v}
+    return Layer(source, meta) if meta else None
+
+
+def _author(a: dict[str, Any]) -> dict[str, Any]:
+    """A biblio's author in Crossref's names, its affiliation as Crossref writes
+    one (``[{"name": ...}]``: department, laboratory, institution, place)."""
+    out: dict[str, Any] = {"given": a.get("given_name"), "family": a.get("surname"),
+                           "name": a.get("full_name")}
+    aff = a.get("affiliation")
+    if isinstance(aff, dict):
+        address = aff.get("address")
+        if not isinstance(address, dict):
+            address = {}
+        parts = [aff.get("department"), aff.get("laboratory"), aff.get("institution"),
+                 address.get("settlement"), address.get("country")]
+        if name := ", ".join(str(p) for p in parts if p):
+            out["affiliation"] = [{"name": name}]
+    return out
+
+
+def _extracted(out: PdfExtract, fulltext: Fulltext,
+               extraction: Extraction | None) -> list[Layer]:
+    """What extraction says: GROBID's header when it found a usable one, the
+    cascade's, and the PDF's own XMP and document info (below both: its title
+    and author fields are often junk, "Microsoft Word - x.doc"), with the
+    extraction's record."""
     layers = []
     header = fulltext.metadata if fulltext.quality in ("good", "marginal") else None
-    if header:
-        # the catalogue's metadata is Crossref-shaped JSON (storage.precedence)
-        meta: dict[str, Any] = {}
-        if header.title:
-            meta["title"] = [header.title]
-        if header.authors:
-            meta["author"] = [
-                {"given": a.get("given_name"), "family": a.get("surname"),
-                 "name": a.get("full_name")} for a in header.authors
-            ]
-        if header.doi:
-            meta["DOI"] = header.doi
-        if header.abstract:
-            meta["abstract"] = header.abstract
-        layers.append(Layer(Source.GROBID, meta))
+    if header and (layer := _header_layer(Source.GROBID, header.title, header.authors,
+                                          header.abstract, DOI=header.doi)):
+        layers.append(layer)
+    if extraction is not None and extraction.status in USABLE and extraction.header:
+        h = extraction.header
+        pages = h.pages or (f"{h.first_page}-{h.last_page}" if h.first_page and h.last_page
+                            else h.first_page)
+        issued = {"date-parts": [[int(p) for p in h.date.split("-")]]} if h.date else None
+        layer = _header_layer(
+            Source.EXTRACT, h.title, h.to_dict().get("authors") or [], extraction.abstract,
+            DOI=h.doi, volume=h.volume, issue=h.issue, page=pages,
+            **{"container-title": [h.journal] if h.journal else None, "issued": issued,
+               "subject": extraction.keywords or None})
+        if layer is not None:
+            layers.append(layer)
     own: dict[str, Any] = {"pdf": out.to_json()}
     if title := out.xmp.get("title") or out.info.get("title"):
         own["title"] = [title]

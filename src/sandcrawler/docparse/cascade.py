@@ -1,0 +1,255 @@
+"""The extraction cascade on one PDF (docs/extraction.md):
+
+    layout tokens -> segmentation (one label per line: header, body,
+    references, ...) -> header (one label per header token) -> names and
+    affiliations -> reference segmenter (one label per references token) ->
+    the citation parser (each reference string to a biblio)
+
+``extract_document`` is what a sandboxed child runs: the models are loaded
+once per process (``cascade()``) and every failure of a file becomes its
+``Extraction`` status; only a bug raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pypdfium2 as pdfium
+from grobid_tei_xml.types import GrobidBiblio
+
+from sandcrawler.citations.crf.model import CrfModel
+from sandcrawler.config import ExtractSettings
+from sandcrawler.docparse.affiliations import default_model as affiliations_model
+from sandcrawler.docparse.affiliations import parse_affiliations
+from sandcrawler.docparse.crf import ColumnModel
+from sandcrawler.docparse.header import Header, LinkedAffiliation, LinkedAuthor, build_header
+from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
+from sandcrawler.docparse.layout_alto import read_layout_alto
+from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
+from sandcrawler.docparse.names import default_model as names_model
+from sandcrawler.docparse.names import parse_names
+from sandcrawler.docparse.references import reference_strings
+from sandcrawler.docparse.scoring import plain
+from sandcrawler.docparse.textcrf import TextCrfModel
+from sandcrawler.docparse.vectors import header_rows, refseg_rows, segmentation_rows
+from sandcrawler.mime import sniff_mime
+from sandcrawler.models.extraction import Extraction
+from sandcrawler.models.statuses import ExtractStatus, LayoutStatus
+
+#: the segmentation's labels for the zones the cascade reads
+HEADER_ZONE = "<header>"
+REFERENCES_ZONE = "<references>"
+#: without a header zone, the lines of the first page before its body stand in
+FALLBACK_HEADER_LINES = 40
+
+
+@dataclass
+class CascadeModels:
+    """Every model of the cascade, loaded once per process."""
+
+    segmentation: ColumnModel
+    header: ColumnModel
+    references: ColumnModel
+    names: TextCrfModel
+    affiliation: TextCrfModel
+    citations: CrfModel
+    versions: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, directory: Path | None = None, citation: Path | None = None) -> CascadeModels:
+        """The shipped models, or those of ``directory`` that are there
+        (``extract.models``); the citation model is ``citation.model``'s."""
+
+        def mine(name: str) -> Path | None:
+            path = directory / f"{name}.crfmodel" if directory is not None else None
+            return path if path is not None and path.exists() else None
+
+        def column(name: str) -> ColumnModel:
+            return ColumnModel.load(mine(name) or name)
+
+        def text(name: str, shipped: Callable[[], TextCrfModel]) -> TextCrfModel:
+            path = mine(name)
+            return TextCrfModel.load(path) if path is not None else shipped()
+
+        seg, head = column("segmentation"), column("header")
+        refs = column("reference-segmenter")
+        names = text("name-header", names_model)
+        affs = text("affiliation-address", affiliations_model)
+        cites = CrfModel.load(citation)
+        # a model's version: the first digits of its CRFsuite part's SHA-256
+        versions = {name: str(model.meta.get("crf_sha256", ""))[:12] for name, model in (
+            ("segmentation", seg), ("header", head), ("reference-segmenter", refs),
+            ("name-header", names), ("affiliation-address", affs), ("citation", cites))}
+        return cls(seg, head, refs, names, affs, cites, versions=versions)
+
+    # HeaderModels: the header's names and affiliations
+    def authors(self, text: str) -> list[LinkedAuthor]:
+        return [LinkedAuthor(p.to_grobid_author(), list(p.markers))
+                for p in parse_names(text, self.names)]
+
+    def affiliations(self, text: str) -> list[LinkedAffiliation]:
+        return [LinkedAffiliation(a.to_grobid_affiliation(), a.marker)
+                for a in parse_affiliations(text, self.affiliation)]
+
+
+#: the models this process loaded, and from where
+_LOADED: tuple[tuple[Path | None, Path | None], CascadeModels] | None = None
+
+
+def cascade(directory: Path | None = None, citation: Path | None = None) -> CascadeModels:
+    """The models, loaded once per process (a sandboxed child serves many files)."""
+    global _LOADED
+    if _LOADED is None or _LOADED[0] != (directory, citation):
+        _LOADED = ((directory, citation), CascadeModels.load(directory, citation))
+    return _LOADED[1]
+
+
+def extract_document(path: str | Path, settings: ExtractSettings,
+                     citation_model: Path | None = None) -> Extraction:
+    started = time.monotonic()
+    out = _extract(str(path), settings, citation_model)
+    out.seconds = round(time.monotonic() - started, 3)
+    return out
+
+
+def _extract(path: str, settings: ExtractSettings, citation_model: Path | None) -> Extraction:
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if sniff_mime(head) != "application/pdf":
+        return Extraction(ExtractStatus.NOT_PDF, error="the file is not a PDF")
+    opened = _page_count(path)
+    if isinstance(opened, Extraction):
+        return opened
+    pages = opened
+    ranges = page_ranges(pages, settings.max_pages)
+    try:
+        layout = _layout(path, settings, ranges)
+    except LayoutError as e:
+        status = e.status if isinstance(e.status, LayoutStatus) else LayoutStatus.LAYOUT_FAILED
+        return Extraction(status, error=str(e), pages=pages)
+    read = len(layout.pages)
+    lines = layout.lines()
+    if not any(line.tokens for line in lines):
+        return Extraction(LayoutStatus.NO_TEXT, error="no text on any page (a scan?)",
+                          pages=pages, pages_read=read, reader=layout.reader)
+    models = cascade(settings.models, citation_model)
+    zones = [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))]
+    header = _header(layout, lines, zones, models)
+    ref_lines = [line for line, zone in zip(lines, zones, strict=True)
+                 if zone == REFERENCES_ZONE]
+    strings = []
+    if ref_lines:
+        tokens, rows = refseg_rows(layout, ref_lines)
+        strings = reference_strings(tokens, models.references.tag(rows),
+                                    limit=settings.max_references + 1)
+    partial = len(strings) > settings.max_references or read < pages
+    references = []
+    for i, ref in enumerate(strings[:settings.max_references]):
+        biblio = models.citations.parse(ref.text)
+        biblio.unstructured = ref.text
+        biblio.index = i
+        if ref.label:
+            biblio.id = ref.label
+        references.append(biblio)
+    return Extraction(ExtractStatus.PARTIAL if partial else ExtractStatus.SUCCESS,
+                      error=_partial_note(pages, read, len(strings), settings) if partial
+                      else None,
+                      header=header.biblio, abstract=header.abstract,
+                      keywords=header.keywords, references=references, pages=pages,
+                      pages_read=read, reader=layout.reader, models=models.versions)
+
+
+def page_ranges(pages: int, max_pages: int) -> list[tuple[int, int]]:
+    """0-based inclusive page ranges to read: all, or the first and last halves
+    of ``max_pages`` (the header is at the start, the references at the end)."""
+    if pages <= max_pages:
+        return [(0, pages - 1)]
+    half = max_pages // 2
+    return [(0, half - 1), (pages - (max_pages - half), pages - 1)]
+
+
+def _partial_note(pages: int, read: int, found: int, settings: ExtractSettings) -> str:
+    notes = []
+    if read < pages:
+        notes.append(f"{read} of {pages} pages read (the first and last of extract.max_pages)")
+    if found > settings.max_references:
+        notes.append(f"the first {settings.max_references} references parsed "
+                     "(extract.max_references)")
+    return "; ".join(notes)
+
+
+def _page_count(path: str) -> int | Extraction:
+    try:
+        doc = pdfium.PdfDocument(path)
+    except pdfium.PdfiumError as e:
+        message = str(e)
+        if "password" in message.lower():
+            return Extraction(ExtractStatus.ENCRYPTED, error="a password is needed")
+        return Extraction(ExtractStatus.BAD_PDF, error=f"PDFium cannot open it: {message}")
+    try:
+        count = len(doc)
+    finally:
+        doc.close()
+    if count == 0:
+        return Extraction(ExtractStatus.EMPTY_PDF, error="the PDF has no pages")
+    return count
+
+
+def _layout(path: str, settings: ExtractSettings, ranges: list[tuple[int, int]]) -> Layout:
+    """Both layout readers, the configured one first, the other when it fails."""
+    readers = ["pdfalto", "pdfium"] if settings.reader == "pdfalto" else ["pdfium", "pdfalto"]
+    errors: list[LayoutError] = []
+    for reader in readers:
+        try:
+            return _read(reader, path, settings, ranges)
+        except LayoutError as e:
+            errors.append(e)
+    # the first reader's status (the configured one), both readers' reasons
+    raise LayoutError("; ".join(f"{r}: {e}" for r, e in zip(readers, errors, strict=True)),
+                      status=errors[0].status)
+
+
+def _read(reader: str, path: str, settings: ExtractSettings,
+          ranges: list[tuple[int, int]]) -> Layout:
+    parts = []
+    for first, last in ranges:
+        if reader == "pdfalto":
+            parts.append(read_layout_alto(path, timeout=settings.timeout,
+                                          memory_limit=settings.memory_limit_mb * 2**20,
+                                          first_page=first, last_page=last))
+        else:
+            parts.append(read_layout_pdfium(path, first_page=first, last_page=last))
+    layout = parts[0]
+    for more in parts[1:]:
+        layout.pages.extend(more.pages)
+    return layout
+
+
+def _header(layout: Layout, lines: list[Line], zones: list[str],
+            models: CascadeModels) -> Header:
+    head = [line for line, zone in zip(lines, zones, strict=True) if zone == HEADER_ZONE]
+    if not head:
+        head = _fallback_header(lines, zones)
+    if not head:
+        return Header(GrobidBiblio(authors=[]))
+    tokens, rows = header_rows(layout, head)
+    return build_header(tokens, models.header.tag(rows), models, models.citations.parse)
+
+
+def _fallback_header(lines: list[Line], zones: list[str]) -> list[Line]:
+    """The first page's lines before its first body line (a document whose
+    header the segmentation missed still gets a try)."""
+    out: list[Line] = []
+    for line, zone in zip(lines, zones, strict=True):
+        if not line.tokens or line.tokens[0].page != 0 or zone == "<body>" \
+                or len(out) >= FALLBACK_HEADER_LINES:
+            break
+        out.append(line)
+    return out
+
+
+def tokens_of(lines: Sequence[Line]) -> list[Token]:
+    return [t for line in lines for t in line.tokens]

@@ -1,0 +1,41 @@
+"""``sandcrawler extract``: a PDF's path in, its header and references out
+(``pdf.extraction``); nothing is stored.
+
+A file that cannot be read is a record error (``not-found``); everything the
+cascade says of a readable file (``ExtractStatus``, or the sandbox's status) is
+the line's ``status``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sandcrawler.errors import RecordError
+from sandcrawler.models.statuses import ExtractStatus, StoreStatus
+from sandcrawler.pdf.extraction import USABLE, ExtractedFile, Extractor
+from sandcrawler.work import Item, Kind, Outcome, RecordWorker
+
+
+class ExtractPdfWorker(RecordWorker):
+    def __init__(self, extractor: Extractor) -> None:
+        self.extractor = extractor
+
+    def process(self, item: Item) -> Outcome:
+        path = os.fsdecode(item.data)
+        if not os.path.isfile(path):
+            raise RecordError(f"no such file: {path}", status=StoreStatus.NOT_FOUND)
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as e:
+            raise RecordError(f"cannot read {path}: {e.strerror}",
+                              status=StoreStatus.NOT_FOUND) from None
+        found = self.extractor.extract(path)
+        # every file gets its line; a failure is also said on stderr (as process does)
+        kind: Kind = "ok" if found.status in USABLE else (
+            "skip" if found.status == ExtractStatus.NOT_PDF else "error")
+        return Outcome(item.where, found.status, kind=kind,
+                       output=ExtractedFile(path, found), error=found.error)
+
+    def close(self) -> None:
+        self.extractor.close()
