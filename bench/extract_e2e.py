@@ -29,7 +29,8 @@ scores a header field (no consolidation on either side):
 Skips (exit 0) when none of the truth set's PDFs is found.
 
 Run:  python bench/extract_e2e.py [--pdfs DIR ...] [--truth FILE] [-j N]
-                                  [--keep FILE] [--json FILE] [--command CMD]
+                                  [--options OPTS] [--keep FILE] [--json FILE]
+                                  [--command CMD]
 """
 
 from __future__ import annotations
@@ -290,12 +291,12 @@ def score(truth: Sequence[Truth], extracted: dict[str, Extracted]) -> Report:
 # --- running the command ------------------------------------------------------------------
 
 
-def run_extract(command: Sequence[str], paths: Sequence[Path], jobs: int,
-                workdir: Path) -> tuple[list[dict[str, Any]], str, int, float]:
+def run_extract(command: Sequence[str], options: Sequence[str], paths: Sequence[Path],
+                jobs: int, workdir: Path) -> tuple[list[dict[str, Any]], str, int, float]:
     """The command's JSON lines, its stderr, its exit code and its wall time."""
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [*command, "extract", "-j", str(jobs), *map(str, paths)],
+        [*command, "extract", "-j", str(jobs), *options, *map(str, paths)],
         env=bench_env(workdir), cwd=workdir, capture_output=True, stdin=subprocess.DEVNULL,
         check=False,
     )
@@ -384,10 +385,10 @@ def print_mismatches(rep: Report) -> None:
             continue
         if not s.title_soft:
             print(f"   {t.file} title: {short(t.title)!r} | {short(got.title)!r}")
-        truth_names = [a.surname for a in t.authors]
-        got_names = [a.full_name for a in got.authors]
         if not s.authors_all:
-            print(f"   {t.file} authors: {truth_names} | {[short(n, 40) for n in got_names]}")
+            print(f"   {t.file} authors: {[a.surname for a in t.authors]} | "
+                  f"{[a.surname for a in got.authors]} (surnames scored; full names: "
+                  f"{[short(a.full_name, 60) for a in got.authors]})")
         if s.doi_ok is False:
             print(f"   {t.file} doi: {t.doi} | {got.doi or None}")
         if s.refs_found != t.references_printed:
@@ -429,6 +430,8 @@ def main() -> None:
                         help="write the command's JSON lines to FILE")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
                         help="write the figures to FILE as JSON")
+    parser.add_argument("--options", default="", metavar="OPTS",
+                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
     parser.add_argument("--command", default=None, metavar="CMD",
                         help="the sandcrawler command to run, e.g. a development build "
                         "(default: this interpreter's `-m sandcrawler`)")
@@ -447,8 +450,10 @@ def main() -> None:
                  f"-j {args.jobs}")
     with tempfile.TemporaryDirectory(prefix="sandcrawler-bench-") as tmp:
         lines, stderr, code, wall = run_extract(
-            command, [pdfs[t.sha1] for t in present], args.jobs, Path(tmp))
-    print(f"   {' '.join(command)} extract: exit {code}, {len(lines)} lines, wall {wall:.1f} s")
+            command, shlex.split(args.options), [pdfs[t.sha1] for t in present], args.jobs,
+            Path(tmp))
+    shown = " ".join([*command, "extract", "-j", str(args.jobs), args.options]).strip()
+    print(f"   {shown}: exit {code}, {len(lines)} lines, wall {wall:.1f} s")
     if code != 0:
         print("   its stderr ends:\n     " + "\n     ".join(stderr.strip().splitlines()[-10:]))
     if code != 0 and not lines:

@@ -21,7 +21,7 @@ For each ``-j`` (default 1 and 2):
 Skips (exit 0) without the PDFs. Prints figures; asserts nothing.
 
 Run:  python bench/extract_speed.py [--pdfs DIR ...] [--copies N] [-j 1,2]
-                                    [--seconds 60] [--command CMD]
+                                    [--seconds 60] [--options OPTS] [--command CMD]
 """
 
 from __future__ import annotations
@@ -95,9 +95,11 @@ def summarise(timing: Timing, busy: float | None) -> Run:
     return run
 
 
-def extract(command: Sequence[str], jobs: int, paths: Sequence[Path], workdir: Path) -> Run:
+def extract(command: Sequence[str], options: Sequence[str], jobs: int, paths: Sequence[Path],
+            workdir: Path) -> Run:
     before = cpu_ticks()
-    timing = run_timed([*command, "extract", "-j", str(jobs), "--silent", *map(str, paths)],
+    timing = run_timed([*command, "extract", "-j", str(jobs), "--silent", *options,
+                        *map(str, paths)],
                        env=bench_env(workdir), cwd=workdir, reap=True)
     return summarise(timing, busy_cores(before, cpu_ticks()))
 
@@ -173,6 +175,8 @@ def main() -> None:
                         help="work to aim for when choosing --copies (default: 60)")
     parser.add_argument("-j", "--jobs", default="1,2", metavar="J[,J...]",
                         help="-j values for sandcrawler extract (default: 1,2)")
+    parser.add_argument("--options", default="", metavar="OPTS",
+                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
     parser.add_argument("--command", default=None, metavar="CMD",
                         help="the sandcrawler command to run "
                         "(default: this interpreter's `-m sandcrawler`)")
@@ -187,32 +191,33 @@ def main() -> None:
         skip(f"no PDF under {', '.join(map(str, args.pdfs))} (set SANDCRAWLER_SHARED_DATA "
              "or pass --pdfs)")
     command = resolve_command(args.command)
+    options = shlex.split(args.options)
     become_subreaper()
     smallest = min(pdfs, key=lambda p: p.stat().st_size)
     size = sum(p.stat().st_size for p in pdfs)
-    print_header(f"sandcrawler extract speed: {len(pdfs)} PDFs ({size / 1e6:.1f} MB) "
-                 f"under {', '.join(map(str, args.pdfs))}")
+    print_header(f"sandcrawler extract {args.options} speed: {len(pdfs)} PDFs "
+                 f"({size / 1e6:.1f} MB) under {', '.join(map(str, args.pdfs))}")
     figures: dict[str, Any] = {"pdfs": len(pdfs), "runs": []}
 
     with tempfile.TemporaryDirectory(prefix="sandcrawler-bench-") as tmp:
         workdir = Path(tmp)
         starts: dict[int, Run] = {}
         for j in jobs:
-            runs = [extract(command, j, [smallest], workdir) for _ in range(3)]
+            runs = [extract(command, options, j, [smallest], workdir) for _ in range(3)]
             starts[j] = sorted(runs, key=lambda r: r.timing.wall)[1]
             print(f"   start-up, -j {j} (one copy of {smallest.name}, median of 3): "
                   f"wall {median([r.timing.wall for r in runs]):.2f} s, "
                   f"CPU {starts[j].timing.cpu:.2f} s")
         copies = args.copies
         if copies is None:
-            one = extract(command, 1, [make_copies(pdfs, 1, workdir)], workdir)
+            one = extract(command, options, 1, [make_copies(pdfs, 1, workdir)], workdir)
             per_set = max(one.timing.wall - starts[jobs[0]].timing.wall, 0.05)
             copies = max(1, round(args.seconds / per_set))
             print(f"   one pass over the set at -j 1: wall {one.timing.wall:.1f} s "
                   f"({per_set:.1f} s net): {copies} copies for about {args.seconds:g} s")
         directory = make_copies(pdfs, copies, workdir)
         for j in jobs:
-            run = extract(command, j, [directory], workdir)
+            run = extract(command, options, j, [directory], workdir)
             if run.pdfs != copies * len(pdfs):
                 sys.exit(f"expected {copies * len(pdfs)} lines, got {run.pdfs}")
             figures["runs"].append(print_run(f"-j {j}, {copies} copies", run, starts[j], j))
