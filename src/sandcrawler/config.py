@@ -282,7 +282,7 @@ class ExtractSettings(Section):
     memory_limit_mb: int = Field(
         2048, ge=64, description="address space of the extracting process, in MiB")
     max_pages: int = Field(
-        100, ge=2, description="pages read of a longer PDF: the first half and the last "
+        300, ge=2, description="pages read of a longer PDF: the first half and the last "
         "half of this many (header and references), status partial")
     max_references: int = Field(
         20_000, ge=1, description="references parsed per PDF; past it, status partial")

@@ -115,7 +115,7 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("backfill-cdx", "sandcrawler.app.builders.pdf:backfill_cdx",
                "CDX lines -> PDF table file:cdx and file:mime",
                batch_size=2000, sink="database"),
-    WorkerSpec("extract-pdf", "sandcrawler.app.builders.pdf:extract_pdf",
+    WorkerSpec("extract-pdf", "sandcrawler.app.builders.extract:extract_pdf",
                "PDF paths -> header and references (the embedded extraction cascade)",
                batch_size=4),
     WorkerSpec("process-pdf", "sandcrawler.app.builders.pdf:process_pdf",

@@ -16,10 +16,10 @@ def models() -> None:
     """The extraction cascade's CRF models: list, train on GROBID's corpora, evaluate.
 
     Models are evaluated in k-fold cross-validation, scored per field as
-    GROBID scores them (docs/extraction.md). The corpora are GROBID's training data (kermitt2/grobid,
-    grobid-trainer/resources/dataset/, annotations under CC-BY 4.0); --corpus
-    takes that dataset directory, a GROBID checkout, or one model's corpus
-    directory. The citation model has its own commands (sandcrawler citations
+    GROBID scores them (docs/extraction.md). The corpora are GROBID's training
+    data (kermitt2/grobid, grobid-trainer/resources/dataset/, annotations under
+    CC-BY 4.0); --corpus takes that dataset directory, a GROBID checkout, or one
+    model's corpus directory. The citation model has its own commands (sandcrawler citations
     train / evaluate).
     """
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sandcrawler.app.services import Services
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
-from sandcrawler.pdf.extract_worker import ExtractPdfWorker
 from sandcrawler.pdf.worker import ProcessPdfWorker
 from sandcrawler.work import Worker
 
@@ -17,9 +16,3 @@ def process_pdf(services: Services, force: bool = False, timeout: float | None =
                 memory_limit_mb: int | None = None) -> Worker:
     processor = services.pdf_processor(timeout=timeout, memory_limit_mb=memory_limit_mb)
     return ProcessPdfWorker(processor, force=force, locator=services.file_locator())
-
-
-def extract_pdf(services: Services, timeout: float | None = None,
-                memory_limit_mb: int | None = None) -> Worker:
-    return ExtractPdfWorker(services.extractor(timeout=timeout,
-                                               memory_limit_mb=memory_limit_mb))

@@ -1,0 +1,14 @@
+"""Builder of the ``extract`` worker: a module of its own, so that the command
+imports the cascade and not PDF processing's store, catalogue and matching."""
+
+from __future__ import annotations
+
+from sandcrawler.app.services import Services
+from sandcrawler.pdf.extract_worker import ExtractPdfWorker
+from sandcrawler.work import Worker
+
+
+def extract_pdf(services: Services, timeout: float | None = None,
+                memory_limit_mb: int | None = None) -> Worker:
+    return ExtractPdfWorker(services.extractor(timeout=timeout,
+                                               memory_limit_mb=memory_limit_mb))
