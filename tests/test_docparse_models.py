@@ -6,6 +6,7 @@ SOURCES.md there)."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -364,3 +365,19 @@ def test_averages_leave_out_other_and_labels_never_expected() -> None:
     # <email> was never expected: its false positive is not in the averages (GROBID's rule)
     assert (micro.tp, micro.fp, micro.fn) == (1, 0, 1)
     assert scores.macro_f1() == pytest.approx((1.0 + 0.0) / 2)
+
+
+# -- the shipped models -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_shipped_model_loads_and_tags_a_real_raw_file(name: str) -> None:
+    started = time.perf_counter()
+    model = ColumnModel.load(name)
+    assert time.perf_counter() - started < 1.0
+    assert model.meta["documents"] > 100  # trained on the whole corpus
+    seq = corpus(name).sequences[0]
+    predicted = model.tag(seq.rows)
+    assert len(predicted) == len(seq.rows)
+    assert plain_set(predicted) <= LABELS[name]
+    assert plain_set(model.labels) <= LABELS[name]
