@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -60,6 +59,7 @@ from sandcrawler.docparse.pdfium_calls import (
     text_object_font,
 )
 from sandcrawler.docparse.pdfium_drawings import read_drawings
+from sandcrawler.memory import anon_rss
 from sandcrawler.mime import sniff_mime
 
 READER = "pdfium"
@@ -222,13 +222,13 @@ def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range,
     """The pages, each read and closed in turn; the numbers of those PDFium
     cannot load go to ``failed``."""
     current = doc
-    base = _anon_rss()
+    base = anon_rss()
     try:
         for number in numbers:
-            if _anon_rss() - base > REOPEN_GROWTH:
+            if anon_rss() - base > REOPEN_GROWTH:
                 current.close()  # closing ``doc`` twice is a no-op in pypdfium2
                 current = pdfium.PdfDocument(src)
-                base = _anon_rss()
+                base = anon_rss()
             try:
                 page = current[number]
             except pdfium.PdfiumError:
@@ -245,16 +245,6 @@ def _pages(doc: pdfium.PdfDocument, src: bytes | str, numbers: range,
         if current is not doc:
             current.close()
 
-
-def _anon_rss() -> int:
-    """Bytes of this process's resident memory that are not file-backed (Linux;
-    0 elsewhere, where the document is then never reopened)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            fields = f.read().split()
-        return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def _read_page(page: pdfium.PdfPage, number: int) -> Page:

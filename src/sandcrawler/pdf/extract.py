@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import io
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 from sandcrawler.config import PdfSettings
+from sandcrawler.memory import anon_rss
 from sandcrawler.mime import sniff_mime
 from sandcrawler.models.statuses import PdfStatus, SandboxStatus
 from sandcrawler.textfix import readable
@@ -210,13 +210,13 @@ def _page_texts(doc: pdfium.PdfDocument, src: bytes | str, count: int) -> Iterat
     in pypdfium2) and opened afresh. Memory is then bounded by the images of a few
     pages, not by the file: a 500-page scan costs what a few of its pages cost."""
     current = doc
-    base = _anon_rss()
+    base = anon_rss()
     try:
         for i in range(count):
-            if _anon_rss() - base > REOPEN_GROWTH:
+            if anon_rss() - base > REOPEN_GROWTH:
                 current.close()
                 current = pdfium.PdfDocument(src)
-                base = _anon_rss()
+                base = anon_rss()
             page = current[i]
             textpage = page.get_textpage()
             text = textpage.get_text_bounded()
@@ -227,16 +227,6 @@ def _page_texts(doc: pdfium.PdfDocument, src: bytes | str, count: int) -> Iterat
         if current is not doc:
             current.close()
 
-
-def _anon_rss() -> int:
-    """Bytes of this process's resident memory that are not file-backed (Linux;
-    0 elsewhere, where the text loop then never reopens)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            fields = f.read().split()
-        return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def _read_at(src: bytes | str, offset: int, size: int) -> bytes:
