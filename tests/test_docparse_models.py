@@ -22,6 +22,7 @@ from sandcrawler.docparse.crf import (
     train_model,
     train_sequences,
 )
+from sandcrawler.docparse.derived import reference_lines
 from sandcrawler.docparse.grobid_corpus import (
     CorpusRead,
     LabelledSequence,
@@ -381,3 +382,20 @@ def test_shipped_model_loads_and_tags_a_real_raw_file(name: str) -> None:
     assert len(predicted) == len(seq.rows)
     assert plain_set(predicted) <= LABELS[name]
     assert plain_set(model.labels) <= LABELS[name]
+
+
+def test_reference_lines_describe_how_lines_follow() -> None:
+    def row(token: str, mark: str, place: str) -> list[str]:
+        cells = [token] + ["x"] * 27
+        cells[10], cells[23] = mark, place
+        return cells
+
+    rows = [row("1", "LINESTART", "0"), row("Smith", "LINEIN", "3"), row(".", "LINEEND", "9"),
+            row("2", "LINESTART", "0"), row("Doe", "LINEEND", "4"),
+            row("Nature", "LINESTART", "0")]
+    columns = reference_lines(rows)
+    assert columns == {
+        28: ["N2"] * 6,  # two of three lines start with a number
+        29: ["-", "-", "-", ".", "-", "Aa"],
+        30: ["-", "-", "-", "9", "-", "4"],
+    }

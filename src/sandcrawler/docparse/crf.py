@@ -36,6 +36,7 @@ from typing import Any
 import pycrfsuite
 
 from sandcrawler.docparse import crffile
+from sandcrawler.docparse.derived import derivation, derived_columns
 from sandcrawler.docparse.grobid_corpus import LabelledSequence, SkipReason, read_corpus
 from sandcrawler.docparse.scoring import FieldScores
 from sandcrawler.errors import ConfigError
@@ -119,6 +120,9 @@ class ModelSpec:
     #: an attribute that is on for nearly every row is a bias the others already
     #: give, and it costs CRFsuite a weight per label on every row
     omit: Mapping[int, str] = field(default_factory=dict)
+    #: columns computed from the whole sequence (``docparse/derived.py``), which
+    #: windows read as columns numbered on from the raw ones
+    derived: str | None = None
 
     def model_path(self) -> Path:
         return Path(str(resources.files("sandcrawler.docparse") / "models"
@@ -148,11 +152,11 @@ MODELS: dict[str, ModelSpec] = {
                   "line", "zones of the document: header, body, references, notes...",
                   _SEGMENTATION_FLAGS),
         ModelSpec("header", 32, HEADER_WINDOWS,
-                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 300, "delta": 1e-5},
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
                   "token", "title, authors, affiliations, abstract... of the header zone",
                   _HEADER_FLAGS),
         ModelSpec("reference-segmenter", 28, REFERENCE_SEGMENTER_WINDOWS,
-                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 200, "delta": 1e-5},
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
                   "token", "the references zone cut into references and their labels",
                   _REFERENCE_SEGMENTER_FLAGS),
     )
@@ -176,10 +180,12 @@ def window_name(window: Window) -> str:
 
 
 def attributes(windows: Sequence[Window], rows: Sequence[Sequence[str]],
-               omit: Mapping[int, str] | None = None) -> list[list[str]]:
+               omit: Mapping[int, str] | None = None,
+               extra: Mapping[int, Sequence[str]] | None = None) -> list[list[str]]:
     """The attributes of every row: one per window, the window's name and the
     values at its positions (``_B-k`` / ``_B+k`` past the ends). ``omit`` maps a
-    flag column to its usual value, whose one-column attributes are left out."""
+    flag column to its usual value, whose one-column attributes are left out;
+    ``extra`` holds derived columns (one value per row) by number."""
     n = len(rows)
     if not n:
         return []
@@ -188,7 +194,10 @@ def attributes(windows: Sequence[Window], rows: Sequence[Sequence[str]],
     tail = [f"_B+{k}" for k in range(1, reach + 1)]
     padded: dict[int, list[str]] = {}
     for column in sorted({column for w in windows for _, column in w}):
-        padded[column] = head + [row[column] for row in rows] + tail
+        if extra is not None and column in extra:
+            padded[column] = [*head, *extra[column], *tail]
+        else:
+            padded[column] = head + [row[column] for row in rows] + tail
     per_window: list[list[str]] = []
     for window in windows:
         name = window_name(window)
@@ -226,6 +235,7 @@ class ColumnModel:
     columns: int
     windows: tuple[Window, ...]
     omit: dict[int, str]
+    derived: str | None
     tagger: pycrfsuite.Tagger
     meta: dict[str, Any] = field(default_factory=dict)
     # CRFsuite reads the model in place from this buffer: it lives as long as the tagger
@@ -254,6 +264,9 @@ class ColumnModel:
             windows = tuple(tuple((int(o), int(c)) for o, c in w) for w in meta["windows"])
             name, columns = str(meta["name"]), int(meta["columns"])
             omit = {int(c): str(v) for c, v in meta.get("omit", {}).items()}
+            derived = meta.get("derived")
+            if derived is not None:
+                derivation(str(derived))  # a model of a newer version: say so now
         except (KeyError, TypeError, ValueError) as e:
             raise ConfigError(f"{path}: model header lacks its name, columns or windows") from e
         tagger = pycrfsuite.Tagger()
@@ -261,30 +274,31 @@ class ColumnModel:
             tagger.open_inmemory(buffer)
         except Exception as e:  # CRFsuite reports a bad model as a bare error
             raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
-        return cls(name, columns, windows, omit, tagger, meta, buffer)
+        return cls(name, columns, windows, omit, derived, tagger, meta, buffer)
 
     def tag(self, rows: Sequence[Sequence[str]]) -> list[str]:
         """One label per row, GROBID's names with the ``I-`` mark kept. Rows
         must have the model's column count (GROBID's raw layout)."""
         _check_rows(rows, self.columns, self.name)
         n = len(rows)
+        extra = derived_columns(self.derived, rows)
         if n <= CHUNK:
-            return self._tag(rows)
+            return self._tag(rows, extra)
         labels: list[str] = []
         start = 0
         while start < n:
             # each chunk: OVERLAP rows of context before and after the rows it answers for
             lo, hi = max(0, start - OVERLAP), min(n, start + CHUNK)
             end = hi if hi == n else hi - OVERLAP
-            tagged = self._tag(rows[lo:hi])
+            tagged = self._tag(rows[lo:hi], {c: v[lo:hi] for c, v in extra.items()})
             labels.extend(tagged[start - lo:end - lo])
             start = end
         return labels
 
-    def _tag(self, rows: Sequence[Sequence[str]]) -> list[str]:
+    def _tag(self, rows: Sequence[Sequence[str]], extra: Mapping[int, Sequence[str]]) -> list[str]:
         if not rows:
             return []
-        return list(self.tagger.tag(attributes(self.windows, rows, self.omit)))
+        return list(self.tagger.tag(attributes(self.windows, rows, self.omit, extra)))
 
 
 # -- training and evaluation -------------------------------------------------------
@@ -327,7 +341,8 @@ def train_sequences(
     trainer = pycrfsuite.Trainer(verbose=False)
     for seq in sequences:
         _check_rows(seq.rows, spec.columns, f"{spec.name} {seq.doc}")
-        trainer.append(attributes(spec.windows, seq.rows, spec.omit), seq.labels)
+        extra = derived_columns(spec.derived, seq.rows)
+        trainer.append(attributes(spec.windows, seq.rows, spec.omit, extra), seq.labels)
     trainer.set_params(chosen)
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -341,6 +356,7 @@ def train_sequences(
         "columns": spec.columns,
         "windows": [list(map(list, w)) for w in spec.windows],
         "omit": {str(c): v for c, v in sorted(spec.omit.items())},
+        "derived": spec.derived,
         "labels": sorted({label for seq in sequences for label in seq.labels}),
         "params": chosen,
         "documents": len(sequences),
