@@ -25,6 +25,7 @@ USES: dict[str, Callable[[Services], Any]] = {
     "database_sink": lambda s: s.database_sink(),
     "file_locator": lambda s: s.file_locator(),
     "pdf_processor": lambda s: s.pdf_processor(),
+    "extractor": lambda s: s.extractor(),
     "document_matcher": lambda s: s.document_matcher(),
     "match_index_writer": lambda s: s.match_index_writer(),
     "sync_match_index": lambda s: s.sync_match_index(),

@@ -378,6 +378,7 @@ class Services:
     def extractor(self, *, timeout: float | None = None,
                   memory_limit_mb: int | None = None) -> Extractor:
         """The embedded extraction cascade in its own sandbox (the caller closes it)."""
+        self._require_open()
         from sandcrawler.pdf.extraction import Extractor
 
         return Extractor(self.settings.extract, timeout=timeout,
