@@ -50,6 +50,11 @@ class FilesetManifestFile(_Record):
     md5: str | None = None
     sha1: str | None = None
     sha256: str | None = None
+    #: beyond the seed: every other checksum the platform gives, by algorithm
+    #: (lower case, no dashes: ``sha512``, ``crc32``; a git blob id is ``git-sha1``).
+    #: Verified when the algorithm is one we compute (``fileset.checksums``); kept,
+    #: unverified, when it is not
+    checksums: dict[str, str] | None = None
     mimetype: str | None = None
     extra: dict[str, Any] | None = None
     status: str | None = None

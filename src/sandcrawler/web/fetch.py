@@ -175,6 +175,40 @@ class Hop:
         return next((v for k, v in self.headers if k.lower() == name), None)
 
 
+#: one link of a Link header (RFC 8288): ``<target>; param; param``
+_LINK = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]+)*)")
+_REL = re.compile(r"""\brel\s*=\s*(?:"([^"]*)"|([^\s;,]+))""", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class JsonAnswer:
+    """An API's answer: its status, its JSON (None when the body is not JSON, as
+    HTML error pages are not), where it came from after redirects, and its
+    headers (paging links, rate limits)."""
+
+    status: int
+    value: Any
+    url: str
+    headers: list[tuple[str, str]]
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        return next((v for k, v in self.headers if k.lower() == name), None)
+
+    @property
+    def next_link(self) -> str | None:
+        """The Link header's ``rel="next"`` target, made absolute against ``url``
+        (GitHub and the Hugging Face Hub page their listings so)."""
+        for value in (v for k, v in self.headers if k.lower() == "link"):
+            for target, params in _LINK.findall(value):
+                # rel holds space-separated relation types: rel="next last" is next
+                rels = " ".join((m.group(1) or m.group(2) or "").lower()
+                                for m in _REL.finditer(params)).split()
+                if "next" in rels:
+                    return redirect_target(target.strip(), self.url)
+        return None
+
+
 @dataclass(slots=True, weakref_slot=True)
 class Opened:
     """The final response, body not read yet (``response``), and every hop to it.
@@ -425,6 +459,11 @@ class HttpFetcher:
     def get_json(self, url: str, *, max_bytes: int = 64 * 2**20) -> tuple[int, Any]:
         """GET ``url`` and parse the body as JSON: ``(status, value)``; ``value`` is
         None when the body is not JSON (HTML error pages)."""
+        answer = self.get_answer(url, max_bytes=max_bytes)
+        return answer.status, answer.value
+
+    def get_answer(self, url: str, *, max_bytes: int = 64 * 2**20) -> JsonAnswer:
+        """``get_json`` with the answer's final URL and headers."""
         opened = self.open(url, headers={"Accept": "application/json"})
         try:
             chunks: list[bytes] = []
@@ -432,9 +471,10 @@ class HttpFetcher:
         finally:
             opened.close()
         try:
-            return opened.status, orjson.loads(b"".join(chunks))
+            value = orjson.loads(b"".join(chunks))
         except orjson.JSONDecodeError:
-            return opened.status, None
+            value = None
+        return JsonAnswer(opened.status, value, opened.url, opened.final.headers)
 
     def stream_body(self, opened: Opened, write: Callable[[bytes], object],
                     limit: int | SizeLimit) -> int:

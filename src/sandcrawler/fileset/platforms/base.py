@@ -12,9 +12,12 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import parse_qs, urlsplit
+
+import orjson
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.errors import RecordError
@@ -24,7 +27,7 @@ from sandcrawler.models.statuses import FilesetStatus
 if TYPE_CHECKING:  # the settings (and so every command) read this module
     from sandcrawler.models.html_biblio import HtmlBiblio
     from sandcrawler.models.ingest import IngestRequest
-    from sandcrawler.web.fetch import HttpFetcher
+    from sandcrawler.web.fetch import HttpFetcher, JsonAnswer
 
 
 class PlatformScopeError(RecordError):
@@ -126,20 +129,83 @@ class PlatformHelper(ABC, Generic[S]):
 
     def get_json(self, url: str) -> Any:
         """The platform API's JSON answer; the platform errors for the rest."""
+        return self.get_answer(url).value
+
+    def get_answer(self, url: str) -> JsonAnswer:
+        """``get_json`` with the answer's headers and final URL (paging links)."""
         try:
-            status, value = self.fetcher.get_json(url)
+            answer = self.fetcher.get_answer(url)
         except RecordError as e:
             # No answer at all (host unknown or down, a redirect loop) keeps the
             # fetch's own status: error-platform-api is for what an API answered.
             raise RecordError(f"{self.name} API: {e}", status=e.status) from None
+        status = answer.status
         if status in (404, 410):
             raise PlatformNotFoundError(f"{self.name} API: HTTP {status} for {url}")
         if status in (401, 403):
             raise PlatformRestrictedError(f"{self.name} API: HTTP {status} for {url}")
-        if status != 200 or value is None:
+        if status != 200 or answer.value is None:
             what = f"HTTP {status}" if status != 200 else "an answer that is not JSON"
             raise PlatformApiError(f"{self.name} API: {what} for {url}")
-        return value
+        return answer
+
+    def pages(self, url: str,
+              next_url: Callable[[JsonAnswer], str | None]) -> Iterator[JsonAnswer]:
+        """Every page of a paged listing, from ``url`` on, each page's successor
+        given by ``next_url``. A listing must end: a next URL already asked, a page
+        the same as an earlier one (a server that ignores its page parameter), or
+        more pages than ``fileset.max_file_count`` (each page holds at least one
+        entry) is error-platform-api, never an endless walk."""
+        seen_urls: set[str] = set()
+        seen_pages: set[bytes] = set()
+        while url:
+            if url in seen_urls or len(seen_urls) >= self.rule.max_file_count:
+                why = "comes back to" if url in seen_urls else "goes on past"
+                raise PlatformApiError(f"{self.name} API: the listing {why} {url} "
+                                       f"after {len(seen_urls)} pages")
+            seen_urls.add(url)
+            answer = self.get_answer(url)
+            digest = hashlib.sha1(orjson.dumps(answer.value)).digest()
+            if digest in seen_pages:
+                raise PlatformApiError(f"{self.name} API: the listing repeats itself at {url} "
+                                       f"(page {len(seen_urls)} is an earlier page again)")
+            seen_pages.add(digest)
+            yield answer
+            url = next_url(answer) or ""
+
+    def check_file_count(self, count: int) -> None:
+        """too-many-files as soon as a listing passes ``fileset.max_file_count``,
+        so a listing of 100,000 files stops at its first pages."""
+        limit = self.rule.max_file_count
+        if count > limit:
+            raise RecordError(f"{self.name}: more than max_file_count {limit} files "
+                              f"({count} listed so far)", FilesetStatus.TOO_MANY_FILES)
+
+
+#: how platforms spell the three algorithms every manifest entry has a field for
+_FIELDS = {"md5": "md5", "sha1": "sha1", "sha256": "sha256"}
+
+
+def checksums(pairs: Iterable[tuple[str, str | None]]) -> dict[str, Any]:
+    """``FilesetManifestFile`` keyword arguments for a platform's checksums, given
+    as (algorithm, value) in its own spelling (``MD5``, ``sha-256``, ``SHA256``):
+    ``md5``/``sha1``/``sha256``, and every other algorithm under ``checksums``
+    by its plain name (``sha512``, ``git-sha1``). Empty values are dropped."""
+    fields: dict[str, Any] = {}
+    others: dict[str, str] = {}
+    for algorithm, value in pairs:
+        if not value or not str(value).strip():
+            continue
+        name = str(algorithm).strip().lower()
+        plain = name.replace("-", "").replace("_", "")
+        value = str(value).strip().lower()
+        if plain in _FIELDS:
+            fields.setdefault(_FIELDS[plain], value)
+        else:
+            others.setdefault(name if name.startswith("git-") else plain, value)
+    if others:
+        fields["checksums"] = others
+    return fields
 
 
 def choose_strategy(item: FilesetPlatformItem, rule: FilesetSettings,
