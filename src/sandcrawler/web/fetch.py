@@ -9,10 +9,13 @@ waiting more than ``retry_after_max`` in all for one request; then the last
 answer is returned. With a ``HostGate`` (``sandcrawler.web.hosts``) every
 request, every hop and every retry, takes a slot of its host first (per-host
 concurrency and delay between starts), and a 429 or 503 slows the whole host
-for the time asked: its other requests wait too. Waiting holds no connection.
-Redirects are followed here, hop by hop (at most ``max_redirects``), so that a
-web archive can record every hop and a loop is reported as one; a ``check``
-(``CrawlPolicy.check``) may refuse any URL before it is requested.
+for the time asked: its other requests wait too. So does a rate limit sent as a
+403 (GitHub's: ``X-RateLimit-Remaining: 0`` or ``Retry-After``), for as long as
+``Retry-After`` or ``X-RateLimit-Reset`` says, at most ``retry_after_max``.
+Waiting holds no connection. Redirects are followed here, hop by hop (at most
+``max_redirects``), so that a web archive can record every hop and a loop is
+reported as one; a ``check`` (``CrawlPolicy.check``) may refuse any URL before
+it is requested.
 
 Every request says who we are: ``User-Agent: {user_agent}/{version} (+{contact})``
 (``user_agent_header``); without a contact (``crawl.contact``) only the product and
@@ -101,6 +104,37 @@ DRAIN_BYTES = 64 * 1024
 RETRY_STATUSES = (429, 502, 503, 504)
 #: answers that slow the whole host (the server is overloaded or rate-limiting us)
 BUSY_STATUSES = (429, 503)
+
+
+def rate_limited(status: int, header: Callable[[str], str | None]) -> bool:
+    """Is this answer a rate limit, though its status is not 429 or 503?
+
+    GitHub's API says "too many requests" with 403 as well as 429
+    (docs/fileset.md, "GitHub releases"): a 403 is a rate limit only when it
+    says so, with ``X-RateLimit-Remaining: 0`` (the hourly quota is spent) or a
+    ``Retry-After`` (a secondary limit). Every other 403 is a refusal, and is
+    not asked again."""
+    if status != 403:
+        return False
+    remaining = header("X-RateLimit-Remaining")
+    return (remaining is not None and remaining.strip() == "0") or bool(header("Retry-After"))
+
+
+def busy_wait(header: Callable[[str], str | None]) -> float | None:
+    """Seconds a busy or rate-limited answer asks us to wait: ``Retry-After``
+    (seconds or an HTTP date), else, when the quota is spent
+    (``X-RateLimit-Remaining: 0``), until ``X-RateLimit-Reset`` (epoch seconds:
+    GitHub's); None when it says neither (the caller's back-off applies)."""
+    wait = retry_after_seconds(header("Retry-After"))
+    if wait is not None:
+        return wait
+    remaining, reset = header("X-RateLimit-Remaining"), header("X-RateLimit-Reset")
+    if remaining is None or remaining.strip() != "0" or reset is None:
+        return None
+    try:
+        return max(float(reset.strip()) - time.time(), 0.0)
+    except ValueError:
+        return None
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 
@@ -194,6 +228,17 @@ class JsonAnswer:
     def header(self, name: str) -> str | None:
         name = name.lower()
         return next((v for k, v in self.headers if k.lower() == name), None)
+
+    @property
+    def rate_limited(self) -> bool:
+        """A 429, or a 403 that says it is a rate limit (``rate_limited``): the
+        API is not refusing the record, it asks us to come back later."""
+        return self.status == 429 or rate_limited(self.status, self.header)
+
+    @property
+    def rate_limit_wait(self) -> float | None:
+        """How long the rate limit asks us to wait (``busy_wait``)."""
+        return busy_wait(self.header)
 
     @property
     def next_link(self) -> str | None:
@@ -422,18 +467,24 @@ class HttpFetcher:
                 clock.done()
                 slot.release()
                 raise
-            if resp.status not in RETRY_STATUSES:
+            # a rate limit slows the host like a 429, whatever its status (GitHub's 403)
+            busy = resp.status in BUSY_STATUSES or rate_limited(resp.status, resp.headers.get)
+            if resp.status not in RETRY_STATUSES and not busy:
                 return resp, slot, sent, clock
-            wait = retry_after_seconds(resp.headers.get("Retry-After"))
+            wait = busy_wait(resp.headers.get)
             if wait is None:
                 wait = self.backoff * 2 ** (attempt + 1)
-            if resp.status in BUSY_STATUSES and self.gate is not None:
+            if busy and self.gate is not None:
                 # the host is slowed, for every request to it: the wait is in acquire()
                 self.gate.back_off(host, min(wait, self.retry_after_max))
                 pause = 0.0
             else:
                 pause = wait  # this request only
             if attempt >= self.retries or waited + wait > self.retry_after_max:
+                # a wait past retry_after_max is not waited here: the answer is
+                # returned (the host stays slowed for up to retry_after_max), and
+                # a platform API reads it as error-platform-api, never as a refusal
+                # (JsonAnswer.rate_limited)
                 return resp, slot, sent, clock
             _discard(resp, slot, clock)
             attempt += 1

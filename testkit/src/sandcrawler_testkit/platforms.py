@@ -138,6 +138,7 @@ class _Page:
     status: int
     content_type: str
     location: str | None
+    headers: dict[str, str] | None = None
 
 
 def _phrase(status: int) -> str:
@@ -218,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
         view = memoryview(body)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        if status in (429, 503):
+        if status in (429, 503) and "Retry-After" not in (headers or {}):
             self.send_header("Retry-After", "0")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
@@ -1277,6 +1278,7 @@ class PlatformServer(LoopbackHTTPServer):
         self._stopping = threading.Event()
         self._ids = itertools.count(1001)
         self._pages: dict[tuple[str, str], _Page] = {}
+        self._queued: dict[tuple[str, str], list[_Page]] = {}
         self._zenodo = _Zenodo(self)
         self._figshare = _Figshare(self)
         self._dataverse = _Dataverse(self)
@@ -1295,7 +1297,7 @@ class PlatformServer(LoopbackHTTPServer):
     def routes(self) -> dict[str, str]:
         """``"https://<host>"`` -> ``url`` for every host this server answers for."""
         hosts = [*FIXED_HOSTS, *sorted(self._dataverse.hosts)]
-        hosts += sorted({host for host, _ in self._pages} - set(hosts))
+        hosts += sorted({host for host, _ in [*self._pages, *self._queued]} - set(hosts))
         return {f"https://{host}": self.url for host in hosts}
 
     def clear_requests(self) -> None:
@@ -1389,10 +1391,30 @@ class PlatformServer(LoopbackHTTPServer):
         status: int = 200,
         content_type: str = HTML,
         location: str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
-        """Any other page; ``path`` may hold a query. It wins over the platform routes."""
+        """Any other page; ``path`` may hold a query. It wins over the platform routes.
+        ``headers``: more response headers (a paging ``Link``, rate limits)."""
         with self._lock:
-            self._pages[(host.lower(), unquote(path))] = _Page(body, status, content_type, location)
+            self._pages[(host.lower(), unquote(path))] = _Page(
+                body, status, content_type, location, headers)
+
+    def queue_page(
+        self,
+        host: str,
+        path: str,
+        body: bytes,
+        *,
+        status: int = 200,
+        content_type: str = HTML,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """An answer given once, to the next request for ``path`` (pages queued for
+        one path go in order), before any ``add_page`` or platform route answers
+        it: a rate limit, then the real answer."""
+        with self._lock:
+            self._queued.setdefault((host.lower(), unquote(path)), []).append(
+                _Page(body, status, content_type, None, headers))
 
     def add_recorded(self, *answers: Recorded) -> None:
         """Answers the platforms really gave (``sandcrawler_testkit.recorded``),
@@ -1413,10 +1435,15 @@ class PlatformServer(LoopbackHTTPServer):
             self.requests.append((host, method, path))
 
     def _route(self, h: _Handler, host: str, path: str, query: dict[str, str], logged: str) -> None:
-        page = self._pages.get((host, logged)) or self._pages.get((host, path))
+        with self._lock:
+            queued = self._queued.get((host, logged)) or self._queued.get((host, path))
+            page = queued.pop(0) if queued else None
+        page = page or self._pages.get((host, logged)) or self._pages.get((host, path))
         if page is not None:
-            headers = {"Location": page.location} if page.location is not None else None
-            h.send(page.status, page.body, page.content_type, headers)
+            headers = dict(page.headers or {})
+            if page.location is not None:
+                headers["Location"] = page.location
+            h.send(page.status, page.body, page.content_type, headers or None)
             return
         platforms: list[_Zenodo | _Figshare | _Dataverse | _ArchiveOrg] = [
             self._zenodo,

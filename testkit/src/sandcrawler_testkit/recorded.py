@@ -129,4 +129,16 @@ RECORDED: dict[str, Recorded] = {
     "archiveorg-unknown-identifier": Recorded("archiveorg/metadata-unknown-identifier.json", (
         Served("archive.org", "/metadata/no-such-item-here"),
     )),
+    # GET /repos/cambiata-team/buri/releases/110756292 (the release by its id); the
+    # by-tag endpoint answers the same release object
+    "github-buri-0.2.0": Recorded("github/release-buri-0.2.0.json", (
+        Served("api.github.com", "/repos/cambiata-team/buri/releases/tags/0.2.0",
+               content_type="application/json; charset=utf-8"),
+    )),
+    # a release recorded before its one asset was uploaded: no assets
+    "github-octokit-fixture-v1.0.0": Recorded("github/release-octokit-fixture-v1.0.0.json", (
+        Served("api.github.com", "/repos/octokit-fixture-org/"
+               "tmp-scenario-release-assets-20220719044014639-1reww/releases/tags/v1.0.0",
+               content_type="application/json; charset=utf-8"),
+    )),
 }

@@ -21,6 +21,7 @@ from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOr
 from sandcrawler.fileset.platforms.base import PlatformHelper, S
 from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
+from sandcrawler.fileset.platforms.github import GithubHelper, GithubSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class PlatformSettings(BaseModel):
     zenodo: ZenodoSettings = platform(ZenodoHelper, ZenodoSettings, "Zenodo")
     archiveorg: ArchiveOrgSettings = platform(ArchiveOrgHelper, ArchiveOrgSettings,
                                               "archive.org")
+    github: GithubSettings = platform(GithubHelper, GithubSettings, "GitHub releases")
 
 
 PLATFORMS: dict[str, Platform[Any]] = {

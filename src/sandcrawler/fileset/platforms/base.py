@@ -140,6 +140,15 @@ class PlatformHelper(ABC, Generic[S]):
             # fetch's own status: error-platform-api is for what an API answered.
             raise RecordError(f"{self.name} API: {e}", status=e.status) from None
         status = answer.status
+        if answer.rate_limited:
+            # a 429, or GitHub's 403 with X-RateLimit-Remaining: 0: not a refusal
+            # (never platform-restricted) but a wait the fetcher would not make
+            # (over crawl.retry_after_max); the host stays slowed, and the record
+            # is error-platform-api, worth asking again later
+            wait = answer.rate_limit_wait
+            raise PlatformApiError(
+                f"{self.name} API: rate-limited (HTTP {status}) for {url}"
+                + (f"; the limit resets in {wait:.0f} s" if wait is not None else ""))
         if status in (404, 410):
             raise PlatformNotFoundError(f"{self.name} API: HTTP {status} for {url}")
         if status in (401, 403):
