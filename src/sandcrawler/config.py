@@ -326,6 +326,11 @@ class FilesetSettings(Section):
         200.0, gt=1, description="a bundle member expanding more than this many times is a "
         "zip-bomb",
     )
+    parallel_downloads: int = Field(
+        8, ge=1, le=64,
+        description="files of one dataset downloaded at once (1: one after another); each "
+        "host still gets at most crawl.host_concurrency requests at a time",
+    )
     tmp_dir: Path | None = Field(
         None, description="where downloads are spooled before they are archived; "
         "default: the system temporary directory"

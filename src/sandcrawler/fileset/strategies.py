@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,10 @@ from urllib.parse import unquote, urlsplit
 
 from sandcrawler.config import FilesetSettings
 from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import MetaWriter
+from sandcrawler.filemeta import MetaWriter, read_chunks
 from sandcrawler.fileset.bundle import BundleEntry, list_bundle
+from sandcrawler.fileset.checksums import ChecksumWriter, needs_bytes
+from sandcrawler.fileset.parallel import in_parallel
 from sandcrawler.models.capture import CdxRecord
 from sandcrawler.models.files import FileMeta, Terminal
 from sandcrawler.models.fileset import (
@@ -100,14 +102,43 @@ def _mismatch_message(expected: FilesetManifestFile, meta: FileMeta,
     return f"{expected.path}: the platform's {algo} is {getattr(expected, algo)}, got {got}"
 
 
-def archived(expected: FilesetManifestFile, meta: FileMeta,
-             terminal: Terminal) -> FilesetManifestFile:
+def archived(expected: FilesetManifestFile, meta: FileMeta, terminal: Terminal,
+             unverified: list[str] | None = None) -> FilesetManifestFile:
     """The manifest entry of a verified file: what the platform said, completed
-    with every checksum we computed and where the fetch ended."""
-    return expected.model_copy(update={
+    with every checksum we computed and where the fetch ended; the platform's
+    checksums we could not compute are named in ``extra.unverified``."""
+    update: dict[str, Any] = {
         "size": meta.size_bytes, "md5": meta.md5hex, "sha1": meta.sha1hex, "sha256": meta.sha256hex,
         "mimetype": expected.mimetype or meta.mimetype or None, "status": OK,
-        "terminal_url": terminal.terminal_url, "terminal_dt": terminal.terminal_dt})
+        "terminal_url": terminal.terminal_url, "terminal_dt": terminal.terminal_dt}
+    if unverified:
+        update["extra"] = (expected.extra or {}) | {"unverified": unverified}
+    return expected.model_copy(update=update)
+
+
+@dataclass(slots=True)
+class _Archived:
+    """One file archived and verified: its manifest entry, and the result's
+    fields that describe it when it is the only file (a ``*-file`` strategy)."""
+
+    entry: FilesetManifestFile
+    fields: dict[str, Any]
+
+
+def _verify_spool(expected: FilesetManifestFile, spool: Path | None) -> list[str]:
+    """The checksums beyond md5/sha1/sha256 checked over a captured body kept on
+    disk (``fileset.checksums``); the names of those left unverified."""
+    sums = ChecksumWriter(expected, lambda chunk: None)
+    if sums.hashers and spool is not None:
+        with spool.open("rb") as f:
+            for chunk in read_chunks(f):
+                sums.write(chunk)
+    elif sums.hashers:
+        return sorted(expected.checksums or {})
+    try:
+        return sums.check()
+    except RecordError as e:
+        raise ArchiveFailure(str(e), e.status) from None
 
 
 def _budget(expected: FilesetManifestFile, left: int) -> int:
@@ -182,17 +213,47 @@ class FilesetStrategy(ABC):
         return ArchiveStrategyResult(ingest_strategy=self.strategy, status=status,
                                      manifest=manifest, **fields)
 
-    def _failed(self, item: FilesetPlatformItem, done: list[FilesetManifestFile],
-                failure: RecordError, failed: FilesetManifestFile | None = None,
-                ) -> ArchiveStrategyResult:
-        """A failure: the files verified so far, the one that failed with its
-        status, and the rest as the platform described them."""
-        manifest = list(done)
-        rest = list(item.manifest or [])[len(done):]
-        if failed is not None and rest:
-            manifest.append(rest.pop(0).model_copy(update={"status": failure.status}))
-        manifest += rest
+    def _failed(self, item: FilesetPlatformItem, done: Mapping[int, FilesetManifestFile],
+                failure: RecordError, failed: int | None = None) -> ArchiveStrategyResult:
+        """A failure: the files verified (``done``, by their place in the
+        manifest), the one that failed (``failed``) with its status, and the rest
+        as the platform described them."""
+        manifest = [
+            done[i] if i in done
+            else f.model_copy(update={"status": failure.status}) if i == failed else f
+            for i, f in enumerate(item.manifest or [])
+        ]
         return self._result(failure.status, manifest, error_message=str(failure))
+
+    def _archive_files(self, item: FilesetPlatformItem,
+                       one: Callable[[FilesetManifestFile, int], _Archived],
+                       ) -> ArchiveStrategyResult:
+        """Every file of the manifest through ``one(expected, budget)``, several at
+        once (``fileset.parallel_downloads``; ``sandcrawler.fileset.parallel``):
+        the result, or the failure of the earliest file that failed. A file of
+        undeclared size may have what is left of ``max_total_size`` when it
+        starts; the sum is checked again at the end."""
+        manifest = item.manifest or []
+        limit = self.ctx.fileset.max_total_size
+        spent = [0]
+
+        def job(expected: FilesetManifestFile) -> _Archived:
+            got = one(expected, _budget(expected, limit - spent[0]))
+            spent[0] += got.entry.size or 0  # one bytecode add: exact enough for a budget
+            return got
+
+        results, failure = in_parallel(manifest, self.ctx.fileset.parallel_downloads, job)
+        done = {i: got.entry for i, got in results.items()}
+        if failure is not None:
+            return self._failed(item, done, failure[1], failure[0])
+        if spent[0] > limit:
+            return self._failed(item, done, ArchiveFailure(
+                f"{spent[0]:,} bytes downloaded, more than max_total_size {limit:,}",
+                FilesetStatus.TOO_LARGE_SIZE))
+        fields: dict[str, Any] = {}
+        if self.strategy.entity == "file" and results:
+            fields = results[0].fields
+        return self._result(self.success, [done[i] for i in range(len(manifest))], **fields)
 
     def _bundle_limits(self) -> dict[str, Any]:
         s = self.ctx.fileset
@@ -266,44 +327,40 @@ class WebStrategy(FilesetStrategy):
         return capture
 
     def _files(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
-        done: list[FilesetManifestFile] = []
-        left = self.ctx.fileset.max_total_size
-        first: WebCapture | None = None
-        for expected in item.manifest or []:
+        # files fetched side by side stream into spool files of their own (a body
+        # that may go straight into the WARC file holds the file while it streams)
+        side_by_side = self.ctx.fileset.parallel_downloads > 1 and len(item.manifest or []) > 1
+
+        def one(expected: FilesetManifestFile, budget: int) -> _Archived:
+            capture = self._capture(session, expected.platform_url, budget, expected,
+                                    keep_body=side_by_side or needs_bytes(expected))
             try:
-                capture = self._capture(session, expected.platform_url,
-                                        _budget(expected, left), expected, keep_body=False)
-            except ArchiveFailure as e:
-                return self._failed(item, done, e, expected)
-            capture.close()
-            assert capture.file_meta is not None
-            if status := mismatch(expected, capture.file_meta):
-                failure = ArchiveFailure(_mismatch_message(expected, capture.file_meta, status),
-                                         status)
-                return self._failed(item, done, failure, expected)
-            left -= capture.file_meta.size_bytes
-            first = first or capture
-            done.append(archived(expected, capture.file_meta, capture.terminal.to_terminal()))
-        fields: dict[str, Any] = {}
-        if self.strategy.entity == "file" and first is not None:
-            assert first.file_meta is not None
-            fields = {"file_file_meta": first.file_meta,
-                      "file_terminal": first.terminal.to_terminal(),
-                      "file_cdx": first.terminal, "file_revisit_cdx": first.revisit_of}
-        return self._result(self.success, done, **fields)
+                meta = capture.file_meta
+                assert meta is not None
+                if status := mismatch(expected, meta):
+                    raise ArchiveFailure(_mismatch_message(expected, meta, status), status)
+                unverified = _verify_spool(expected, capture.spool)
+            finally:
+                capture.close()
+            return _Archived(
+                archived(expected, meta, capture.terminal.to_terminal(), unverified),
+                {"file_file_meta": meta, "file_terminal": capture.terminal.to_terminal(),
+                 "file_cdx": capture.terminal, "file_revisit_cdx": capture.revisit_of})
+
+        return self._archive_files(item, one)
 
     def _bundle(self, session: WarcSession, item: FilesetPlatformItem) -> ArchiveStrategyResult:
         try:
             capture = self._capture(session, item.web_bundle_url,
                                     self.ctx.fileset.max_total_size, None, keep_body=True)
         except ArchiveFailure as e:
-            return self._failed(item, [], e)
+            return self._failed(item, {}, e)
         try:
             assert capture.spool is not None and capture.file_meta is not None
             entries = list_bundle(capture.spool, **self._bundle_limits())
             manifest = check_bundle(item.manifest or [], entries, capture.terminal.to_terminal())
         except RecordError as e:
-            return self._failed(item, [], e)
+            return self._failed(item, {}, e)
         finally:
             capture.close()
         return self._result(
@@ -421,27 +478,19 @@ class ArchiveorgStrategy(FilesetStrategy):
         return result
 
     def _files(self, item: FilesetPlatformItem, write: ItemWrite) -> ArchiveStrategyResult:
-        done: list[FilesetManifestFile] = []
-        left = self.ctx.fileset.max_total_size
-        first: _Fetched | None = None
-        for expected in item.manifest or []:
-            try:
-                # committed on a clean exit only: verified bytes, or nothing
-                with write.open_file(expected.path) as writer:
-                    got = download(self.ctx.fetcher, expected.platform_url, writer.write,
-                                   _budget(expected, left), expected)
-                    if status := mismatch(expected, got.meta):
-                        raise ArchiveFailure(_mismatch_message(expected, got.meta, status),
-                                             status)
-            except ArchiveFailure as e:
-                return self._failed(item, done, e, expected)
-            left -= got.meta.size_bytes
-            first = first or got
-            done.append(archived(expected, got.meta, got.terminal))
-        fields: dict[str, Any] = {}
-        if self.strategy.entity == "file" and first is not None:
-            fields = {"file_file_meta": first.meta, "file_terminal": first.terminal}
-        return self._result(self.success, done, **fields)
+        def one(expected: FilesetManifestFile, budget: int) -> _Archived:
+            # committed on a clean exit only: verified bytes, or nothing
+            with write.open_file(expected.path) as writer:
+                sums = ChecksumWriter(expected, writer.write)
+                got = download(self.ctx.fetcher, expected.platform_url, sums.write, budget,
+                               expected)
+                if status := mismatch(expected, got.meta):
+                    raise ArchiveFailure(_mismatch_message(expected, got.meta, status), status)
+                unverified = sums.check()
+            return _Archived(archived(expected, got.meta, got.terminal, unverified),
+                             {"file_file_meta": got.meta, "file_terminal": got.terminal})
+
+        return self._archive_files(item, one)
 
     def _bundle(self, item: FilesetPlatformItem, write: ItemWrite) -> ArchiveStrategyResult:
         with spooled(self.ctx.spool_dir) as spool:
@@ -455,7 +504,7 @@ class ArchiveorgStrategy(FilesetStrategy):
                 with spool.open("rb") as f:
                     write.put_file(path, f)
             except RecordError as e:
-                return self._failed(item, [], e)
+                return self._failed(item, {}, e)
         return self._result(OK, manifest, bundle_file_meta=got.meta,
                             bundle_terminal=got.terminal, bundle_archiveorg_path=path)
 

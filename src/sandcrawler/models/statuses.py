@@ -257,6 +257,8 @@ class FilesetStatus(StrEnum):
     MISMATCH_MD5 = "mismatch-md5"
     MISMATCH_SHA1 = "mismatch-sha1"
     MISMATCH_SHA256 = "mismatch-sha256"
+    #: another checksum the platform gave (sha512, a git blob id...) disagrees
+    MISMATCH_CHECKSUM = "mismatch-checksum"
     BAD_BUNDLE = "bad-bundle"
     ZIP_BOMB = "zip-bomb"
     BUNDLE_INCOMPLETE = "bundle-incomplete"

@@ -35,6 +35,7 @@ refuses paths that clash (``paths.find_clash``).
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -147,11 +148,13 @@ class ItemWrite:
         self.committed = False
         self._held = held
         self._created: list[str] = []  # keys that were not there before this write
+        self._lock = threading.Lock()  # files of one item may be written side by side
 
     def _key(self, path: str) -> str:
         key = self.items.file_key(self.item, path)
-        if key not in self._created and not self.items.store.exists(key):
-            self._created.append(key)
+        with self._lock:
+            if key not in self._created and not self.items.store.exists(key):
+                self._created.append(key)
         return key
 
     def open_file(self, path: str) -> BlobWriter:

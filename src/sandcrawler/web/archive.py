@@ -17,14 +17,19 @@ response and a revisit, and indexes.
 A ``WarcSession`` is one WARC file in the making. Nothing it holds is visible
 (neither the file in the store nor its index rows) until ``commit()``; ``abort()``
 leaves nothing behind. That is what lets a dataset be archived all or nothing.
+Several threads may capture into one session at once (a dataset's files fetched
+in parallel): bodies kept (``keep_body``) stream into spool files of their own,
+and only the records' writing into the WARC file takes turns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
 import socket
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -125,6 +130,8 @@ class WarcSession:
         self._rows: list[CdxRecord] = []
         self._by_sha1: dict[str, CdxRecord] = {}
         self.closed = False
+        #: one record at a time goes into the WARC file (and the index rows)
+        self._lock = threading.RLock()
         self._warc.warcinfo(key.rsplit("/", 1)[-1], archive.info.fields())
 
     def capture(self, url: str, *, max_bytes: int | SizeLimit | Callable[[Hop], SizeLimit],
@@ -139,10 +146,11 @@ class WarcSession:
         ``close()``; without, it may go straight into the WARC file (one copy)."""
         opened = self.archive.fetcher.open(url, check=check)
         try:
-            # redirect bodies were read and dropped by the fetcher: headers only
-            rows = [self._record(hop, now14(), _http_headers(hop), b"", None)
-                    for hop in opened.hops[:-1]]
             limit = max_bytes(opened.final) if callable(max_bytes) else max_bytes
+            with self._lock:
+                # redirect bodies were read and dropped by the fetcher: headers only
+                rows = [self._record(hop, now14(), _http_headers(hop), b"", None)
+                        for hop in opened.hops[:-1]]
             capture = self._record_final(opened, limit, keep_body)
         finally:
             opened.close()
@@ -174,34 +182,43 @@ class WarcSession:
         failure no part of the record is left in the WARC file."""
         hop = opened.final
         dt = now14()
-        record = self._warc.streamed_response(
-            hop.url, warc_date(dt), _http_headers(hop), content_type=hop.header("Content-Type"),
-            length=_declared_length(hop), keep_body=keep_body)
-        try:
+        # A kept body goes to a spool file, so it may stream while other threads
+        # write records; one that may go straight into the WARC file holds the
+        # file for the whole stream.
+        streaming = contextlib.nullcontext() if keep_body else self._lock
+        with streaming:
+            record = self._warc.streamed_response(
+                hop.url, warc_date(dt), _http_headers(hop),
+                content_type=hop.header("Content-Type"), length=_declared_length(hop),
+                keep_body=keep_body)
             try:
-                self.archive.fetcher.stream_body(opened, record.write, max_bytes)
-            except TooLarge as e:
-                if hop.status_code == 200:
-                    raise
-                over = max_bytes.max_bytes if isinstance(max_bytes, SizeLimit) else max_bytes
-                raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body over "
-                                  f"{over:,} bytes", FetchStatus.HTTP_ERROR) from e
-            record.end_body()
-            ok = hop.status_code == 200
-            # looked up while md5 and sha256 finish on the hash threads
-            earlier = self.find_sha1(record.sha1hex()) if ok else None
-            meta = record.finish()
-            if earlier is not None:
-                placed = record.write_revisit(earlier.url, warc_date(earlier.datetime))
-            else:
-                placed = record.write_response()
-            row = self._index(hop, dt, record.record_id, meta, placed, revisit=earlier is not None)
-        except BaseException:
-            # a writer that cannot cut (S3) writes the record only from the spool, after
-            # everything that may fail for this record alone; if that write fails
-            # midway, the session is damaged and refuses to commit
-            record.abort(cut=not self.closed)
-            raise
+                try:
+                    self.archive.fetcher.stream_body(opened, record.write, max_bytes)
+                except TooLarge as e:
+                    if hop.status_code == 200:
+                        raise
+                    over = max_bytes.max_bytes if isinstance(max_bytes, SizeLimit) else max_bytes
+                    raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body "
+                                      f"over {over:,} bytes", FetchStatus.HTTP_ERROR) from e
+                record.end_body()
+                ok = hop.status_code == 200
+                with self._lock:
+                    # looked up while md5 and sha256 finish on the hash threads
+                    earlier = self.find_sha1(record.sha1hex()) if ok else None
+                    meta = record.finish()
+                    if earlier is not None:
+                        placed = record.write_revisit(earlier.url, warc_date(earlier.datetime))
+                    else:
+                        placed = record.write_response()
+                    row = self._index(hop, dt, record.record_id, meta, placed,
+                                      revisit=earlier is not None)
+            except BaseException:
+                # a writer that cannot cut (S3) writes the record only from the spool,
+                # after everything that may fail for this record alone; if that write
+                # fails midway, the session is damaged and refuses to commit
+                with self._lock:
+                    record.abort(cut=not self.closed)
+                raise
         return WebCapture([row], meta if ok else None, revisit_of=earlier, spool=record.spool)
 
     def _record(self, hop: Hop, dt: str, http: StatusAndHeaders, body: bytes,

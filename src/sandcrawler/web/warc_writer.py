@@ -295,7 +295,7 @@ class ResponseWriter:
     ``finish()``, then ``write_response()`` or ``write_revisit()``; ``abort()``
     on any failure. Every step checks it comes in its turn."""
 
-    __slots__ = ("_block_sha1", "_crc", "_deflate", "_framer", "_head_len", "_meta",
+    __slots__ = ("_block_sha1", "_crc", "_deflate", "_framer", "_head_len", "_in_file", "_meta",
                  "_meta_writer", "_route", "_spool_file", "_stage", "_stored", "_warc",
                  "content_type", "date", "http", "keep_body", "length", "offset", "record_id",
                  "spool", "url")
@@ -314,6 +314,8 @@ class ResponseWriter:
         self.offset = warc.size
         self._stage = _Stage.NEW
         self._route: _Route | None = None
+        #: bytes of this record are in the WARC file, from ``offset`` on
+        self._in_file = False
         self._deflate = False
         self._stored = False
         #: the placeholder header's length (DIRECT), which the real one must keep
@@ -449,7 +451,8 @@ class ResponseWriter:
         CRC-32 from the first pass) or a deflated one."""
         assert self.spool is not None
         out = self._warc.out
-        offset = out.size
+        offset = self.offset = out.size
+        self._in_file = True
         member: GzipMember | None = None
         sink: _Sink
         if self._deflate:
@@ -478,8 +481,11 @@ class ResponseWriter:
         captured at ``refers_to_url`` (the part written DIRECT is cut off first)."""
         self._expect(_Stage.FINISHED)
         assert self._meta is not None
-        if not self._warc.cut(self.offset):
+        # only a record written DIRECT has bytes in the file to take back; a spooled
+        # one's offset may be behind records other threads wrote since
+        if self._route is _Route.DIRECT and not self._warc.cut(self.offset):
             raise AssertionError("a revisit after a record that cannot be cut off")
+        self.offset, self._in_file = self._warc.out.size, True
         placed = self._warc.revisit(self.url, self.date, self.http, record_id=self.record_id,
                                     payload_sha1=self._meta.sha1hex,
                                     refers_to_url=refers_to_url, refers_to_date=refers_to_date)
@@ -498,7 +504,11 @@ class ResponseWriter:
         self._stage = _Stage.ABORTED
         self._close_spool_file()
         self._remove_spool()
-        return self._warc.cut(self.offset) if cut else True
+        # a spooled record put nothing into the WARC file before its copy began
+        # (``offset`` then moved to where the copy started); cutting at the offset
+        # it was created at would take the records other threads wrote since
+        started = self._route is _Route.DIRECT or self._in_file
+        return self._warc.cut(self.offset) if cut and started else True
 
     def _close_spool_file(self) -> None:
         if self._spool_file is not None:

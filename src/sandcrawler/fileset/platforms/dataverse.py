@@ -33,6 +33,7 @@ from sandcrawler.fileset.platforms.base import (
     PlatformHelper,
     PlatformRestrictedError,
     PlatformScopeError,
+    checksums,
     host_matches,
     item_name,
     query_param,
@@ -56,8 +57,6 @@ class DataverseSettings(Section):
 
 
 _PAGES = ("/dataset.xhtml", "/file.xhtml")
-_CHECKSUM_FIELDS = {"md5": "md5", "sha-1": "sha1", "sha1": "sha1", "sha-256": "sha256",
-                    "sha256": "sha256"}
 
 
 class DataverseHelper(PlatformHelper[DataverseSettings]):
@@ -127,13 +126,9 @@ class DataverseHelper(PlatformHelper[DataverseSettings]):
             why = "embargoed" if df.get("embargo") else "restricted"
             raise PlatformRestrictedError(f"dataverse: {pid}: file {name!r} is {why}")
         directory = (entry.get("directoryLabel") or "").strip("/")
-        sums: dict[str, str] = {}
         checksum = df.get("checksum") or {}
-        field = _CHECKSUM_FIELDS.get(str(checksum.get("type", "")).lower())
-        if field and checksum.get("value"):
-            sums[field] = checksum["value"].lower()
-        if df.get("md5"):
-            sums.setdefault("md5", df["md5"].lower())
+        sums = checksums([(str(checksum.get("type", "")), checksum.get("value")),
+                          ("md5", df.get("md5"))])
         extra = {k: v for k, v in (("description", df.get("description")),
                                    ("persistent_id", df.get("persistentId")),
                                    ("file_id", df.get("id"))) if v}

@@ -33,6 +33,7 @@ from sandcrawler.fileset.platforms.base import (
     PlatformNotFoundError,
     PlatformRestrictedError,
     PlatformScopeError,
+    checksums,
     file_item_name,
     item_name,
     listed_host,
@@ -133,7 +134,7 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
     def _manifest_file(api: str, record_id: str, f: dict[str, Any]) -> FilesetManifestFile:
         key = f.get("key") or f.get("filename") or ""
         algo, _, digest = str(f.get("checksum") or "").partition(":")
-        sums = {algo.lower(): digest.lower()} if algo.lower() in ("md5", "sha1", "sha256") else {}
+        sums = checksums([(algo, digest)])
         # the legacy file list's links.self is the bytes; in InvenioRDM's
         # files.entries, links.self is the file's metadata and links.content its bytes
         links = f.get("links") or {}
