@@ -84,6 +84,32 @@ def _dataverse(file: str, host: str, pid: str, version: str) -> Recorded:
     ))
 
 
+def dryad_listed_dataset(doi: str) -> Callable[[bytes], bytes]:
+    """A dataset answer (``/api/v2/datasets/{doi}``) taken from a page of Dryad's
+    dataset listing (``/api/v2/datasets``), which embeds each dataset as the same
+    presenter draws it. A re-serialisation, not the bytes Dryad sent for that request."""
+    def derive(raw: bytes) -> bytes:
+        (dataset,) = [d for d in json.loads(raw)["_embedded"]["stash:datasets"]
+                      if d["identifier"] == doi]
+        return json.dumps(dataset, ensure_ascii=False).encode()
+    return derive
+
+
+def _dryad_listing(*dois: str) -> Recorded:
+    return Recorded("dryad/datasets-page-1-2020-06-24.json", (
+        Served("datadryad.org", "/api/v2/datasets", content_type="application/json; charset=utf-8"),
+        *(Served("datadryad.org", f"/api/v2/datasets/{doi}",
+                 content_type="application/json; charset=utf-8", derive=dryad_listed_dataset(doi))
+          for doi in dois)))
+
+
+def _osf_test(file: str, *paths: str) -> Recorded:
+    """An answer of OSF's test server (api.test.osf.io), recorded by osfr."""
+    return Recorded(f"osf/{file}", tuple(
+        Served("api.test.osf.io", path, content_type="application/vnd.api+json; charset=utf-8")
+        for path in paths))
+
+
 RECORDED: dict[str, Recorded] = {
     "zenodo-3463499": _zenodo(3463499),
     "zenodo-3459420": _zenodo(3459420),
@@ -141,4 +167,31 @@ RECORDED: dict[str, Recorded] = {
                "tmp-scenario-release-assets-20220719044014639-1reww/releases/tags/v1.0.0",
                content_type="application/json; charset=utf-8"),
     )),
+    # Dryad: a page of the dataset listing (each dataset also served as its own answer)
+    "dryad-datasets-2020": _dryad_listing("doi:10.5061/dryad.7rh4625", "doi:10.5061/dryad.77b2422"),
+    # the documented answer of GET /versions/32/files (Dryad's API docs)
+    "dryad-docs-version-32-files": Recorded("dryad/docs-example-version-32-files.json", (
+        Served("datadryad.org", "/api/v2/versions/32/files"),
+    )),
+    # the bytes of Dryad file 61858 (a CSV), as its download answered in 2020
+    "dryad-file-61858": Recorded("dryad/file-61858-download.csv", (
+        Served("datadryad.org", "/api/v2/files/61858/download", content_type="text/csv"),
+    )),
+    # OSF's test server: osfr's fixture project y8t6r, its component 4fjxr, the
+    # root of its OSF Storage, the folder many-files (two of its four pages) and
+    # that folder's own answer; recorded with ?page=1, which OSF's first page is
+    "osf-test-node-y8t6r": _osf_test("test-node-y8t6r.json", "/v2/nodes/y8t6r/"),
+    "osf-test-node-4fjxr": _osf_test("test-node-4fjxr.json", "/v2/nodes/4fjxr/"),
+    "osf-test-files-y8t6r": _osf_test(
+        "test-files-y8t6r-osfstorage.json", "/v2/nodes/y8t6r/files/osfstorage/?page=1",
+        "/v2/nodes/y8t6r/files/osfstorage/"),
+    "osf-test-files-many-files-1": _osf_test(
+        "test-files-y8t6r-many-files-page-1.json",
+        "/v2/nodes/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53/?page=1",
+        "/v2/nodes/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53/"),
+    "osf-test-files-many-files-2": _osf_test(
+        "test-files-y8t6r-many-files-page-2.json",
+        "/v2/nodes/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53/?page=2"),
+    "osf-test-folder-many-files": _osf_test(
+        "test-file-5d4ef2104e90e100146f7e53.json", "/v2/files/5d4ef2104e90e100146f7e53/"),
 }

@@ -20,8 +20,10 @@ from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
 from sandcrawler.fileset.platforms.base import PlatformHelper, S
 from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
+from sandcrawler.fileset.platforms.dryad import DryadHelper, DryadSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
 from sandcrawler.fileset.platforms.github import GithubHelper, GithubSettings
+from sandcrawler.fileset.platforms.osf import OsfHelper, OsfSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
 
 if TYPE_CHECKING:
@@ -57,6 +59,8 @@ class PlatformSettings(BaseModel):
     dataverse: DataverseSettings = platform(DataverseHelper, DataverseSettings, "Dataverse")
     figshare: FigshareSettings = platform(FigshareHelper, FigshareSettings, "figshare")
     zenodo: ZenodoSettings = platform(ZenodoHelper, ZenodoSettings, "Zenodo")
+    dryad: DryadSettings = platform(DryadHelper, DryadSettings, "Dryad")
+    osf: OsfSettings = platform(OsfHelper, OsfSettings, "OSF")
     archiveorg: ArchiveOrgSettings = platform(ArchiveOrgHelper, ArchiveOrgSettings,
                                               "archive.org")
     github: GithubSettings = platform(GithubHelper, GithubSettings, "GitHub releases")
