@@ -31,6 +31,7 @@ import json
 import re
 import socket
 import threading
+import time
 import uuid
 import zipfile
 import zlib
@@ -199,10 +200,15 @@ class _Handler(BaseHTTPRequestHandler):
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         logged = path + ("?" + unquote(split.query) if split.query else "")
         self.platforms._log(host, self.command, logged)
+        self.platforms._enter(host)
         try:
+            if self.platforms.answer_delay:
+                time.sleep(self.platforms.answer_delay)
             self.platforms._route(self, host, path, query, logged)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
+        finally:
+            self.platforms._leave(host)
 
     do_HEAD = do_GET
 
@@ -1274,6 +1280,11 @@ class PlatformServer(LoopbackHTTPServer):
     def __init__(self, port: int = 0) -> None:
         super().__init__(port)
         self.requests: list[tuple[str, str, str]] = []
+        #: seconds every request waits before it is answered (a distant server)
+        self.answer_delay = 0.0
+        #: requests being answered now, and the most there were at once, by host
+        self.in_flight: dict[str, int] = {}
+        self.peak_in_flight: dict[str, int] = {}
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._ids = itertools.count(1001)
@@ -1429,6 +1440,15 @@ class PlatformServer(LoopbackHTTPServer):
     def _next_id(self) -> int:
         with self._lock:
             return next(self._ids)
+
+    def _enter(self, host: str) -> None:
+        with self._lock:
+            self.in_flight[host] = now = self.in_flight.get(host, 0) + 1
+            self.peak_in_flight[host] = max(self.peak_in_flight.get(host, 0), now)
+
+    def _leave(self, host: str) -> None:
+        with self._lock:
+            self.in_flight[host] -= 1
 
     def _log(self, host: str, method: str, path: str) -> None:
         with self._lock:

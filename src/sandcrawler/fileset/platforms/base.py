@@ -158,13 +158,14 @@ class PlatformHelper(ABC, Generic[S]):
             raise PlatformApiError(f"{self.name} API: {what} for {url}")
         return answer
 
-    def pages(self, url: str,
-              next_url: Callable[[JsonAnswer], str | None]) -> Iterator[JsonAnswer]:
+    def pages(self, url: str, next_url: Callable[[JsonAnswer], str | None],
+              entries: Callable[[JsonAnswer], Any] | None = None) -> Iterator[JsonAnswer]:
         """Every page of a paged listing, from ``url`` on, each page's successor
         given by ``next_url``. A listing must end: a next URL already asked, a page
-        the same as an earlier one (a server that ignores its page parameter), or
-        more pages than ``fileset.max_file_count`` (each page holds at least one
-        entry) is error-platform-api, never an endless walk."""
+        whose ``entries`` (default: the whole answer) are an earlier page's again
+        (a server that ignores its page parameter), or more pages than
+        ``fileset.max_file_count`` (each page holds at least one entry) is
+        error-platform-api, never an endless walk."""
         seen_urls: set[str] = set()
         seen_pages: set[bytes] = set()
         while url:
@@ -174,7 +175,8 @@ class PlatformHelper(ABC, Generic[S]):
                                        f"after {len(seen_urls)} pages")
             seen_urls.add(url)
             answer = self.get_answer(url)
-            digest = hashlib.sha1(orjson.dumps(answer.value)).digest()
+            shown = entries(answer) if entries is not None else answer.value
+            digest = hashlib.sha1(orjson.dumps(shown)).digest()
             if digest in seen_pages:
                 raise PlatformApiError(f"{self.name} API: the listing repeats itself at {url} "
                                        f"(page {len(seen_urls)} is an earlier page again)")
