@@ -81,8 +81,8 @@ class OsfHelper(PlatformHelper[OsfSettings]):
             kind = _get(ref, "links", "related", "meta", "type") or _get(ref, "data", "type")
             if kind == "files" and (href := _get(ref, "links", "related", "href")):
                 return self._one_file(page, domain, self._data(href))
-            raise PlatformScopeError(f"osf: {guid} is {kind or 'not a node'}, not a project or "
-                                     "component (registrations, preprints)") from None
+            raise PlatformScopeError(f"osf: {guid} is one of OSF's {kind or 'unknown'}, not a "
+                                     "project or component (out of scope)") from None
         manifest = self._walk(f"{api}/nodes/{guid}/files/osfstorage/")
         attrs = node.get("attributes") or {}
         meta = {"title": attrs.get("title"), "date": (attrs.get("date_created") or "")[:10]}
