@@ -167,6 +167,14 @@ RECORDED: dict[str, Recorded] = {
                "tmp-scenario-release-assets-20220719044014639-1reww/releases/tags/v1.0.0",
                content_type="application/json; charset=utf-8"),
     )),
+    # the Hub's tree of the model google-bert/bert-base-uncased at a commit (five files
+    # at its root, so recursive or not alike), served as a dataset's tree: the tree
+    # endpoint answers the same entries for every repository type
+    "huggingface-tree-bert-base-uncased": Recorded(
+        "huggingface/tree-google-bert-bert-base-uncased-dd4bc8b2.json", (
+            Served("huggingface.co", "/api/datasets/google-bert/bert-base-uncased/tree/"
+                   "dd4bc8b21efa05ec961e3efc4ee5e3832a3679c7?recursive=true"),
+        )),
     # Dryad: a page of the dataset listing (each dataset also served as its own answer)
     "dryad-datasets-2020": _dryad_listing("doi:10.5061/dryad.7rh4625", "doi:10.5061/dryad.77b2422"),
     # the documented answer of GET /versions/32/files (Dryad's API docs)

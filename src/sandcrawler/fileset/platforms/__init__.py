@@ -23,6 +23,7 @@ from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSe
 from sandcrawler.fileset.platforms.dryad import DryadHelper, DryadSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
 from sandcrawler.fileset.platforms.github import GithubHelper, GithubSettings
+from sandcrawler.fileset.platforms.huggingface import HuggingfaceHelper, HuggingfaceSettings
 from sandcrawler.fileset.platforms.osf import OsfHelper, OsfSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
 
@@ -64,6 +65,8 @@ class PlatformSettings(BaseModel):
     archiveorg: ArchiveOrgSettings = platform(ArchiveOrgHelper, ArchiveOrgSettings,
                                               "archive.org")
     github: GithubSettings = platform(GithubHelper, GithubSettings, "GitHub releases")
+    huggingface: HuggingfaceSettings = platform(HuggingfaceHelper, HuggingfaceSettings,
+                                                "Hugging Face datasets")
 
 
 PLATFORMS: dict[str, Platform[Any]] = {
