@@ -270,6 +270,26 @@ def test_rate_limit_past_the_maximum_wait_is_an_api_error_not_a_refusal(
     assert len([r for r in srv.requests if r[0] == API]) == 1  # the hour was not waited
 
 
+def test_a_403_that_is_not_a_rate_limit_is_asked_once(srv: PlatformServer) -> None:
+    path = "/repos/o/r/releases/tags/v1"
+    srv.add_page(API, path, b'{"message":"Resource not accessible"}', status=403,
+                 content_type=JSON, headers={"X-RateLimit-Remaining": "59"})
+    gate = HostGate(concurrency=2, delay=0)
+    fetcher = HttpFetcher(timeout=2, routes=load_settings(http_routes=srv.routes()).http.routes,
+                          gate=gate, retries=3, retry_after_max=10)
+    p = platforms(srv)
+    helper = p.helper("https://github.com/o/r/releases/tag/v1")
+    helper.fetcher = fetcher
+    try:
+        with pytest.raises(Exception) as caught:
+            helper.process_request(*p.request("https://github.com/o/r/releases/tag/v1"), None)
+    finally:
+        fetcher.close()
+    assert getattr(caught.value, "status", None) == "platform-restricted"
+    assert len([r for r in srv.requests if r[0] == API]) == 1
+    assert gate.backed_off_for(API) == 0
+
+
 # --- whole ingests --------------------------------------------------------------------------
 
 
