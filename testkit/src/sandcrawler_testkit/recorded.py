@@ -110,9 +110,62 @@ def _osf_test(file: str, *paths: str) -> Recorded:
         for path in paths))
 
 
+def djehuty_article_embargo(raw: bytes) -> bytes:
+    """A version's embargo answer (``/v2/articles/{uuid}/versions/{v}/embargo``) as the
+    version endpoint (``/v2/articles/{uuid}/versions/{v}``) gives a dataset under a
+    whole-dataset ("article") embargo: djehuty's ``format_dataset_details_record``
+    then answers only these four of the six fields, from the same values. A
+    re-serialisation, not bytes djehuty sent for that request."""
+    answer = json.loads(raw)
+    return json.dumps({k: answer[k] for k in ("embargo_date", "embargo_type", "embargo_title",
+                                              "embargo_reason")}, ensure_ascii=False).encode()
+
+
+def _b2share_trng(file: str, path: str, status: int = 200) -> Recorded:
+    """An answer of B2SHARE's training instance, printed in EUDAT's API training guides."""
+    return Recorded(f"b2share/{file}", (Served("trng-b2share.eudat.eu", path, status=status),))
+
+
 RECORDED: dict[str, Recorded] = {
     "zenodo-3463499": _zenodo(3463499),
     "zenodo-3459420": _zenodo(3459420),
+    # B2SHARE's training instance (data/platforms/SOURCES.md): a published record (its bucket not
+    # printed), two records as their draft answered publishing (each with its own
+    # bucket), and the API's 404 answer, served for a record and that bucket (our choice)
+    "b2share-trng-record-a1c2ef96": _b2share_trng(
+        "record-a1c2ef96a1e446fa9bd7a2a46d2242d4.json",
+        "/api/records/a1c2ef96a1e446fa9bd7a2a46d2242d4"),
+    "b2share-trng-draft-b43a0e69": _b2share_trng(
+        "draft-b43a0e6914e34de8bd19613bcdc0d364.json",
+        "/api/records/b43a0e6914e34de8bd19613bcdc0d364"),
+    "b2share-trng-bucket-0163d244": _b2share_trng(
+        "bucket-0163d244-5845-40ca-899c-d1d0025f68aa.json",
+        "/api/files/0163d244-5845-40ca-899c-d1d0025f68aa"),
+    "b2share-trng-draft-2ff3f581": _b2share_trng(
+        "draft-2ff3f5815db3494a840e6b3f1e6a6542.json",
+        "/api/records/2ff3f5815db3494a840e6b3f1e6a6542"),
+    "b2share-trng-bucket-c01247ac": _b2share_trng(
+        "bucket-c01247ac-b129-4764-8b91-ee9646f2794d.json",
+        "/api/files/c01247ac-b129-4764-8b91-ee9646f2794d"),
+    "b2share-trng-not-found": Recorded("b2share/not-found.json", (
+        Served("trng-b2share.eudat.eu", "/api/records/00000000000000000000000000000000", 404),
+        Served("trng-b2share.eudat.eu", "/api/files/f1fa180a-4db8-439e-9ccd-89422e27708e", 404),
+    )),
+    # djehuty's API docs (data.4tu.nl): a dataset's versions; a version under a
+    # whole-dataset embargo (also served, derived, as that version's own answer)
+    "djehuty-versions-342efadc": Recorded(
+        "djehuty/versions-342efadc-66f8-4e9b-9d27-da7b28b849d2.json",
+        (Served("data.4tu.nl", "/v2/articles/342efadc-66f8-4e9b-9d27-da7b28b849d2/versions"),)),
+    "djehuty-embargo-c1274889": Recorded(
+        "djehuty/embargo-c1274889-b797-43bd-a3b1-ee0611d58fd7-v2.json", (
+            Served("data.4tu.nl", "/v2/articles/c1274889-b797-43bd-a3b1-ee0611d58fd7/versions/2"
+                   "/embargo"),
+            Served("data.4tu.nl", "/v2/articles/c1274889-b797-43bd-a3b1-ee0611d58fd7/versions/2",
+                   derive=djehuty_article_embargo))),
+    # what data.4tu.nl's v2 API answers (200) in a maintenance window; the dataset
+    # it is served for is our choice
+    "djehuty-maintenance": Recorded("djehuty/maintenance.json", (
+        Served("data.4tu.nl", "/v2/articles/7b024697-659a-47ad-95a4-0497bf52b432"),)),
     # GET /v2/articles/123456; the answer is its version 1, which the versions
     # endpoint answers with the same article presenter
     "figshare-123456": Recorded("figshare/article-123456.json", (

@@ -18,8 +18,10 @@ from pydantic.fields import FieldInfo
 
 from sandcrawler.config import FilesetSettings, Section
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper, ArchiveOrgSettings
+from sandcrawler.fileset.platforms.b2share import B2ShareHelper, B2ShareSettings
 from sandcrawler.fileset.platforms.base import PlatformHelper, S
 from sandcrawler.fileset.platforms.dataverse import DataverseHelper, DataverseSettings
+from sandcrawler.fileset.platforms.djehuty import DjehutyHelper, DjehutySettings
 from sandcrawler.fileset.platforms.dryad import DryadHelper, DryadSettings
 from sandcrawler.fileset.platforms.figshare import FigshareHelper, FigshareSettings
 from sandcrawler.fileset.platforms.github import GithubHelper, GithubSettings
@@ -58,6 +60,11 @@ class PlatformSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     dataverse: DataverseSettings = platform(DataverseHelper, DataverseSettings, "Dataverse")
+    # djehuty before figshare: figshare's portal detection would take a 4TU.ResearchData
+    # page of the figshare-era shape (/articles/{type}/{slug}/{id}) that mentions figshare
+    b2share: B2ShareSettings = platform(B2ShareHelper, B2ShareSettings, "B2SHARE")
+    djehuty: DjehutySettings = platform(DjehutyHelper, DjehutySettings,
+                                        "4TU.ResearchData (djehuty)")
     figshare: FigshareSettings = platform(FigshareHelper, FigshareSettings, "figshare")
     zenodo: ZenodoSettings = platform(ZenodoHelper, ZenodoSettings, "Zenodo")
     dryad: DryadSettings = platform(DryadHelper, DryadSettings, "Dryad")
