@@ -201,11 +201,25 @@ class WarcSession:
                     raise RecordError(f"HTTP {hop.status_code} from {hop.url}, with a body "
                                       f"over {over:,} bytes", FetchStatus.HTTP_ERROR) from e
                 record.end_body()
+                # the body is in: the connection and the host's slot go back now,
+                # not after this record has had its turn at the file
+                opened.close()
                 ok = hop.status_code == 200
-                with self._lock:
-                    # looked up while md5 and sha256 finish on the hash threads
-                    earlier = self.find_sha1(record.sha1hex()) if ok else None
+                if keep_body:
+                    # the digests of a spooled body, and whether the archive held
+                    # it before this session, are this thread's own business:
+                    # worked out before taking the file, so threads do not wait
+                    # on each other's
+                    sha1hex = record.sha1hex()
+                    held = self.archive.find_sha1(sha1hex) if ok else None
                     meta = record.finish()
+                with self._lock:
+                    if keep_body:
+                        earlier = (self._by_sha1.get(sha1hex) or held) if ok else None
+                    else:
+                        # looked up while md5 and sha256 finish on the hash threads
+                        earlier = self.find_sha1(record.sha1hex()) if ok else None
+                        meta = record.finish()
                     if earlier is not None:
                         placed = record.write_revisit(earlier.url, warc_date(earlier.datetime))
                     else:
