@@ -26,6 +26,7 @@ from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir, free_p
 from sandcrawler_testkit.postgrest import PostgrestServer, PostgrestUnavailable, find_postgrest
 from sandcrawler_testkit.pywb import PywbUnavailable, find_pywb
 from sandcrawler_testkit.s3_server import S3Server, swift_available
+from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_solr_libs
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -52,7 +53,7 @@ SERVICE_FIXTURES = {
     "kafka": "kafka", "kafka_libs": "kafka", "shared_data": "shared_data",
     "crossref_lines": "shared_data",
     "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
-    "pywb_venv": "pywb",
+    "pywb_venv": "pywb", "solr_libs": "solr", "solr_cluster": "solr", "solr": "solr",
 }
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3"}
@@ -60,7 +61,8 @@ SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s
 SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_pdf",
                 "test_worker_ingest_fileset",
                 "test_worker_ingest_file", "test_site_browser", "test_site_walk",
-                "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli"}
+                "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli",
+                "test_solr_cluster"}
 #: tests that wait out timeouts, retries or stalls on purpose, or start a Kafka broker in
 #: a module of otherwise fast tests (seconds each): `slow`
 SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
@@ -278,6 +280,37 @@ def kafka(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaBroker]:
     loopback; auto-created topics get 4 partitions."""
     with KafkaBroker(kafka_libs, tmp_path / "kafka") as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def solr_libs() -> Path:
+    """Apache Solr's jars (fetched once with mvn; see ``sandcrawler_testkit.solr_cluster``);
+    skipped without a JDK or mvn unless required."""
+    try:
+        return find_solr_libs()
+    except SolrUnavailable as e:
+        unavailable(str(e), "SOLR")
+
+
+@pytest.fixture(scope="session")
+def solr_cluster(solr_libs: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[SolrCluster]:
+    """One real SolrCloud cluster for the whole run (it takes about 12 s to start): 2
+    nodes and ZooKeeper on loopback, the kit's configset uploaded as ``sandcrawler-testkit``.
+    Tests share it: each makes collections of its own names."""
+    with SolrCluster(solr_libs, tmp_path_factory.mktemp("solr"), nodes=2) as cluster:
+        cluster.upload_configset("sandcrawler-testkit")
+        yield cluster
+
+
+@pytest.fixture
+def solr(solr_cluster: SolrCluster) -> SolrCluster:
+    """The shared cluster with every node running: one a test before killed or
+    stopped is started again (same port, same data)."""
+    for i, pid in enumerate(solr_cluster.pids):
+        if pid is None:
+            solr_cluster.start_node(i)
+    return solr_cluster
 
 
 @pytest.fixture

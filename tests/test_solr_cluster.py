@@ -1,0 +1,215 @@
+"""The test kit's SolrCloud cluster really runs (sandcrawler_testkit.solr_cluster): a
+collection of 2 shards with 2 replicas each over Solr's HTTP API, documents indexed and
+found from either node, a node killed and started again, the whole cluster restarted.
+
+Every call is plain HTTP, as the match index's engine backend makes them: the
+Collections API creates collections from the configset the fixture uploaded with the
+Configsets API (``sandcrawler-testkit``, the kit's ``data/solr/configset``)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sandcrawler_testkit.solr_cluster import SolrCluster
+
+CONFIGSET = "sandcrawler-testkit"
+WORKS: list[dict[str, object]] = [
+    {"id": f"work-{i}", "title_t": f"A study of sample {i}", "year_i": 2000 + i}
+    for i in range(24)]
+EVERYTHING = {f"work-{i}" for i in range(24)}
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a /select answered: the ids found, and whether Solr says some shard was missing."""
+    ids: set[str]
+    num_found: int
+    partial: bool
+
+
+def _get(url: str, **params: str | int) -> Any:
+    """Solr's JSON answer, read here into the records below."""
+    query = urllib.parse.urlencode({**params, "wt": "json"})
+    with urllib.request.urlopen(f"{url}?{query}", timeout=120) as response:
+        return json.loads(response.read())
+
+
+def _post_json(url: str, body: object) -> None:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        response.read()
+
+
+def create_collection(node: str, name: str, shards: int, replicas: int) -> None:
+    """GET {node}/admin/collections?action=CREATE&name=..&numShards=..&replicationFactor=..
+    &collection.configName=sandcrawler-testkit: it answers once every replica is made."""
+    _get(f"{node}/admin/collections", action="CREATE", name=name,
+         numShards=shards, replicationFactor=replicas, **{"collection.configName": CONFIGSET})
+
+
+def index(node: str, collection: str, docs: list[dict[str, object]]) -> None:
+    """POST {node}/{collection}/update?commit=true, a JSON array of documents."""
+    _post_json(f"{node}/{collection}/update?commit=true&wt=json", docs)
+
+
+def select(node: str, collection: str, q: str = "*:*", **params: str | int) -> Found:
+    answer = _get(f"{node}/{collection}/select", q=q, rows=1000, fl="id", **params)
+    response = answer["response"]
+    return Found({str(d["id"]) for d in response["docs"]}, int(response["numFound"]),
+                 bool(answer["responseHeader"].get("partialResults", False)))
+
+
+def placement(node: str, collection: str) -> dict[str, set[str]]:
+    """Shard -> the nodes (host:port_solr) holding one of its replicas."""
+    status = _get(f"{node}/admin/collections", action="CLUSTERSTATUS", collection=collection)
+    shards = status["cluster"]["collections"][collection]["shards"]
+    return {name: {r["node_name"] for r in shard["replicas"].values()}
+            for name, shard in shards.items()}
+
+
+@dataclass(frozen=True)
+class Replica:
+    shard: str
+    core: str
+    state: str
+    leader: bool
+    docs: int  # what the core holds itself (distrib=false)
+
+
+def replicas(node: str, collection: str) -> list[Replica]:
+    status = _get(f"{node}/admin/collections", action="CLUSTERSTATUS", collection=collection)
+    found = []
+    for name, shard in status["cluster"]["collections"][collection]["shards"].items():
+        for r in shard["replicas"].values():
+            own = _get(f"{r['base_url']}/{r['core']}/select", q="*:*", rows=0, distrib="false")
+            found.append(Replica(name, r["core"], r["state"], r.get("leader") == "true",
+                                 int(own["response"]["numFound"])))
+    return found
+
+
+def live_nodes(node: str) -> set[str]:
+    return set(_get(f"{node}/admin/collections", action="CLUSTERSTATUS")["cluster"]["live_nodes"])
+
+
+def node_name(url: str) -> str:
+    """http://127.0.0.1:PORT/solr -> 127.0.0.1:PORT_solr, as ZooKeeper names it."""
+    return url.removeprefix("http://").replace("/solr", "_solr")
+
+
+def refuses(url: str) -> bool:
+    parsed = urllib.parse.urlsplit(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port), timeout=2):
+            return False
+    except ConnectionRefusedError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def works(solr_cluster: SolrCluster) -> Iterator[str]:
+    """A collection of 2 shards x 2 replicas holding WORKS, made once for the module."""
+    started = time.monotonic()
+    create_collection(solr_cluster.urls[0], "works", shards=2, replicas=2)
+    index(solr_cluster.urls[0], "works", WORKS)
+    print(f"collection made and indexed in {time.monotonic() - started:.1f}s")
+    yield "works"
+
+
+def test_either_node_answers_for_both_shards(solr: SolrCluster, works: str) -> None:
+    names = {node_name(u) for u in solr.urls}
+    # each shard has a replica on each node: either node alone can answer EVERYTHING
+    assert placement(solr.urls[0], works) == {"shard1": names, "shard2": names}
+    for url in solr.urls:
+        assert select(url, works) == Found(EVERYTHING, 24, False)
+        assert select(url, works, "title_t:sample AND year_i:2007").ids == {"work-7"}
+
+
+def test_a_killed_node_its_replicas_answer_and_it_rejoins(solr: SolrCluster, works: str) -> None:
+    solr.kill_node(1)
+    assert solr.pids[1] is None and refuses(solr.urls[1])
+    # a crash, not a shutdown: ZooKeeper still has the node for its session's timeout
+    assert node_name(solr.urls[1]) in live_nodes(solr.urls[0])
+    # node 0 sends each shard's request to a replica; the one on node 1 refuses the
+    # connection and Solr asks the other: the whole answer, not a partial one, without
+    # shards.tolerant
+    assert select(solr.urls[0], works) == Found(EVERYTHING, 24, False)
+    assert select(solr.urls[0], works, **{"shards.tolerant": "true"}) == Found(EVERYTHING, 24,
+                                                                                False)
+
+    started = time.monotonic()
+    solr.start_node(1)  # before ZooKeeper noticed it was gone: the node takes its place again
+    solr.wait_for_active(works)
+    print(f"node 1 back and its replicas active in {time.monotonic() - started:.1f}s")
+    assert node_name(solr.urls[1]) in live_nodes(solr.urls[0])
+    assert select(solr.urls[1], works) == Found(EVERYTHING, 24, False)
+
+
+def test_a_shard_without_a_live_replica_is_an_error_or_a_flagged_partial_answer(
+        solr: SolrCluster) -> None:
+    """What the engine backend must never take for "nothing found": a collection of
+    one replica per shard, the node holding one of the shards killed."""
+    create_collection(solr.urls[0], "single", shards=2, replicas=1)
+    index(solr.urls[0], "single", WORKS)
+    on_node_1 = [s for s, nodes in placement(solr.urls[0], "single").items()
+                 if nodes == {node_name(solr.urls[1])}]
+    assert len(on_node_1) == 1, "one shard on each node"
+    solr.kill_node(1)
+    # while ZooKeeper still has node 1: 500, Solr's request to it refused
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        select(solr.urls[0], "single")
+    assert refused.value.code == 500 and b"Connection refused" in refused.value.read()
+    # shards.tolerant: 200 and the other shard's documents only, flagged partialResults
+    partial = select(solr.urls[0], "single", **{"shards.tolerant": "true"})
+    assert partial.partial and 0 < partial.num_found < 24
+
+    deadline = time.monotonic() + solr.session_timeout + 20
+    while node_name(solr.urls[1]) in live_nodes(solr.urls[0]):
+        assert time.monotonic() < deadline, "ZooKeeper never dropped the killed node"
+        time.sleep(0.25)
+    # once its session expired: 503, no replica of the shard left
+    with pytest.raises(urllib.error.HTTPError) as unavailable:
+        select(solr.urls[0], "single")
+    assert unavailable.value.code == 503
+    assert b"no active servers hosting shard" in unavailable.value.read()
+    assert select(solr.urls[0], "single", **{"shards.tolerant": "true"}) == partial
+
+    started = time.monotonic()
+    solr.start_node(1)  # its old session gone: it joins at once
+    solr.wait_for_active("single")
+    print(f"node 1 back and its replicas active in {time.monotonic() - started:.1f}s")
+    assert select(solr.urls[0], "single") == Found(EVERYTHING, 24, False)
+
+
+def test_a_whole_cluster_restart_keeps_the_data(solr: SolrCluster, works: str) -> None:
+    # A cluster in health first: a document indexed while a replica still recovers
+    # (node 1 was killed above) and a restart before it caught up can leave that
+    # replica the shard's leader without it and the other replica with it, both
+    # active (docs/operations.md, "Solr test cluster")
+    solr.wait_for_active(works)
+    urls, pids = list(solr.urls), list(solr.pids)
+    index(solr.urls[1], works, [{"id": "work-late", "title_t": "Indexed before the restart"}])
+    started = time.monotonic()
+    solr.restart()
+    restarted = time.monotonic() - started
+    solr.wait_for_active(works)
+    print(f"restart {restarted:.1f}s, replicas active after {time.monotonic() - started:.1f}s")
+    # same ports (the URLs clients hold still work), new processes
+    assert solr.urls == urls and not set(solr.pids) & set(pids)
+    held = replicas(solr.urls[0], works)
+    # both replicas of a shard hold the same documents, and the shards hold them all
+    by_shard = {r.shard: {x.docs for x in held if x.shard == r.shard} for r in held}
+    assert all(len(counts) == 1 for counts in by_shard.values()), held
+    assert sum(counts.pop() for counts in by_shard.values()) == 25, held
+    for url in solr.urls:
+        assert select(url, works) == Found(EVERYTHING | {"work-late"}, 25, False)
