@@ -34,9 +34,8 @@ from sandcrawler.fileset.platforms.base import (
     PlatformScopeError,
     checksums,
     file_item_name,
+    instance,
     item_name,
-    listed_host,
-    url_host,
 )
 from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
 from sandcrawler.models.statuses import FilesetStatus
@@ -71,8 +70,7 @@ class B2ShareHelper(PlatformHelper[B2ShareSettings]):
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, rid, file_key = parsed
-        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
-        api = self.settings.api_urls.get(domain) or f"https://{domain}/api"
+        domain, api = instance(page, self.settings.hosts, self.settings.api_urls, None)
         rec = self.get_json(f"{api}/records/{rid}")
         md = rec.get("metadata") if isinstance(rec, dict) else None
         if not isinstance(md, dict) or "id" not in rec:

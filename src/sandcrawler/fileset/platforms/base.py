@@ -279,6 +279,17 @@ def listed_host(host: str, hosts: list[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
+def instance(page: str, hosts: list[str], api_urls: dict[str, str],
+             api_url: str | None) -> tuple[str, str]:
+    """The platform instance a page is on: its domain (the entry of ``hosts`` it
+    matched, so ``www.zenodo.org`` is ``zenodo.org``) and its API base
+    (``api_urls`` of that domain, else ``api_url``, else ``https://{domain}/api``).
+    Record ids are only unique within an instance, so a sandbox's records are
+    asked of the sandbox and named by its host."""
+    domain = listed_host(url_host(page), hosts) or url_host(page)
+    return domain, api_urls.get(domain) or api_url or f"https://{domain}/api"
+
+
 def query_param(url: str, name: str) -> str | None:
     values = parse_qs(urlsplit(url).query).get(name)
     return values[0].strip() if values and values[0].strip() else None

@@ -39,8 +39,8 @@ from sandcrawler.fileset.platforms.base import (
     PlatformRestrictedError,
     checksums,
     host_matches,
+    instance,
     item_name,
-    listed_host,
     url_host,
 )
 from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
@@ -82,8 +82,8 @@ class DryadHelper(PlatformHelper[DryadSettings]):
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, doi = parsed
-        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
-        api = self.settings.api_urls.get(domain, self.settings.api_url)
+        s = self.settings
+        domain, api = instance(page, s.hosts, s.api_urls, s.api_url)
         dataset = self._object(f"{api}/datasets/{quote(doi, safe='')}")
         if "_links" not in dataset and dataset.get("message"):
             raise PlatformRestrictedError(f"dryad: {doi}: {dataset['message']}")

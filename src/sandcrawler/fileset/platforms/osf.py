@@ -32,9 +32,8 @@ from sandcrawler.fileset.platforms.base import (
     PlatformScopeError,
     checksums,
     file_item_name,
+    instance,
     item_name,
-    listed_host,
-    url_host,
 )
 from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
 from sandcrawler.models.statuses import FilesetStatus
@@ -69,8 +68,8 @@ class OsfHelper(PlatformHelper[OsfSettings]):
         parsed = self.locate(request, resource)
         assert parsed is not None, "process_request called without a match"
         page, guid, file_id = parsed
-        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
-        api = self.settings.api_urls.get(domain, self.settings.api_url)
+        s = self.settings
+        domain, api = instance(page, s.hosts, s.api_urls, s.api_url)
         if file_id is not None:
             return self._one_file(page, domain, self._data(f"{api}/files/{file_id}/"))
         try:

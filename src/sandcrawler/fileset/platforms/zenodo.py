@@ -35,9 +35,8 @@ from sandcrawler.fileset.platforms.base import (
     PlatformScopeError,
     checksums,
     file_item_name,
+    instance,
     item_name,
-    listed_host,
-    url_host,
 )
 from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
 from sandcrawler.models.statuses import FilesetStatus
@@ -77,12 +76,9 @@ class ZenodoHelper(PlatformHelper[ZenodoSettings]):
         return url, m.group(1), unquote(m.group(2)) if m.group(2) else None
 
     def instance(self, page: str) -> tuple[str, str]:
-        """The Zenodo instance a page is on: its domain (the entry of ``hosts``
-        it matched, so ``www.zenodo.org`` is ``zenodo.org``) and its API base
-        (``api_urls`` of that domain, else ``api_url``). Record ids are only
-        unique within an instance: sandbox records are asked of the sandbox."""
-        domain = listed_host(url_host(page), self.settings.hosts) or url_host(page)
-        return domain, self.settings.api_urls.get(domain, self.settings.api_url)
+        """The Zenodo instance a page is on (``base.instance``)."""
+        s = self.settings
+        return instance(page, s.hosts, s.api_urls, s.api_url)
 
     def process_request(self, request: IngestRequest, resource: LandingPage,
                         html_biblio: HtmlBiblio | None) -> FilesetPlatformItem:
