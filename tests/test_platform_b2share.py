@@ -8,22 +8,19 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from sandcrawler.app.settings import load_settings, platform_sections
-from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import IngestOutcome
 from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import LandingPage, choose_strategy
 from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest, page_json, paths, process, status
+from tests.platform_harness import srv as srv
 
 TRNG = "trng-b2share.eudat.eu"
 PROD = "b2share.eudat.eu"
@@ -31,54 +28,8 @@ PROD = "b2share.eudat.eu"
 REAL_RECORD = RECORDED["b2share-trng-record-a1c2ef96"].json()
 
 
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
-
-
-def process(srv: PlatformServer, url: str, **overrides: Any) -> FilesetPlatformItem:
-    """The B2SHARE helper's item for ``url`` (the page as the request and its only URL)."""
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    fetcher = HttpFetcher(timeout=settings.http.timeout, routes=settings.http.routes, retries=0)
-    try:
-        helpers = platform_helpers(platform_sections(settings), fetcher, settings.fileset)
-        request = IngestRequest(ingest_type="dataset", base_url=url)
-        page = LandingPage(url=url, terminal_url=url)
-        (helper,) = [h for h in helpers if h.match_request(request, page, None)]
-        assert helper.name == "b2share"
-        return helper.process_request(request, page, None)
-    finally:
-        fetcher.close()
-
-
-def status(srv: PlatformServer, url: str, **overrides: Any) -> str:
-    with pytest.raises(RecordError) as caught:
-        process(srv, url, **overrides)
-    return caught.value.status
-
-
-def ingest(srv: PlatformServer, url: str, **overrides: Any) -> IngestOutcome:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    ingester = open_ingester(settings)
-    try:
-        return ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
-
-
-def page_json(srv: PlatformServer, host: str, path: str, obj: object, status: int = 200) -> None:
-    srv.add_page(host, path, json.dumps(obj).encode(), status=status,
-                 content_type="application/json")
-
-
 def rows(item: FilesetPlatformItem) -> list[tuple[Any, ...]]:
     return [(f.path, f.size, f.md5, f.mimetype, f.platform_url) for f in item.manifest or []]
-
-
-def paths(srv: PlatformServer) -> list[str]:
-    return [p for _, _, p in srv.requests]
 
 
 # --- real answers (the training instance) ---------------------------------------------------
@@ -89,7 +40,7 @@ def test_real_record_whose_bucket_is_not_found_uses_its_own_file_list(
     """The record's ``links.files`` bucket answers B2SHARE's real 404: the record's
     own ``files`` (key, size, md5, bucket) make the manifest, downloaded from
     ``/api/files/{bucket}/{key}`` as EUDAT's guide does."""
-    item = process(srv, f"https://{TRNG}/records/a1c2ef96a1e446fa9bd7a2a46d2242d4")
+    item = process(srv, f"https://{TRNG}/records/a1c2ef96a1e446fa9bd7a2a46d2242d4", "b2share")
     assert (item.platform_name, item.platform_domain, item.platform_id) == (
         "b2share", TRNG, "a1c2ef96a1e446fa9bd7a2a46d2242d4")
     assert rows(item) == [("myfile", 9, "c8afdb36c52cf4727836669019e69222", None,
@@ -109,7 +60,7 @@ def test_real_bucket_of_two_files(srv: PlatformServer) -> None:
     """A record (its answer to publishing) and the real listing of its bucket:
     ``contents`` with mimetypes and ``links.self``, checksums ``md5:…``."""
     bucket = f"https://{TRNG}/api/files/0163d244-5845-40ca-899c-d1d0025f68aa"
-    item = process(srv, f"https://{TRNG}/records/b43a0e6914e34de8bd19613bcdc0d364")
+    item = process(srv, f"https://{TRNG}/records/b43a0e6914e34de8bd19613bcdc0d364", "b2share")
     assert rows(item) == [
         ("sequence2.txt", 4042, "0f8d51036979343c38dcc291c18dae7e", "text/plain",
          f"{bucket}/sequence2.txt"),
@@ -126,7 +77,7 @@ def test_real_bucket_of_two_files(srv: PlatformServer) -> None:
 def test_real_new_version_and_its_head_id(srv: PlatformServer) -> None:
     """A new version (2ff3f581…) with its bucket; its head id (7be05b53…, all
     versions) redirects to it, as v2 redirects a head to the latest version."""
-    item = process(srv, f"https://{TRNG}/records/2ff3f5815db3494a840e6b3f1e6a6542")
+    item = process(srv, f"https://{TRNG}/records/2ff3f5815db3494a840e6b3f1e6a6542", "b2share")
     assert [(f.path, f.size, f.md5, f.mimetype, (f.extra or {})["file_id"])
             for f in item.manifest or []] == [
         ("EUDAT-logo2011.jpg", 34128, "96c403b2882ac4d9dec0e9f6a9f19a48", "image/jpeg",
@@ -135,14 +86,14 @@ def test_real_new_version_and_its_head_id(srv: PlatformServer) -> None:
     srv.add_page(TRNG, f"/api/records/{head}", b"", status=301,
                  location=f"https://{TRNG}/api/records/2ff3f5815db3494a840e6b3f1e6a6542")
     srv.clear_requests()
-    assert status(srv, f"https://{TRNG}/records/{head}") == "platform-scope"
+    assert status(srv, f"https://{TRNG}/records/{head}", "b2share") == "platform-scope"
     assert paths(srv) == [f"/api/records/{head}",
                           "/api/records/2ff3f5815db3494a840e6b3f1e6a6542"]
 
 
 def test_real_not_found_answer_is_404(srv: PlatformServer) -> None:
-    assert status(srv, f"https://{TRNG}/records/00000000000000000000000000000000") == (
-        "platform-404")
+    assert status(srv, f"https://{TRNG}/records/00000000000000000000000000000000",
+                  "b2share") == "platform-404"
 
 
 # --- invented records -----------------------------------------------------------------------
@@ -171,9 +122,9 @@ def test_restricted_or_embargoed_files(srv: PlatformServer, metadata: dict[str, 
     page_json(srv, PROD, f"/api/records/{rid}", record_like_real(rid, PROD, **metadata))
     url = f"https://{PROD}/records/{rid}"
     if expected == "success":
-        assert [f.path for f in process(srv, url).manifest or []] == ["myfile"]
+        assert [f.path for f in process(srv, url, "b2share").manifest or []] == ["myfile"]
     else:
-        assert status(srv, url) == expected
+        assert status(srv, url, "b2share") == expected
         # the bucket of a closed record is not asked for
         assert paths(srv) == [f"/api/records/{rid}"]
 
@@ -181,7 +132,7 @@ def test_restricted_or_embargoed_files(srv: PlatformServer, metadata: dict[str, 
 def test_deleted_record_is_404(srv: PlatformServer) -> None:
     page_json(srv, PROD, f"/api/records/{'2' * 32}",  # invented: B2SHARE's 410 for a deleted record
               {"status": 410, "message": "PID has been deleted."}, status=410)
-    assert status(srv, f"https://{PROD}/records/{'2' * 32}") == "platform-404"
+    assert status(srv, f"https://{PROD}/records/{'2' * 32}", "b2share") == "platform-404"
 
 
 @pytest.mark.parametrize(("overrides", "api"), [
@@ -206,7 +157,7 @@ def test_self_hosted_instance_by_setting(srv: PlatformServer, overrides: dict[st
             platform_sections(settings), fetcher, settings.fileset) if h.name == "b2share")
     finally:
         fetcher.close()
-    item = process(srv, url, **overrides)
+    item = process(srv, url, "b2share", **overrides)
     assert (item.platform_domain, item.archiveorg_item_name) == (host, f"{host}-{rid}")
     assert paths(srv) == [f"{api}/records/{rid}", f"/api/files/bucket-{rid}"]
     assert item.manifest == []  # its bucket's (empty) contents, not the record's list
@@ -223,8 +174,8 @@ def test_b2safe_references_are_left_out(srv: PlatformServer) -> None:
          "links": {"self": f"https://{PROD}/api/files/bucket-{rid}/myfile"}},
         {"key": "remote.dat", "size": 1, "checksum": "md5:0",
          "links": {"self": f"https://{PROD}/api/files/bucket-{rid}/remote.dat"}}]})
-    assert [f.path for f in process(srv, f"https://{PROD}/records/{rid}").manifest or []] == [
-        "myfile"]
+    assert [f.path for f in process(srv, f"https://{PROD}/records/{rid}",
+                                    "b2share").manifest or []] == ["myfile"]
 
 
 def rdm_record(rid: str, data: dict[str, bytes], **access: Any) -> dict[str, Any]:
@@ -251,21 +202,22 @@ def test_b2share_3_record_and_its_file_link(srv: PlatformServer) -> None:
          "mimetype": "text/plain",
          "links": {"self": f"{base}/{k}", "content": f"{base}/{k}/content"}}
         for k, v in data.items()]})
-    item = process(srv, f"https://{PROD}/records/{rid}")
+    item = process(srv, f"https://{PROD}/records/{rid}", "b2share")
     assert rows(item) == [(k, len(v), hashlib.md5(v).hexdigest(), "text/plain",
                            f"{base}/{k}/content") for k, v in data.items()]
     assert item.archiveorg_item_meta == {
         "title": "A B2SHARE 3 record", "date": "2025-03-01", "doi": f"10.23728/b2share.{rid}",
         "license": "cc-by-4.0", "creator": ["Doe, Jane"], "source": f"https://{PROD}/records/{rid}"}
     assert item.web_bundle_url == f"{base}-archive"
-    one = process(srv, f"https://{PROD}/records/{rid}/files/b.txt")
+    one = process(srv, f"https://{PROD}/records/{rid}/files/b.txt", "b2share")
     assert [f.path for f in one.manifest or []] == ["b.txt"]
     assert (one.archiveorg_dataset_item, one.web_bundle_url) == (f"{PROD}-{rid}", None)
     assert one.archiveorg_item_name != one.archiveorg_dataset_item
-    assert status(srv, f"https://{PROD}/records/{rid}/files/nope.txt") == "platform-404"
+    assert status(srv, f"https://{PROD}/records/{rid}/files/nope.txt", "b2share") == (
+        "platform-404")
     # the parent id names all versions
     page_json(srv, PROD, "/api/records/zzzzz-00000", rdm_record(rid, data))
-    assert status(srv, f"https://{PROD}/records/zzzzz-00000") == "platform-scope"
+    assert status(srv, f"https://{PROD}/records/zzzzz-00000", "b2share") == "platform-scope"
 
 
 @pytest.mark.parametrize("access", [{"files": "restricted"},
@@ -273,7 +225,7 @@ def test_b2share_3_record_and_its_file_link(srv: PlatformServer) -> None:
 def test_b2share_3_restricted(srv: PlatformServer, access: dict[str, Any]) -> None:
     rid = "r3str-00001"
     page_json(srv, PROD, f"/api/records/{rid}", rdm_record(rid, {"a": b"a"}, **access))
-    assert status(srv, f"https://{PROD}/records/{rid}") == "platform-restricted"
+    assert status(srv, f"https://{PROD}/records/{rid}", "b2share") == "platform-restricted"
 
 
 def add_ingestable(srv: PlatformServer, rid: str, files: dict[str, bytes],

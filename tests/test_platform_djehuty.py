@@ -8,71 +8,21 @@ answer is built here, in the shape of djehuty's formatter, and says so."""
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from sandcrawler.app.settings import load_settings, platform_sections
 from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import IngestOutcome
-from sandcrawler.fileset.platforms import platform_helpers
-from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
+from sandcrawler.fileset.platforms.base import LandingPage
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
-from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest, matching, page_json, paths, process, status
+from tests.platform_harness import srv as srv
 
 HOST = "data.4tu.nl"
 DOCS_UUID = "342efadc-66f8-4e9b-9d27-da7b28b849d2"  # djehuty's own source code, documented
 UUID = "0d1c5a4e-9f0b-4c59-8d53-6f1e2b3a4c5d"  # invented
-
-
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
-
-
-def matching(srv: PlatformServer, page: LandingPage,
-             fetcher: HttpFetcher) -> list[PlatformHelper[Any]]:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
-    request = IngestRequest(ingest_type="dataset", base_url=page.url)
-    return [h for h in platform_helpers(platform_sections(settings), fetcher, settings.fileset)
-            if h.match_request(request, page, None)]
-
-
-def process(srv: PlatformServer, url: str) -> FilesetPlatformItem:
-    """The djehuty helper's item for ``url`` (the page as the request and its only URL)."""
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
-    fetcher = HttpFetcher(timeout=settings.http.timeout, routes=settings.http.routes, retries=0)
-    try:
-        page = LandingPage(url=url, terminal_url=url)
-        (helper,) = matching(srv, page, fetcher)
-        assert helper.name == "djehuty"
-        return helper.process_request(IngestRequest(ingest_type="dataset", base_url=url),
-                                      page, None)
-    finally:
-        fetcher.close()
-
-
-def status(srv: PlatformServer, url: str) -> str:
-    with pytest.raises(RecordError) as caught:
-        process(srv, url)
-    return caught.value.status
-
-
-def paths(srv: PlatformServer) -> list[str]:
-    return [p for _, _, p in srv.requests]
-
-
-def page_json(srv: PlatformServer, path: str, obj: object, status: int = 200) -> None:
-    srv.add_page(HOST, path, json.dumps(obj).encode(), status=status,
-                 content_type="application/json")
 
 
 def file_record(dataset: str, name: str, data: bytes, **fields: Any) -> dict[str, Any]:
@@ -97,9 +47,9 @@ def version_record(dataset: str, version: int, files: list[dict[str, Any]],
 def add_version(srv: PlatformServer, dataset: str, version: int, files: list[dict[str, Any]],
                 latest: bool = False, **fields: Any) -> None:
     record = version_record(dataset, version, files, **fields)
-    page_json(srv, f"/v2/articles/{dataset}/versions/{version}", record)
+    page_json(srv, HOST, f"/v2/articles/{dataset}/versions/{version}", record)
     if latest:
-        page_json(srv, f"/v2/articles/{dataset}", record)
+        page_json(srv, HOST, f"/v2/articles/{dataset}", record)
 
 
 # --- real answers ---------------------------------------------------------------------------
@@ -109,7 +59,7 @@ def test_no_version_pins_the_latest_of_the_real_versions_list(srv: PlatformServe
     """The dataset's own answer is not recorded (404 here): the real ``/versions``
     answer gives version 1, whose (invented) answer is then asked and pinned."""
     add_version(srv, DOCS_UUID, 1, [file_record(DOCS_UUID, "djehuty-0.0.1.tar.gz", b"tar")])
-    item = process(srv, f"https://{HOST}/datasets/{DOCS_UUID}")
+    item = process(srv, f"https://{HOST}/datasets/{DOCS_UUID}", "djehuty")
     assert paths(srv) == [f"/v2/articles/{DOCS_UUID}", f"/v2/articles/{DOCS_UUID}/versions",
                           f"/v2/articles/{DOCS_UUID}/versions/1"]
     assert (item.platform_name, item.platform_domain, item.platform_id) == (
@@ -121,7 +71,7 @@ def test_no_version_pins_the_latest_of_the_real_versions_list(srv: PlatformServe
 def test_real_whole_dataset_embargo_is_restricted(srv: PlatformServer) -> None:
     url = f"https://{HOST}/datasets/c1274889-b797-43bd-a3b1-ee0611d58fd7/2"
     with pytest.raises(RecordError) as caught:
-        process(srv, url)
+        process(srv, url, "djehuty")
     assert caught.value.status == "platform-restricted"
     assert "2039-06-30" in str(caught.value)
     assert paths(srv) == ["/v2/articles/c1274889-b797-43bd-a3b1-ee0611d58fd7/versions/2"]
@@ -129,7 +79,7 @@ def test_real_whole_dataset_embargo_is_restricted(srv: PlatformServer) -> None:
 
 def test_real_maintenance_answer_is_an_api_error(srv: PlatformServer) -> None:
     url = f"https://{HOST}/datasets/7b024697-659a-47ad-95a4-0497bf52b432"
-    assert status(srv, url) == "error-platform-api"
+    assert status(srv, url, "djehuty") == "error-platform-api"
     assert paths(srv) == ["/v2/articles/7b024697-659a-47ad-95a4-0497bf52b432"]
 
 
@@ -144,7 +94,7 @@ def test_a_version_and_its_files(srv: PlatformServer) -> None:
              file_record(UUID, "elsewhere.nc", b"", is_link_only=True,
                          download_url="https://opendap.4tu.nl/thredds/x.nc", computed_md5=None)]
     add_version(srv, UUID, 2, files)
-    item = process(srv, f"https://{HOST}/datasets/{UUID}/2")
+    item = process(srv, f"https://{HOST}/datasets/{UUID}/2", "djehuty")
     # the link-only file (hosted elsewhere) is left out; supplied_md5 when none computed
     assert [(f.path, f.size, f.md5, f.platform_url, (f.extra or {})["file_id"])
             for f in item.manifest or []] == [
@@ -162,7 +112,7 @@ def test_a_version_and_its_files(srv: PlatformServer) -> None:
 
 def test_no_version_takes_the_latest_from_the_dataset_answer(srv: PlatformServer) -> None:
     add_version(srv, UUID, 3, [file_record(UUID, "a.txt", b"a")], latest=True)
-    item = process(srv, f"https://{HOST}/datasets/{UUID}")
+    item = process(srv, f"https://{HOST}/datasets/{UUID}", "djehuty")
     assert paths(srv) == [f"/v2/articles/{UUID}"]  # its answer is the latest version's
     assert item.archiveorg_item_name == f"{HOST}-{UUID}-v3"
 
@@ -171,7 +121,7 @@ def test_no_version_takes_the_latest_from_the_dataset_answer(srv: PlatformServer
                                   "/articles/_/21922026/1", "/articles/software/tool/21922026/1"])
 def test_figshare_era_pages_are_asked_by_their_number(srv: PlatformServer, path: str) -> None:
     add_version(srv, "21922026", 1, [file_record(UUID, "a.txt", b"a")], uuid=UUID)
-    item = process(srv, f"https://{HOST}{path}")
+    item = process(srv, f"https://{HOST}{path}", "djehuty")
     assert paths(srv) == ["/v2/articles/21922026/versions/1"]
     # named by the uuid it answers with: one dataset, one item name
     assert (item.platform_id, item.archiveorg_item_name) == (UUID, f"{HOST}-{UUID}-v1")
@@ -193,8 +143,8 @@ def test_djehuty_not_figshare_takes_a_4tu_page_that_mentions_figshare(
 def test_embargoed_files_and_missing_versions(srv: PlatformServer) -> None:
     # invented: a file-level embargo answers is_embargoed and no files
     add_version(srv, UUID, 1, [], is_embargoed=True, embargo_date="2030-01-01")
-    assert status(srv, f"https://{HOST}/datasets/{UUID}/1") == "platform-restricted"
-    assert status(srv, f"https://{HOST}/datasets/{UUID}/9") == "platform-404"
+    assert status(srv, f"https://{HOST}/datasets/{UUID}/1", "djehuty") == "platform-restricted"
+    assert status(srv, f"https://{HOST}/datasets/{UUID}/9", "djehuty") == "platform-404"
 
 
 def test_file_links_look_through_the_versions(srv: PlatformServer) -> None:
@@ -203,21 +153,23 @@ def test_file_links_look_through_the_versions(srv: PlatformServer) -> None:
     link = file_record(UUID, "link.nc", b"", is_link_only=True)
     add_version(srv, UUID, 1, [old])
     add_version(srv, UUID, 2, [new, link], latest=True)
-    page_json(srv, f"/v2/articles/{UUID}/versions", [  # invented, as the real one is shaped
+    page_json(srv, HOST, f"/v2/articles/{UUID}/versions", [  # invented, as the real one is shaped
         {"version": v, "url": f"https://{HOST}/v2/articles/{UUID}/versions/{v}"} for v in (1, 2)])
-    item = process(srv, f"https://{HOST}/file/{UUID}/{new['uuid']}")
+    item = process(srv, f"https://{HOST}/file/{UUID}/{new['uuid']}", "djehuty")
     assert [f.path for f in item.manifest or []] == ["new.txt"]
     assert item.archiveorg_dataset_item == f"{HOST}-{UUID}-v2"
     assert item.archiveorg_item_name not in (None, item.archiveorg_dataset_item)
     assert item.web_bundle_url is None
     srv.clear_requests()
-    item = process(srv, f"https://{HOST}/file/{UUID}/{old['uuid']}")
+    item = process(srv, f"https://{HOST}/file/{UUID}/{old['uuid']}", "djehuty")
     assert (item.archiveorg_dataset_item, [f.path for f in item.manifest or []]) == (
         f"{HOST}-{UUID}-v1", ["old.txt"])
     assert paths(srv) == [f"/v2/articles/{UUID}", f"/v2/articles/{UUID}/versions",
                           f"/v2/articles/{UUID}/versions/1"]
-    assert status(srv, f"https://{HOST}/file/{UUID}/{uuid.uuid4()}") == "platform-404"
-    assert status(srv, f"https://{HOST}/file/{UUID}/{link['uuid']}") == "platform-404"
+    assert status(srv, f"https://{HOST}/file/{UUID}/{uuid.uuid4()}", "djehuty") == (
+        "platform-404")
+    assert status(srv, f"https://{HOST}/file/{UUID}/{link['uuid']}", "djehuty") == (
+        "platform-404")
 
 
 def add_ingestable(srv: PlatformServer, files: dict[str, bytes],
@@ -231,14 +183,6 @@ def add_ingestable(srv: PlatformServer, files: dict[str, bytes],
         srv.add_page(HOST, f"/file/{UUID}/{record['uuid']}", data,
                      content_type="application/octet-stream")
     srv.add_page(HOST, f"/datasets/{UUID}/1", b"<html><title>4TU.ResearchData</title></html>")
-
-
-def ingest(srv: PlatformServer, url: str) -> IngestOutcome:
-    ingester = open_ingester(load_settings(http_routes=srv.routes(), fetch_timeout=2))
-    try:
-        return ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
 
 
 def test_ingest_downloads_and_verifies_computed_md5(srv: PlatformServer) -> None:

@@ -7,22 +7,15 @@ documented shapes, and says so."""
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from sandcrawler.app.settings import load_settings, platform_sections
-from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import IngestOutcome
-from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import LandingPage
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
-from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest, page_json, process, process_page, status
+from tests.platform_harness import srv as srv
 
 HOST = "datadryad.org"
 JSON = "application/json; charset=utf-8"
@@ -33,49 +26,10 @@ CSV_MD5 = "c914810b357752a8e0df61c65a2acad9"
 CSV_SHA256 = "506c33db2b3916080640e0b18184cc9f1893544b22dbe15a0fb5a46c0f334a5d"
 
 
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
-
-
-def process(srv: PlatformServer, url: str, **overrides: Any) -> FilesetPlatformItem:
-    """The Dryad helper's item for ``url`` (the page as the request and its only URL)."""
-    return process_page(srv, LandingPage(url=url, terminal_url=url), **overrides)
-
-
-def process_page(srv: PlatformServer, page: LandingPage, **overrides: Any) -> FilesetPlatformItem:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    fetcher = HttpFetcher(timeout=settings.http.timeout, routes=settings.http.routes, retries=0)
-    try:
-        helpers = platform_helpers(platform_sections(settings), fetcher, settings.fileset)
-        request = IngestRequest(ingest_type="dataset", base_url=page.url)
-        (helper,) = [h for h in helpers if h.match_request(request, page, None)]
-        assert helper.name == "dryad"
-        return helper.process_request(request, page, None)
-    finally:
-        fetcher.close()
-
-
-def status(srv: PlatformServer, url: str, **overrides: Any) -> str:
-    with pytest.raises(RecordError) as caught:
-        process(srv, url, **overrides)
-    return caught.value.status
-
-
-def ingest(srv: PlatformServer, url: str, **overrides: Any) -> IngestOutcome:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    ingester = open_ingester(settings)
-    try:
-        return ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
-
-
-def page_json(srv: PlatformServer, path: str, obj: object, status: int = 200,
-              host: str = HOST) -> None:
-    srv.add_page(host, path, json.dumps(obj).encode(), status=status, content_type=JSON)
+def answer(srv: PlatformServer, path: str, obj: object, status: int = 200,
+           host: str = HOST) -> None:
+    """An invented JSON answer of ``host``'s API at ``path``."""
+    page_json(srv, host, path, obj, status, JSON)
 
 
 def file_entry(file_id: int, path: str, data: bytes | None = None,
@@ -95,7 +49,7 @@ def add_dataset(srv: PlatformServer, doi: str, pages: list[list[dict[str, Any]]]
                 host: str = HOST) -> None:
     """An invented dataset: its answer, its latest version, its files in ``pages``."""
     quoted = doi.replace(":", "%3A").replace("/", "%2F")
-    page_json(srv, f"/api/v2/datasets/{doi}", {
+    answer(srv, f"/api/v2/datasets/{doi}", {
         "_links": {"self": {"href": f"/api/v2/datasets/{quoted}"},
                    "stash:version": {"href": f"/api/v2/versions/{version_id}"}},
         "identifier": doi, "title": "An invented Dryad dataset", "versionNumber": 2,
@@ -103,7 +57,7 @@ def add_dataset(srv: PlatformServer, doi: str, pages: list[list[dict[str, Any]]]
         "license": "https://spdx.org/licenses/CC0-1.0.html",
         "authors": [{"firstName": "Ada", "lastName": "Lovelace"}]}, host=host)
     files = f"/api/v2/versions/{version_id}/files"
-    page_json(srv, f"/api/v2/versions/{version_id}", {
+    answer(srv, f"/api/v2/versions/{version_id}", {
         "_links": {"self": {"href": f"/api/v2/versions/{version_id}"},
                    "stash:files": {"href": files},
                    "stash:download": {"href": f"/api/v2/versions/{version_id}/download"}},
@@ -112,7 +66,7 @@ def add_dataset(srv: PlatformServer, doi: str, pages: list[list[dict[str, Any]]]
         links: dict[str, Any] = {"self": {"href": f"{files}?page={n}"}}
         if n < len(pages):
             links["next"] = {"href": f"{files}?page={n + 1}"}
-        page_json(srv, files if n == 1 else f"{files}?page={n}", {
+        answer(srv, files if n == 1 else f"{files}?page={n}", {
             "_links": links, "count": len(entries), "total": sum(map(len, pages)),
             "_embedded": {"stash:files": entries}}, host=host)
     srv.add_page(host, f"/dataset/{doi}", b"<html><title>Dryad</title></html>")
@@ -129,7 +83,7 @@ def add_dataset(srv: PlatformServer, doi: str, pages: list[list[dict[str, Any]]]
 def test_recorded_dataset_leads_to_its_latest_version(srv: PlatformServer, url: str) -> None:
     """The real answer's ``stash:version`` is followed; that version was not
     recorded, so the loopback server has none: platform-404, after the right calls."""
-    assert status(srv, url) == "platform-404"
+    assert status(srv, url, "dryad") == "platform-404"
     # the DOI asked fully percent-encoded (the server logs paths decoded)
     assert [r[2] for r in srv.requests] == [
         "/api/v2/datasets/doi:10.5061/dryad.7rh4625", "/api/v2/versions/93"]
@@ -138,10 +92,10 @@ def test_recorded_dataset_leads_to_its_latest_version(srv: PlatformServer, url: 
 def test_documented_files_listing(srv: PlatformServer) -> None:
     """A real dataset answer (version 5 of dryad.77b2422), an invented version
     answer, and the files listing Dryad's API documentation gives."""
-    page_json(srv, "/api/v2/versions/40259", {  # invented: points at the documented listing
+    answer(srv, "/api/v2/versions/40259", {  # invented: points at the documented listing
         "_links": {"stash:files": {"href": "/api/v2/versions/32/files"},
                    "stash:download": {"href": "/api/v2/versions/40259/download"}}})
-    item = process(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.77b2422")
+    item = process(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.77b2422", "dryad")
     assert [(f.path, f.size, f.mimetype, f.md5, f.platform_url, f.extra)
             for f in item.manifest or []] == [
         ("I0006475A.jpg", 218594, "image/jpeg", "1adgsdhsg232776e7qedqgdaysdfts8",
@@ -200,9 +154,9 @@ def test_a_next_link_that_repeats_itself_is_an_api_error(srv: PlatformServer) ->
     files = "/api/v2/versions/700/files"
     add_dataset(srv, "doi:10.5061/dryad.loop", [[file_entry(1, "a.txt", b"a")]])
     for page, nxt in ((files, f"{files}?page=2"), (f"{files}?page=2", files)):
-        page_json(srv, page, {"_links": {"next": {"href": nxt}}, "count": 1, "total": 9,
-                              "_embedded": {"stash:files": [file_entry(len(page), page[-6:])]}})
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.loop") == (
+        answer(srv, page, {"_links": {"next": {"href": nxt}}, "count": 1, "total": 9,
+                           "_embedded": {"stash:files": [file_entry(len(page), page[-6:])]}})
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.loop", "dryad") == (
         "error-platform-api")
     assert [p for _, _, p in srv.requests if p.startswith(files)] == [files, f"{files}?page=2"]
 
@@ -211,32 +165,33 @@ def test_too_many_files_stops_the_listing_early(srv: PlatformServer) -> None:
     add_dataset(srv, "doi:10.5061/dryad.many", [
         [file_entry(i, f"f{i}.txt", b"x"), file_entry(i + 100, f"g{i}.txt", b"x")]
         for i in range(5)])
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.many",
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.many", "dryad",
                   fileset_max_file_count=3) == "too-many-files"
     assert "/api/v2/versions/700/files?page=3" not in {p for _, _, p in srv.requests}
 
 
 @pytest.mark.parametrize("code", [404, 410])
 def test_unknown_and_deleted_datasets_are_404(srv: PlatformServer, code: int) -> None:
-    page_json(srv, "/api/v2/datasets/doi:10.5061/dryad.gone", {"error": "not-found"}, code)
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.gone") == "platform-404"
+    answer(srv, "/api/v2/datasets/doi:10.5061/dryad.gone", {"error": "not-found"}, code)
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.gone", "dryad") == (
+        "platform-404")
 
 
 def test_not_public_embargoed_and_undownloadable_are_restricted(srv: PlatformServer) -> None:
     # the answer Dryad's presenter gives for a dataset nobody may view (its message)
-    page_json(srv, "/api/v2/datasets/doi:10.5061/dryad.priv", {
+    answer(srv, "/api/v2/datasets/doi:10.5061/dryad.priv", {
         "identifier": "doi:10.5061/dryad.priv", "id": 7, "message": "Identifier cannot be "
         "viewed. Either you lack permission to view it, or it is missing required elements."})
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.priv") == (
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.priv", "dryad") == (
         "platform-restricted")
     add_dataset(srv, "doi:10.5061/dryad.emb", [[file_entry(1, "a.txt", b"a")]],
                 curation="Embargoed")
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.emb") == (
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.emb", "dryad") == (
         "platform-restricted")
     entry = file_entry(1, "a.txt", b"a")
     del entry["_links"]["stash:download"]  # Dryad leaves it out where files may not be had
     add_dataset(srv, "doi:10.5061/dryad.nodl", [[entry]], version_id=701)
-    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.nodl") == (
+    assert status(srv, "https://datadryad.org/dataset/doi:10.5061/dryad.nodl", "dryad") == (
         "platform-restricted")
 
 
@@ -248,7 +203,7 @@ def test_a_doi_redirect_and_the_sandbox_instance(srv: PlatformServer) -> None:
                  location="https://sandbox.datadryad.org/dataset/doi:10.7959/dryad.sbx")
     page = LandingPage(url="https://doi.org/10.7959/dryad.sbx",
                        terminal_url="https://sandbox.datadryad.org/dataset/doi:10.7959/dryad.sbx")
-    item = process_page(srv, page)
+    item = process_page(srv, page, "dryad")
     assert item.platform_domain == sandbox
     assert item.archiveorg_item_name == "sandbox.datadryad.org-doi_10.7959_dryad.sbx-v2"
     assert item.web_bundle_url == "https://sandbox.datadryad.org/api/v2/versions/700/download"

@@ -11,19 +11,18 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from sandcrawler.app.settings import load_settings
 from sandcrawler.fileset.platforms.base import file_item_name
-from sandcrawler.models.fileset import IngestRequest
 from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler.web.hosts import HostGate
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest_result
+from tests.platform_harness import srv as srv
 from tests.test_platform_answers import Platforms
 
 API = "api.github.com"
@@ -31,13 +30,6 @@ OBJECTS = "release-assets.githubusercontent.com"
 JSON = "application/json; charset=utf-8"
 BURI = "https://github.com/cambiata-team/buri/releases"
 OCTOKIT_REPO = "octokit-fixture-org/tmp-scenario-release-assets-20220719044014639-1reww"
-
-
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
 
 
 def platforms(srv: PlatformServer) -> Platforms:
@@ -309,21 +301,10 @@ def add_release_with_downloads(srv: PlatformServer, files: dict[str, bytes],
                      content_type="application/octet-stream")
 
 
-def ingest(srv: PlatformServer, url: str) -> dict[str, Any]:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
-    ingester = open_ingester(settings)
-    try:
-        out = ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
-    result: dict[str, Any] = out.result.to_json()
-    return result
-
-
 def test_ingest_of_a_release_verified_by_sha256(srv: PlatformServer) -> None:
     files = {"tool-linux.tar.gz": bytes(range(256)) * 40, "tool.sha256": b"abc  tool\n"}
     add_release_with_downloads(srv, files)
-    r = ingest(srv, "https://github.com/o/r/releases/tag/v1")
+    r = ingest_result(srv, "https://github.com/o/r/releases/tag/v1")
     assert (r["status"], r["hit"], r["platform_name"], r["ingest_strategy"]) == (
         "success", True, "github", "web-fileset")
     assert [(f["path"], f["size"], f["sha256"], f["status"]) for f in r["manifest"]] == [
@@ -341,5 +322,5 @@ def test_ingest_of_a_release_verified_by_sha256(srv: PlatformServer) -> None:
 def test_ingest_with_bytes_that_do_not_match_the_digest(srv: PlatformServer) -> None:
     files = {"tool-linux.tar.gz": b"the real bytes\n"}
     add_release_with_downloads(srv, files, served={"tool-linux.tar.gz": b"other bytes!!!\n"})
-    r = ingest(srv, "https://github.com/o/r/releases/download/v1/tool-linux.tar.gz")
+    r = ingest_result(srv, "https://github.com/o/r/releases/download/v1/tool-linux.tar.gz")
     assert (r["status"], r["hit"]) == ("mismatch-sha256", False)

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from sandcrawler.app.settings import load_settings
 from sandcrawler.fileset.platforms.base import file_item_name
-from sandcrawler.models.fileset import IngestRequest
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest_result
+from tests.platform_harness import srv as srv
 from tests.test_platform_answers import Platforms
 
 HUB = "huggingface.co"
@@ -29,13 +27,6 @@ CDN = "cas-bridge.xethub.hf.co"
 JSON = "application/json; charset=utf-8"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 BERT_SHA = "dd4bc8b21efa05ec961e3efc4ee5e3832a3679c7"
-
-
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
 
 
 def info(dataset: str, sha: str = SHA, **fields: Any) -> bytes:
@@ -213,23 +204,12 @@ def add_downloads(srv: PlatformServer, dataset: str, lfs: dict[str, bytes],
     srv.add_page(HUB, f"/datasets/{dataset}", b"<html><title>a dataset</title></html>")
 
 
-def ingest(srv: PlatformServer, url: str) -> dict[str, Any]:
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2)
-    ingester = open_ingester(settings)
-    try:
-        out = ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
-    result: dict[str, Any] = out.result.to_json()
-    return result
-
-
 def test_ingest_verifies_the_lfs_sha256_and_the_git_blob_id(srv: PlatformServer) -> None:
     big, readme = bytes(range(256)) * 64, b"# A dataset\n\nTwo files.\n"
     add_dataset(srv, "o/two", [entry("data/train.parquet", big, lfs=True),
                                entry("README.md", readme)])
     add_downloads(srv, "o/two", {"data/train.parquet": big}, {"README.md": readme})
-    r = ingest(srv, "https://huggingface.co/datasets/o/two")
+    r = ingest_result(srv, "https://huggingface.co/datasets/o/two")
     assert (r["status"], r["hit"], r["platform_name"], r["ingest_strategy"]) == (
         "success", True, "huggingface", "web-fileset")
     by_path = {f["path"]: f for f in r["manifest"]}
@@ -249,5 +229,5 @@ def test_ingest_with_other_bytes_of_the_same_size(srv: PlatformServer, path: str
     wrong = {"data/train.parquet": big[::-1], "README.md": readme.upper()}
     add_downloads(srv, "o/two", {"data/train.parquet": big}, {"README.md": readme},
                   served={path: wrong[path]})
-    r = ingest(srv, "https://huggingface.co/datasets/o/two")
+    r = ingest_result(srv, "https://huggingface.co/datasets/o/two")
     assert (r["status"], r["hit"]) == (status, False)

@@ -7,66 +7,23 @@ answer is built here, in the API's shapes, and says so."""
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from sandcrawler.app.settings import load_settings, platform_sections
 from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import IngestOutcome
-from sandcrawler.fileset.platforms import platform_helpers
-from sandcrawler.fileset.platforms.base import LandingPage
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
-from sandcrawler.web.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
-from tests.conftest import open_ingester
+from tests.platform_harness import ingest, page_json, process, status
+from tests.platform_harness import srv as srv
 
 API, TEST_API = "api.osf.io", "api.test.osf.io"
 JSONAPI = "application/vnd.api+json; charset=utf-8"
 MANY = "/v2/nodes/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53/"
 
 
-@pytest.fixture
-def srv() -> Iterator[PlatformServer]:
-    with PlatformServer() as server:
-        server.add_recorded(*RECORDED.values())
-        yield server
-
-
-def process(srv: PlatformServer, url: str, **overrides: Any) -> FilesetPlatformItem:
-    """The OSF helper's item for ``url`` (the page as the request and its only URL)."""
-    settings = load_settings(http_routes=srv.routes(), fetch_timeout=2, **overrides)
-    fetcher = HttpFetcher(timeout=settings.http.timeout, routes=settings.http.routes, retries=0)
-    try:
-        helpers = platform_helpers(platform_sections(settings), fetcher, settings.fileset)
-        request = IngestRequest(ingest_type="dataset", base_url=url)
-        page = LandingPage(url=url, terminal_url=url)
-        (helper,) = [h for h in helpers if h.match_request(request, page, None)]
-        assert helper.name == "osf"
-        return helper.process_request(request, page, None)
-    finally:
-        fetcher.close()
-
-
-def status(srv: PlatformServer, url: str, **overrides: Any) -> str:
-    with pytest.raises(RecordError) as caught:
-        process(srv, url, **overrides)
-    return caught.value.status
-
-
-def ingest(srv: PlatformServer, url: str) -> IngestOutcome:
-    ingester = open_ingester(load_settings(http_routes=srv.routes(), fetch_timeout=2))
-    try:
-        return ingester.ingest(IngestRequest(ingest_type="dataset", base_url=url))
-    finally:
-        ingester.close()
-
-
 def answer(srv: PlatformServer, host: str, path: str, obj: object, status: int = 200) -> None:
-    srv.add_page(host, path, json.dumps(obj).encode(), status=status, content_type=JSONAPI)
+    page_json(srv, host, path, obj, status, JSONAPI)
 
 
 def folder(node: str, folder_id: str, path: str, host: str = API) -> dict[str, Any]:
@@ -121,7 +78,7 @@ def test_recorded_project_walked_until_too_many_files(srv: PlatformServer) -> No
     """osfr's fixture project: its root (a file and two folders), then the folder
     many-files page by page. Past 15 files the walk stops, before page 3 (which
     was not recorded) and before the folder nested-dir."""
-    assert status(srv, "https://test.osf.io/y8t6r/", fileset_max_file_count=15) == (
+    assert status(srv, "https://test.osf.io/y8t6r/", "osf", fileset_max_file_count=15) == (
         "too-many-files")
     assert [(h, p) for h, _, p in srv.requests] == [
         (TEST_API, "/v2/nodes/y8t6r/"), (TEST_API, "/v2/nodes/y8t6r/files/osfstorage/"),
@@ -137,7 +94,7 @@ def test_recorded_project_with_its_unrecorded_pages_invented(srv: PlatformServer
             srv=srv)
     listing(TEST_API, "/v2/nodes/y8t6r/files/osfstorage/5d4f01fb4fb5130014d6754d/",
             [file("y8t6r", "c" * 24, "/nested-dir/z.txt", b"z")], srv=srv)
-    item = process(srv, "https://test.osf.io/y8t6r/")
+    item = process(srv, "https://test.osf.io/y8t6r/", "osf")
     manifest = item.manifest or []
     assert (item.platform_name, item.platform_domain, item.platform_id) == (
         "osf", "test.osf.io", "y8t6r")
@@ -169,12 +126,12 @@ def test_recorded_project_with_its_unrecorded_pages_invented(srv: PlatformServer
 def test_recorded_component_and_folder(srv: PlatformServer) -> None:
     # a component (category ""): asked like a project, on the test server; its
     # storage was not recorded, so the loopback server has none
-    assert status(srv, "https://test.osf.io/4fjxr/files/osfstorage/") == "platform-404"
+    assert status(srv, "https://test.osf.io/4fjxr/files/osfstorage/", "osf") == "platform-404"
     assert [p for _, _, p in srv.requests] == ["/v2/nodes/4fjxr/",
                                                "/v2/nodes/4fjxr/files/osfstorage/"]
     # a folder's own answer, reached by a file link: not one file
-    assert status(srv, "https://test.osf.io/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53"
-                  ) == "platform-scope"
+    assert status(srv, "https://test.osf.io/y8t6r/files/osfstorage/5d4ef2104e90e100146f7e53",
+                  "osf") == "platform-scope"
 
 
 # --- invented projects ----------------------------------------------------------------------
@@ -229,7 +186,7 @@ def test_listings_that_repeat_are_api_errors(srv: PlatformServer) -> None:
     listing(API, root, [folder(node, "aa" * 12, "/again/")], srv=srv)
     inner = f"/v2/nodes/{node}/files/osfstorage/{'aa' * 12}/"
     listing(API, inner, [folder(node, "aa" * 12, "/again/again/")], srv=srv)
-    assert status(srv, f"https://osf.io/{node}/") == "error-platform-api"
+    assert status(srv, f"https://osf.io/{node}/", "osf") == "error-platform-api"
     assert [p for _, _, p in srv.requests].count(inner) == 1
     # a next link that comes back to the first page
     node, root = "loop2", "/v2/nodes/loop2/files/osfstorage/"
@@ -238,7 +195,7 @@ def test_listings_that_repeat_are_api_errors(srv: PlatformServer) -> None:
             srv=srv)
     listing(API, f"{root}?page=2", [file(node, "b2" * 12, "/2.txt", b"2")],
             f"https://{API}{root}", srv=srv)
-    assert status(srv, f"https://osf.io/{node}/") == "error-platform-api"
+    assert status(srv, f"https://osf.io/{node}/", "osf") == "error-platform-api"
 
 
 @pytest.mark.parametrize(("code", "expected"), [
@@ -246,7 +203,7 @@ def test_listings_that_repeat_are_api_errors(srv: PlatformServer) -> None:
 def test_private_and_deleted_nodes(srv: PlatformServer, code: int, expected: str) -> None:
     # OSF's JSON:API error shape; the detail is invented
     answer(srv, API, "/v2/nodes/priv1/", {"errors": [{"detail": "refused"}]}, status=code)
-    assert status(srv, "https://osf.io/priv1/") == expected
+    assert status(srv, "https://osf.io/priv1/", "osf") == expected
 
 
 def guid_answer(guid: str, kind: str, href: str) -> dict[str, Any]:
@@ -261,11 +218,11 @@ def test_registrations_and_preprints_are_out_of_scope(srv: PlatformServer, kind:
     answer(srv, API, "/v2/guids/reg12/?resolve=false",
            guid_answer("reg12", kind, f"https://{API}/v2/{kind}/reg12/"))
     with pytest.raises(RecordError) as caught:
-        process(srv, "https://osf.io/reg12/")
+        process(srv, "https://osf.io/reg12/", "osf")
     assert caught.value.status == "platform-scope"
     assert f"one of OSF's {kind}," in str(caught.value)
     # a guid that names nothing at all
-    assert status(srv, "https://osf.io/none1/") == "platform-404"
+    assert status(srv, "https://osf.io/none1/", "osf") == "platform-404"
 
 
 def test_file_guid_and_file_link(srv: PlatformServer) -> None:
@@ -275,7 +232,7 @@ def test_file_guid_and_file_link(srv: PlatformServer) -> None:
            guid_answer("fg123", "files", f"https://{API}/v2/files/{'f9' * 12}/"))
     answer(srv, API, f"/v2/files/{'f9' * 12}/", {"data": entry})
     for url in ("https://osf.io/fg123/", f"https://osf.io/{node}/files/osfstorage/{'f9' * 12}"):
-        item = process(srv, url)
+        item = process(srv, url, "osf")
         assert [(f.path, f.md5) for f in item.manifest or []] == [
             ("data/one.csv", hashlib.md5(b"1,2\n").hexdigest())]
         assert item.platform_id == node
