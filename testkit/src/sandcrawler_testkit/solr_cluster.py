@@ -14,7 +14,9 @@ JVM of its own, every index on disk under ``workdir``. ``kill_node(i)`` is a
 SIGKILL of node i's JVM (a crash: ZooKeeper keeps it live until its session
 expires), ``stop_node(i)`` a clean shutdown, ``start_node(i)`` brings it back on
 the same port with its data, ``restart()`` stops every node cleanly and
-ZooKeeper, then starts them all again, same ports, same data.
+ZooKeeper, then starts them all again, same ports, same data. ``kill()`` takes
+the whole cluster down at once (a power cut) and ``stop()`` cleanly; ``start()``
+after either is the same cluster again.
 
 The kit's own minimal configset (``CONFIGSET``; the Maven artefacts carry none,
 not even Solr's ``_default``) goes up with ``upload_configset``.
@@ -194,6 +196,10 @@ class SolrCluster:
         self.pids: list[int | None] = []
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
+        #: the ports of the first start, kept: a start after stop() or kill() is the same
+        #: cluster (ZooKeeper names a node host:port_solr and its replicas by that name)
+        self._zk_port = 0
+        self._ports = [0] * nodes
 
     @property
     def running(self) -> bool:
@@ -214,7 +220,8 @@ class SolrCluster:
                    "-cp", f"{classes}{os.pathsep}{self.libs / '*'}", _LAUNCHER, "cluster",
                    "--base", str(self.workdir / "cluster"), "--nodes", str(self.nodes),
                    "--node-heap", f"{self.node_heap_mb}m",
-                   "--session-timeout-ms", str(round(self.session_timeout * 1000))]
+                   "--session-timeout-ms", str(round(self.session_timeout * 1000)),
+                   "--zk-port", str(self._zk_port), "--ports", ",".join(map(str, self._ports))]
         with open(self.log, "ab") as log:
             self._proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
@@ -231,6 +238,8 @@ class SolrCluster:
         self.urls = [str(u) for u in hello["urls"]]
         self.zk_host = str(hello["zk_host"])
         self.pids = _pids(hello)
+        self._ports = [int(urllib.parse.urlsplit(u).port or 0) for u in self.urls]
+        self._zk_port = int(self.zk_host.partition("/")[0].rpartition(":")[2])
         return self.urls
 
     def kill_node(self, i: int) -> None:
@@ -250,6 +259,24 @@ class SolrCluster:
         """Every node stopped cleanly, then ZooKeeper; ZooKeeper started again on its
         port from its data, then every node (a killed one too) on its port with its data."""
         self._command("restart", self.startup_timeout + 120)
+
+    def kill(self) -> None:
+        """The whole cluster down at once, as in a power cut: the launcher (ZooKeeper)
+        SIGKILLed, and the nodes halt as their launcher goes. ``start()`` brings it
+        back, same ports, same data."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        nodes = [p for p in self.pids if p is not None]
+        proc.kill()
+        proc.wait(timeout=10)
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        _wait_gone(nodes, 30)
+        self.pids = [None] * self.nodes
 
     def stop(self, timeout: float = 90.0) -> None:
         """Everything shut down cleanly; killed after ``timeout``."""
@@ -379,6 +406,14 @@ class SolrCluster:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def _wait_gone(pids: list[int], timeout: float) -> None:
+    """Until these processes (not our children: the launcher's) have exited."""
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _pids(answer: dict[str, object]) -> list[int | None]:

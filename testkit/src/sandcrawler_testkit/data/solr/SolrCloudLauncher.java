@@ -3,7 +3,11 @@
 // its own, so that killing a node is a real crash (SIGKILL) and not Solr's clean shutdown.
 //
 //   java -cp CLASSES:LIBS/* SolrCloudLauncher cluster --base DIR [--nodes 2] [--node-heap 256m]
-//        [--session-timeout-ms 15000]
+//        [--session-timeout-ms 10000] [--zk-port 0] [--ports 0,0]
+//
+// Ports 0 are free ports picked at start. A DIR used before (its zookeeper/ directory exists)
+// is started again from its data: give the ports it had, as the nodes' names in ZooKeeper are
+// host:port_solr and the replicas belong to those names.
 //
 // prints one JSON line once every node is in ZooKeeper's live_nodes,
 //   {"urls": ["http://127.0.0.1:PORT/solr", ...], "zk_host": "127.0.0.1:PORT/solr", "pids": [...]}
@@ -87,10 +91,11 @@ public class SolrCloudLauncher {
     // it is not run from and of the "stat" command it allows itself
     for (String quiet : List.of("org.apache.zookeeper", "org.apache.solr.common.cloud.SolrZkClient",
         "org.apache.solr.core.NodeConfig", "org.apache.solr.core.CoreContainer",
-        "org.apache.solr.cloud.ZkController", "org.apache.solr.core.ConfigSetService",
-        "org.apache.solr.cloud.ZkTestServer")) {
+        "org.apache.solr.cloud.ZkController", "org.apache.solr.core.ConfigSetService")) {
       b.add(b.newLogger(quiet, Level.ERROR));
     }
+    // (its "stat" message is an error; its failures to start are exceptions)
+    b.add(b.newLogger("org.apache.solr.cloud.ZkTestServer", Level.FATAL));
     Configurator.initialize(b.build());
     // Jersey (Solr's v2 API) logs through java.util.logging, to stderr, a warning at each start
     java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.SEVERE);
@@ -150,7 +155,7 @@ public class SolrCloudLauncher {
       "    <str name=\"host\">127.0.0.1</str>",
       "    <int name=\"hostPort\">${hostPort:8983}</int>",
       "    <str name=\"hostContext\">${hostContext:solr}</str>",
-      "    <int name=\"zkClientTimeout\">${solr.zkclienttimeout:15000}</int>",
+      "    <int name=\"zkClientTimeout\">${solr.zkclienttimeout:10000}</int>",
       "    <bool name=\"genericCoreNodeNames\">true</bool>",
       "    <int name=\"leaderVoteWait\">${leaderVoteWait:10000}</int>",
       "    <int name=\"distribUpdateConnTimeout\">${sandcrawler.connTimeout:5000}</int>",
@@ -185,10 +190,15 @@ public class SolrCloudLauncher {
     base = Path.of(arg(args, "--base", null)).toAbsolutePath();
     count = Integer.parseInt(arg(args, "--nodes", "2"));
     nodeHeap = arg(args, "--node-heap", "256m");
-    sessionTimeoutMs = Integer.parseInt(arg(args, "--session-timeout-ms", "15000"));
+    sessionTimeoutMs = Integer.parseInt(arg(args, "--session-timeout-ms", "10000"));
     javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     classpath = System.getProperty("java.class.path");
     ports = new int[count];
+    String[] given = arg(args, "--ports", "").split(",");
+    for (int i = 0; i < count && i < given.length; i++) {
+      if (!given[i].isEmpty()) ports[i] = Integer.parseInt(given[i]);
+    }
+    zkPort = Integer.parseInt(arg(args, "--zk-port", "0"));
     procs = new Process[count];
     stdins = new Writer[count];
     stdouts = new BufferedReader[count];
@@ -212,7 +222,7 @@ public class SolrCloudLauncher {
 
   void serve() throws Exception {
     Runtime.getRuntime().addShutdownHook(new Thread(this::killAll));
-    startZk(true);
+    startZk(!Files.exists(base.resolve("zookeeper")));
     startNodes();
     StringBuilder urls = new StringBuilder();
     for (int i = 0; i < count; i++) urls.append(i == 0 ? "" : ", ").append(quote(url(i)));
