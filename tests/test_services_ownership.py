@@ -28,6 +28,7 @@ USES: dict[str, Callable[[Services], Any]] = {
     "extractor": lambda s: s.extractor(),
     "document_matcher": lambda s: s.document_matcher(),
     "match_index_writer": lambda s: s.match_index_writer(),
+    "match_index_reader": lambda s: s.match_index_reader(),
     "sync_match_index": lambda s: s.sync_match_index(),
     "citation_parser": lambda s: s.citation_parser("crf"),
     "check_citation_parser": lambda s: s.check_citation_parser("crf"),

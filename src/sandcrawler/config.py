@@ -166,6 +166,29 @@ class MatchSettings(Section):
     feed: bool = Field(
         True, description="persist crossref adds the works it writes to the index; off "
         "for a bulk load followed by one `match index` (about twice the load's speed)")
+    engine: str = Field(
+        "embedded", description="where candidates are retrieved: embedded (the SQLite file "
+        "of match.index), or solr (a SolrCloud collection at match.engine_urls)")
+    engine_urls: list[str] = Field(
+        default_factory=list, description="the Solr nodes' base URLs, e.g. "
+        '["https://solr1:8983/solr", "https://solr2:8983/solr"]; a node that does not '
+        "answer is passed over for the next")
+    engine_collection: str = Field(
+        "sandcrawler-works", min_length=1, description="the alias matching reads and "
+        "`match index --engine` loads; a rebuild loads a new collection, then moves it")
+    engine_shards: int = Field(2, ge=1, le=1024,
+                               description="shards of a collection `match index` creates")
+    engine_replicas: int = Field(
+        2, ge=1, le=16, description="copies of each shard (replicationFactor): 2 keeps "
+        "matching going when a node is lost")
+    engine_timeout: float = Field(10.0, gt=0, description="seconds per request to the engine")
+    engine_concurrency: int = Field(
+        8, ge=1, le=128, description="a batch's lookups in flight at once (Solr has no "
+        "multi-search request)")
+    engine_options: dict[str, str] = Field(
+        default_factory=dict, description="TLS and credentials: username, password (HTTP "
+        'basic), ca_file, verify ("false" for a test cluster only), e.g. '
+        '{"username": "match", "password": "…", "ca_file": "/etc/ssl/solr-ca.pem"}')
 
 
 class HttpSettings(Section):

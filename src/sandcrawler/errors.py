@@ -13,6 +13,8 @@
         ├── DatabaseUnavailable
         ├── GrobidUnavailable       unreachable, or still busy (503) after retries
         ├── KafkaUnavailable
+        ├── SearchUnavailable       the match index's search engine: down, timing out, a
+        │                           shard without a live replica (never a no-match)
         └── StoreUnavailable        the object store cannot be reached or refuses access
 
 A ``RecordError``'s ``status`` is a member of one of the enums of
@@ -88,6 +90,10 @@ class GrobidUnavailable(InfrastructureError):
 
 class KafkaUnavailable(InfrastructureError):
     service = "kafka"
+
+
+class SearchUnavailable(InfrastructureError):
+    service = "search"
 
 
 class StoreUnavailable(InfrastructureError):

@@ -68,7 +68,8 @@ if TYPE_CHECKING:
     from sandcrawler.ingest.history import IngestHistory
     from sandcrawler.kafka import BrokerLog
     from sandcrawler.match.document import DocumentMatcher
-    from sandcrawler.match.index import SqliteIndex
+    from sandcrawler.match.engines import Engine as MatchEngine
+    from sandcrawler.match.index import CandidateIndex, IndexWriter
     from sandcrawler.match.matcher import Matcher
     from sandcrawler.models.fileset import IngestStrategy
     from sandcrawler.pdf.extraction import Extractor
@@ -455,42 +456,60 @@ class Services:
 
     # --- matching ---------------------------------------------------------------------
 
-    def match_index_writer(self, *, rebuild: bool = False) -> SqliteIndex:
-        """The embedded match index, open for writing (created when missing;
-        with ``rebuild``, replaced when of another schema); the caller closes it."""
+    def match_index_writer(self, *, rebuild: bool = False
+                           ) -> tuple[IndexWriter, Callable[[], None]]:
+        """The match index of ``match.engine`` (``match/engines.py``), open for
+        writing, and what makes the writes the index readers see (with
+        ``rebuild``: a fresh index, put in place by that call); the caller closes
+        the writer. The embedded index is created when missing (with ``rebuild``,
+        replaced when of another schema); a search engine's collection too."""
         self._require_open()
-        from sandcrawler.match.index import SqliteIndex
+        writer: tuple[IndexWriter, Callable[[], None]] = load_object(
+            self._match_engine().writer)(self.settings.match, rebuild=rebuild)
+        return writer
 
-        path = self.settings.match.index
-        assert path is not None  # CoreSettings fills it in
-        return SqliteIndex(path, readonly=False, rebuild=rebuild)
+    def _match_engine(self) -> MatchEngine:
+        from sandcrawler.match.engines import ENGINES
+
+        engine = ENGINES.get(self.settings.match.engine)
+        if engine is None:
+            raise ConfigError(f"match.engine {self.settings.match.engine!r} is not one of "
+                              f"{', '.join(ENGINES)}")
+        return engine
+
+    def match_index_reader(self) -> CandidateIndex:
+        """The match index of ``match.engine``, for reading; the caller closes it.
+        ConfigError (IndexMissing for the embedded one) when there is none."""
+        self._require_open()
+        index: CandidateIndex = load_object(self._match_engine().reader)(self.settings.match)
+        return index
 
     def sync_match_index(self) -> int:
         """Bring the match index up to date with the crossref table when it is
         behind (``match.update``); returns how many works it read."""
         from sandcrawler.match.sync import sync
 
-        writer = self.match_index_writer()
+        writer, finish = self.match_index_writer()
         try:
-            return sync(self.engine, writer).read
+            read = sync(self.engine, writer).read
+            if read:
+                finish()
+            return read
         finally:
             writer.close()
 
     @cached_property
     def matcher(self) -> Matcher:
-        """The matcher on the embedded index, with the citation parser of
-        ``match.parser`` for reference strings. Brings the index up to date
+        """The matcher on the index of ``match.engine``, with the citation parser
+        of ``match.parser`` for reference strings. Brings the index up to date
         first (``match.update``), so a match never reads an index older than the
         table."""
         self._require_open()
-        from sandcrawler.match.index import SqliteIndex
         from sandcrawler.match.matcher import Matcher, parse_with
 
         if self.settings.match.update:
             self.sync_match_index()
-        path = self.settings.match.index
-        assert path is not None
-        index = self._owned(SqliteIndex(path), lambda: index.close())
+        index = self._owned(self.match_index_reader(), lambda: index.close())
         parser = self._owned(self.citation_parser(self.settings.match.parser),
                              lambda: parser.close())
         return Matcher(index, parse_with(parser))

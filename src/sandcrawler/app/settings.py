@@ -14,6 +14,7 @@ from sandcrawler.citations.registry import CITATION_PARSERS, choose_parser
 from sandcrawler.config import CoreSettings, Section, load
 from sandcrawler.errors import ConfigError
 from sandcrawler.fileset.platforms import PLATFORMS, PlatformSettings
+from sandcrawler.match.engines import ENGINES
 
 
 class Settings(PlatformSettings, CoreSettings):
@@ -34,6 +35,9 @@ def load_settings(overrides: Mapping[str, Any] | None = None, /, **flat: Any) ->
         raise ConfigError(f"invalid configuration: citation.parser (given "
                           f"{settings.citation.parser!r}): not one of {known}")
     choose_parser(settings.citation.parser, settings.grobid.url)
+    if settings.match.engine not in ENGINES:
+        raise ConfigError(f"invalid configuration: match.engine (given "
+                          f"{settings.match.engine!r}): not one of {', '.join(ENGINES)}")
     return settings
 
 

@@ -30,55 +30,86 @@ def match() -> None:
 
 @match.command("index")
 @click.option("--rebuild", is_flag=True,
-              help="Empty the index and read the whole crossref table again.")
+              help="Start again from nothing: the embedded index emptied; on the engine, a "
+                   "new collection loaded, then put behind the alias (no downtime).")
+@click.option("--engine", "use_engine", is_flag=True,
+              help="Load the search engine of match.engine (solr) instead of the embedded "
+                   "index.")
+@click.option("--dump", "dump", type=click.Path(exists=True, dir_okay=True),
+              help="Load from a Crossref dump instead of the crossref table: JSON lines "
+                   "(a work, or an API answer, per line), gzip, or a directory of the "
+                   "public data file's *.json.gz.")
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar on stderr [default: when stderr is a terminal].")
-def index(rebuild: bool, progress: bool | None) -> None:
-    """Build the match index from the crossref table, or bring it up to date.
+def index(rebuild: bool, use_engine: bool, dump: str | None, progress: bool | None) -> None:
+    """Build the match index from the crossref table (or a dump), or bring it up to date.
 
     Only the works written since the last run are read (the table's `updated`
-    column); a run killed part-way resumes where it stopped. Prints one line:
-    works read, works in the index, time, and the index file's size.
+    column; a dump's files and lines done); a run killed part-way resumes where
+    it stopped, and a work read twice changes nothing. Prints one line: works
+    read, works in the index, time, and the index's size.
 
     \b
       sandcrawler match index
       sandcrawler match index --rebuild
+      SANDCRAWLER_MATCH_ENGINE=solr sandcrawler match index --engine
+      sandcrawler match index --engine --dump crossref-2025/ --rebuild
     """
     from tqdm import tqdm
 
+    from sandcrawler.match.dump import load_dump
     from sandcrawler.match.sync import behind, sync
 
-    services = Services.for_process(load_settings())
-    services.check_schema()
-    writer = services.match_index_writer(rebuild=rebuild)
+    settings = load_settings()
+    engine_name = settings.match.engine
+    if use_engine and engine_name == "embedded":
+        raise click.UsageError("--engine loads a search engine: set match.engine = solr and "
+                               "match.engine_urls (SANDCRAWLER_MATCH_ENGINE, "
+                               "SANDCRAWLER_MATCH_ENGINE_URLS)")
+    if not use_engine and engine_name != "embedded":
+        raise click.UsageError(f"match.engine is {engine_name}: say --engine to load it")
+    services = Services.for_process(settings)
+    writer, finish = services.match_index_writer(rebuild=rebuild)
+    show = sys.stderr.isatty() if progress is None else progress
     try:
-        todo = behind(services.engine, writer) if not rebuild else None
-        show = sys.stderr.isatty() if progress is None else progress
-        with tqdm(total=todo, unit=" works", disable=not show, file=sys.stderr,
-                  desc="match index") as bar:
-            stats = sync(services.engine, writer, rebuild=rebuild, progress=bar.update)
+        if dump is not None:
+            with tqdm(unit=" works", disable=not show, file=sys.stderr,
+                      desc="match index") as bar:
+                stats = load_dump(writer, dump, rebuild=rebuild, progress=bar.update)
+        else:
+            services.check_schema()
+            todo = behind(services.engine, writer) if not rebuild else None
+            with tqdm(total=todo, unit=" works", disable=not show, file=sys.stderr,
+                      desc="match index") as bar:
+                stats = sync(services.engine, writer, rebuild=rebuild, progress=bar.update)
+        finish()
     finally:
         writer.close()
-    path = services.settings.match.index
+    rate = stats.read / stats.seconds if stats.seconds > 0 else 0.0
+    click.echo(f"match index: {stats.read:,} works read ({rate:,.0f}/s), {stats.size:,} in the "
+               f"index, {stats.seconds:.1f}s; {_where(services, stats.size)}", err=True)
+    services.close()
+
+
+def _where(services: Services, works: int) -> str:
+    """Where the index is, and (embedded) its size on disk and per work."""
+    match = services.settings.match
+    if match.engine != "embedded":
+        return f"{match.engine} {match.engine_collection}"
+    path = match.index
     assert path is not None
     size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-    rate = stats.read / stats.seconds if stats.seconds > 0 else 0.0
-    per = size / stats.size if stats.size else 0.0
-    click.echo(f"match index: {stats.read:,} works read ({rate:,.0f}/s), {stats.size:,} in the "
-               f"index, {stats.seconds:.1f}s; {path} {size / 2**20:,.1f} MiB "
-               f"({per:,.0f} bytes per work)", err=True)
-    services.close()
+    per = size / works if works else 0.0
+    return f"{path} {size / 2**20:,.1f} MiB ({per:,.0f} bytes per work)"
 
 
 def _index_size(services: Services) -> int:
     """The index's works (0 when it is missing), without building a matcher:
     under -j N each process builds its own."""
-    from sandcrawler.match.index import IndexMissing, SqliteIndex
+    from sandcrawler.match.index import IndexMissing
 
-    path = services.settings.match.index
-    assert path is not None
     try:
-        index = SqliteIndex(path)
+        index = services.match_index_reader()
     except IndexMissing:
         return 0
     try:
@@ -160,7 +191,6 @@ def refs(source: str, redo: bool, jobs: int, batch_size: int | None, limit: int 
     """
     from sandcrawler.app.builders.match import citation_sink
     from sandcrawler.cli.exits import EXIT_FAILED
-    from sandcrawler.match.index import SqliteIndex
     from sandcrawler.match.refs_source import CitingWorksSource
     from sandcrawler.match.refs_worker import EMPTY_CATALOG_HELP
 
@@ -169,14 +199,7 @@ def refs(source: str, redo: bool, jobs: int, batch_size: int | None, limit: int 
     if services.settings.match.update:
         # once, here, before any child opens the index: the children find it current
         services.sync_match_index()
-    path = services.settings.match.index
-    assert path is not None
-    index = SqliteIndex(path)
-    try:
-        empty = index.size() == 0
-    finally:
-        index.close()
-    if empty:
+    if _index_size(services) == 0:
         # every reference would be empty-catalog: rows that say nothing and would
         # mark the works as resolved
         click.echo(f"Error: {EMPTY_CATALOG_HELP}", err=True)

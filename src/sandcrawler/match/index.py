@@ -24,11 +24,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from sandcrawler.config import MatchSettings
 from sandcrawler.errors import ConfigError
 from sandcrawler.match.records import CatalogRecord
 
@@ -77,6 +78,32 @@ class CandidateIndex(Protocol):
         """The works whose first authors include all of ``surnames`` (two or more)."""
         ...
 
+    #: lookups of one batch the matcher may run at once (1: one after another)
+    concurrency: int
+
+    def close(self) -> None: ...
+
+
+class IndexWriter(Protocol):
+    """What ``match.sync`` (and ``match index``) writes through: the embedded
+    index, or a search engine's collection."""
+
+    def size(self) -> int: ...
+
+    def meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    def upsert(self, records: Iterable[CatalogRecord]) -> int: ...
+
+    def optimize(self) -> None: ...
+
+    def clear(self) -> None:
+        """Every work and mark removed (``match index --rebuild``)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -97,6 +124,8 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
 class SqliteIndex:
     """The embedded index: one SQLite file; readers share it with one writer."""
 
+    #: lookups the matcher may run at once: one SQLite connection, one at a time
+    concurrency = 1
     #: words asked of FTS5 per query: the rarest of the query's known words
     QUERY_WORDS = 6
     #: works a query's words may hold between them, beyond its first MIN_WORDS:
@@ -323,6 +352,13 @@ class SqliteIndex:
         """Merge the FTS5 segments a long build left (smaller, faster to query)."""
         self.conn.execute("INSERT INTO titles (titles) VALUES ('optimize')")
 
+    def clear(self) -> None:
+        with self.transaction():
+            for table in ("works", "locators", "alt_ids", "df"):
+                self.conn.execute(f"DELETE FROM {table}")
+            self.conn.execute("INSERT INTO titles (titles) VALUES ('delete-all')")
+            self.conn.execute("DELETE FROM meta WHERE key != 'schema'")
+
 
 def _phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
@@ -332,3 +368,16 @@ class IndexMissing(ConfigError):
     def __init__(self, path: Path) -> None:
         super().__init__(f"no match index at {path}: build it with `sandcrawler match index`")
         self.path = path
+
+
+def open_reader(match: MatchSettings) -> SqliteIndex:
+    assert match.index is not None  # CoreSettings fills it in
+    return SqliteIndex(match.index)
+
+
+def open_writer(match: MatchSettings, *, rebuild: bool = False
+                ) -> tuple[SqliteIndex, Callable[[], None]]:
+    """The embedded index for writing; what is written is read at once (no
+    finishing step)."""
+    assert match.index is not None
+    return SqliteIndex(match.index, readonly=False, rebuild=rebuild), lambda: None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
@@ -103,14 +104,22 @@ class Matcher:
                 if "id" in biblios[i]:
                     merged["id"] = biblios[i]["id"]
                 parsed[i] = merged
-        out = []
-        for i, b in enumerate(biblios):
+        def one(i: int) -> MatchResult:
+            b = biblios[i]
             try:
-                out.append(self.match(parsed.get(i, b)))
+                return self.match(parsed.get(i, b))
             except RecordError as e:  # not a biblio: its own status, the batch goes on
-                out.append(MatchResult(e.status, id=b.get("id") if isinstance(b, dict) else None,
-                                       error=str(e)))
-        return out
+                return MatchResult(e.status, id=b.get("id") if isinstance(b, dict) else None,
+                                   error=str(e))
+
+        workers = min(self.index.concurrency, len(biblios))
+        if workers <= 1:
+            return [one(i) for i in range(len(biblios))]
+        # a search engine answers lookups side by side (Solr has no multi-search):
+        # the batch's matches run at once, each as it would alone; an outage
+        # (InfrastructureError) fails the batch, never one record
+        with ThreadPoolExecutor(workers, thread_name_prefix="match") as pool:
+            return list(pool.map(one, range(len(biblios))))
 
     # --- one biblio -------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from sqlalchemy import (
 )
 
 from sandcrawler.db.schema import crossref
-from sandcrawler.match.index import SqliteIndex
+from sandcrawler.match.index import IndexWriter
 from sandcrawler.match.records import CatalogRecord, from_crossref
 from sandcrawler.timestamps import iso_utc
 
@@ -98,7 +98,7 @@ def _written_after(engine: Engine, ts: datetime, doi: str | None = None,
     return and_(bound, or_(when > at, and_(when == at, crossref.c.doi > doi)))
 
 
-def behind(engine: Engine, index: SqliteIndex) -> int:
+def behind(engine: Engine, index: IndexWriter) -> int:
     """How many crossref rows were written after the index's mark (0: current)."""
     mark = index.meta(MARK)
     with engine.connect() as conn:
@@ -108,17 +108,13 @@ def behind(engine: Engine, index: SqliteIndex) -> int:
         return int(conn.execute(q).scalar_one())
 
 
-def sync(engine: Engine, index: SqliteIndex, *, rebuild: bool = False,
+def sync(engine: Engine, index: IndexWriter, *, rebuild: bool = False,
          progress: Callable[[int], object] | None = None, batch: int = BATCH) -> SyncStats:
     """Read the works written since the index's mark (all of them with
     ``rebuild``) into the index; returns what was done."""
     started = time.monotonic()
     if rebuild:
-        with index.transaction():
-            for table in ("works", "locators", "alt_ids", "df"):
-                index.conn.execute(f"DELETE FROM {table}")
-            index.conn.execute("INSERT INTO titles (titles) VALUES ('delete-all')")
-            index.conn.execute("DELETE FROM meta WHERE key = ?", (MARK,))
+        index.clear()
     mark = index.meta(MARK)
     lag = behind(engine, index)
     if mark and not lag:
@@ -183,7 +179,7 @@ def _batches(engine: Engine, since: datetime | None,
                 return
 
 
-def _write(index: SqliteIndex, job: Future[list[CatalogRecord]] | list[CatalogRecord],
+def _write(index: IndexWriter, job: Future[list[CatalogRecord]] | list[CatalogRecord],
            count: int, last_updated: datetime) -> int:
     """One batch into the index, and the mark moved past it, in one transaction."""
     records = job.result() if isinstance(job, Future) else job
@@ -198,7 +194,7 @@ def _write(index: SqliteIndex, job: Future[list[CatalogRecord]] | list[CatalogRe
 class IndexFeed:
     """Adds works to the index as a worker persists them (``persist crossref``)."""
 
-    def __init__(self, index: SqliteIndex) -> None:
+    def __init__(self, index: IndexWriter) -> None:
         self.index = index
 
     def add(self, works: Iterable[tuple[str, Any]]) -> int:

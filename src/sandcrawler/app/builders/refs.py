@@ -106,4 +106,4 @@ def persist_crossref_sink(services: Services) -> IndexFeedSink | DatabaseSink:
     if not services.settings.match.feed:
         return services.database_sink()
     return IndexFeedSink(services.database_sink(),
-                         lambda: IndexFeed(services.match_index_writer()))
+                         lambda: IndexFeed(services.match_index_writer()[0]))

@@ -1,0 +1,446 @@
+"""The match index on Apache Solr (SolrCloud): the same ``CandidateIndex`` the
+matcher reads, and the same writer ``match index`` fills (docs/matching.md, "On
+a search engine").
+
+* **Documents.** One per work, by DOI: the ``CatalogRecord`` as JSON (``rec``,
+  all that is read back), its folded title words (``t``) and first authors'
+  surnames (``a``) exactly as the embedded index gets them, volume and first
+  page (``loc``), other identifiers (``alt``). One more document, ``kind:meta``,
+  holds the loader's marks (how far into the crossref table or a dump it got).
+  The schema is code: ``solr_config/`` is uploaded as a configset named after
+  its version.
+* **Aliases.** Queries and incremental loads go to ``match.engine_collection``,
+  an alias. A rebuild loads a new collection (``<alias>-<time>``) and then
+  points the alias at it: readers never see an index half built, and the old
+  collection is deleted once the alias has moved.
+* **Requests.** JSON over HTTP(S) with keep-alive, optional basic
+  authentication and CA file (``match.engine_options``), a timeout per request.
+  A node that does not answer (refused, timed out, 5xx) is passed over for the
+  next of ``match.engine_urls``; when every node has failed, the round is tried
+  again on the shared back-off policy (``retry.RetryPolicy``), and then
+  ``SearchUnavailable`` is raised: an outage, never an empty answer. An answer
+  that says it is partial (a shard with no live replica) is an outage too, so a
+  missing shard can never turn into a persisted ``no-match``.
+* **Batches.** Solr has no multi-search request; the matcher sends a batch's
+  lookups concurrently instead (``concurrency``), over the pooled connections.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import logging
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import urllib3
+from urllib3.exceptions import HTTPError
+
+from sandcrawler.config import MatchSettings
+from sandcrawler.errors import ConfigError, SearchUnavailable
+from sandcrawler.match.records import CatalogRecord
+from sandcrawler.retry import Backoff, RetryPolicy
+
+log = logging.getLogger(__name__)
+
+#: the schema's version: its configset is uploaded under this name
+SCHEMA = "sandcrawler-match-1"
+CONFIG_DIR = Path(__file__).resolve().parent / "solr_config"
+META_ID = "_sandcrawler_meta"
+#: loaded works become searchable within this long (ms) without a commit of their own
+COMMIT_WITHIN_MS = 10_000
+#: the words of a title asked at most (ranked by BM25, the rarest weigh most)
+QUERY_WORDS = 12
+#: what the Solr server answers when one of its own is down or busy
+_RETRY_STATUSES = frozenset({502, 503, 504})
+#: the options ``match.engine_options`` may hold
+OPTIONS = ("username", "password", "ca_file", "verify")
+
+
+class SolrClient:
+    """JSON requests to a SolrCloud cluster through whichever of its nodes answers."""
+
+    def __init__(self, urls: Sequence[str], *, timeout: float = 10.0,
+                 options: Mapping[str, str] | None = None,
+                 policy: RetryPolicy | None = None) -> None:
+        if not urls:
+            raise ConfigError("match.engine = solr needs match.engine_urls: the base URLs of "
+                              "the Solr nodes, e.g. [\"http://solr1:8983/solr\"]")
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise ConfigError(f"match.engine_options: unknown {', '.join(unknown)} "
+                              f"(known: {', '.join(OPTIONS)})")
+        self.urls = [u.rstrip("/") for u in urls]
+        self.timeout = timeout
+        self.policy = policy or RetryPolicy(attempts=4, base=0.5, factor=2.0, cap=8.0,
+                                            jitter=0.2)
+        self._headers = {"Accept": "application/json", "User-Agent": "sandcrawler"}
+        if options.get("username"):
+            token = f"{options['username']}:{options.get('password', '')}".encode()
+            self._headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
+        tls: dict[str, Any] = {}
+        if options.get("ca_file"):
+            tls["ca_certs"] = options["ca_file"]
+        if options.get("verify", "true").lower() in ("false", "0", "no"):
+            tls["cert_reqs"] = "CERT_NONE"
+        self._pool = urllib3.PoolManager(
+            maxsize=16, block=False, retries=False,
+            timeout=urllib3.Timeout(connect=min(timeout, 5.0), read=timeout), **tls)
+        # requests spread over the nodes; a node that failed is asked last for a while
+        self._turn = itertools.count()
+        self._down_until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self._pool.clear()
+
+    def _order(self) -> list[str]:
+        start = next(self._turn) % len(self.urls)
+        urls = self.urls[start:] + self.urls[:start]
+        now = time.monotonic()
+        with self._lock:
+            return sorted(urls, key=lambda u: self._down_until.get(u, 0.0) > now)
+
+    def _mark_down(self, url: str) -> None:
+        with self._lock:
+            self._down_until[url] = time.monotonic() + 5.0
+
+    def request(self, path: str, params: Mapping[str, Any] | None = None, *,
+                body: bytes | None = None, content_type: str = "application/json",
+                ) -> dict[str, Any]:
+        """``path`` (``/<collection>/select``, ``/admin/collections``…) on a node
+        that answers; its JSON. SearchUnavailable when no node does, after the
+        back-off; ConfigError for an answer that says the request is wrong."""
+        query = urlencode({"wt": "json", **(params or {})}, doseq=True)
+        backoff = Backoff(self.policy)
+        failures: list[str] = []
+        while True:
+            for base in self._order():
+                url = f"{base}{path}?{query}"
+                try:
+                    resp = self._pool.request(
+                        "POST" if body is not None else "GET", url, body=body,
+                        headers={**self._headers, "Content-Type": content_type}
+                        if body is not None else self._headers)
+                except HTTPError as e:
+                    self._mark_down(base)
+                    failures.append(f"{base}: {type(e).__name__}")
+                    continue
+                if resp.status in _RETRY_STATUSES or resp.status >= 500:
+                    self._mark_down(base)
+                    failures.append(f"{base}: HTTP {resp.status} {_message(resp.data)}")
+                    continue
+                answer = _json(resp.data)
+                if resp.status != 200:
+                    raise _refused(path, resp.status, answer, resp.data)
+                header = answer.get("responseHeader") or {}
+                if header.get("partialResults"):
+                    # a shard answered by no replica: nothing may be concluded
+                    failures.append(f"{base}: partial results")
+                    continue
+                return answer
+            delay = backoff.next_delay()
+            if delay is None:
+                raise SearchUnavailable(
+                    f"Solr: no node answered {path} ({'; '.join(failures[-len(self.urls):])})")
+            log.info("Solr %s: no node answered, again in %.1fs", path, delay)
+            time.sleep(delay)
+
+    def update(self, collection: str, payload: object, **params: Any) -> None:
+        self.request(f"/{collection}/update", params, body=orjson.dumps(payload))
+
+    def collections_api(self, action: str, **params: Any) -> dict[str, Any]:
+        return self.request("/admin/collections", {"action": action, **params})
+
+
+def _json(data: bytes) -> dict[str, Any]:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _message(data: bytes) -> str:
+    error = _json(data).get("error") or {}
+    msg = error.get("msg") if isinstance(error, dict) else None
+    return str(msg)[:200] if msg else ""
+
+
+def _refused(path: str, status: int, answer: dict[str, Any], data: bytes) -> ConfigError:
+    msg = _message(data) or data[:200].decode("utf-8", "replace")
+    if status == 404:
+        return ConfigError(f"Solr has no {path.split('/')[1]!r} (HTTP 404): build the index "
+                           "with `sandcrawler match index --engine`")
+    if status in (401, 403):
+        return ConfigError(f"Solr refused {path} (HTTP {status}): check "
+                           "match.engine_options username and password")
+    return ConfigError(f"Solr refused {path} (HTTP {status}): {msg}")
+
+
+def document(rec: CatalogRecord) -> dict[str, Any]:
+    """A work's Solr document."""
+    doc: dict[str, Any] = {"id": rec.doi, "kind": "work", "rec": rec.dumps().decode(),
+                           "t": rec.index_text(), "a": rec.index_names()}
+    if rec.volume and rec.page:
+        doc["loc"] = f"{rec.volume}\t{rec.page}"
+    if rec.alt_ids:
+        doc["alt"] = list(rec.alt_ids)
+    return doc
+
+
+def _phrase(word: str) -> str:
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class SolrIndex:
+    """``CandidateIndex`` on a Solr collection (or alias), and the writer
+    ``match.sync`` and ``match index --engine`` use."""
+
+    def __init__(self, client: SolrClient, collection: str, *, concurrency: int = 8) -> None:
+        self.client = client
+        self.collection = collection
+        #: lookups of one batch the matcher may have in flight at once
+        self.concurrency = concurrency
+        self._pending: list[dict[str, Any]] = []
+        self._marks: dict[str, str] | None = None
+
+    # --- reading ----------------------------------------------------------------------
+
+    def _select(self, q: str, rows: int, fq: str = "kind:work") -> list[CatalogRecord]:
+        answer = self.client.request(f"/{self.collection}/select",
+                                     {"q": q, "fq": fq, "rows": rows, "fl": "rec"})
+        docs = (answer.get("response") or {}).get("docs") or []
+        return [CatalogRecord.loads(d["rec"]) for d in docs if d.get("rec")]
+
+    def size(self) -> int:
+        answer = self.client.request(f"/{self.collection}/select",
+                                     {"q": "kind:work", "rows": 0})
+        return int((answer.get("response") or {}).get("numFound") or 0)
+
+    def by_doi(self, doi: str) -> CatalogRecord | None:
+        # real-time get: by id, from the update log too (a work just loaded)
+        answer = self.client.request(f"/{self.collection}/get", {"id": doi, "fl": "rec"})
+        doc = answer.get("doc")
+        return CatalogRecord.loads(doc["rec"]) if isinstance(doc, dict) and doc.get("rec") \
+            else None
+
+    def by_alt_id(self, key: str) -> CatalogRecord | None:
+        found = self._select(f"alt:{_phrase(key)}", 1)
+        return found[0] if found else None
+
+    def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
+        unique = list(dict.fromkeys(w for w in words if w))[:QUERY_WORDS]
+        if not unique:
+            return []
+        return self._select("t:(" + " OR ".join(_phrase(w) for w in unique) + ")", limit)
+
+    def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
+        names = list(dict.fromkeys(n for n in surnames if n))[:3]
+        if len(names) < 2:
+            return []
+        return self._select("a:(" + " AND ".join(_phrase(n) for n in names) + ")", limit)
+
+    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
+        key = volume + "\t" + page
+        return self._select(f"loc:{_phrase(key)}", limit)
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- writing (match.sync's writer) ---------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        if self._marks is None:
+            answer = self.client.request(f"/{self.collection}/get", {"id": META_ID,
+                                                                     "fl": "marks"})
+            doc = answer.get("doc")
+            marks = orjson.loads(doc["marks"]) if isinstance(doc, dict) and doc.get("marks") \
+                else {}
+            self._marks = {str(k): str(v) for k, v in marks.items()}
+        return self._marks.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.meta(key)
+        assert self._marks is not None
+        self._marks[key] = value
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The works upserted inside, then the marks, in one update request: a
+        mark is never ahead of the works it counts (Solr applies a request's
+        documents in order; a request cut short is loaded again from the last
+        mark, and loading a work twice changes nothing)."""
+        self._pending = []
+        marks_before = dict(self._marks or {})
+        try:
+            yield
+        except BaseException:
+            self._pending, self._marks = [], marks_before
+            raise
+        docs = self._pending
+        if self._marks is not None and self._marks != marks_before:
+            docs = [*docs, {"id": META_ID, "kind": "meta",
+                            "marks": orjson.dumps(self._marks).decode()}]
+        self._pending = []
+        if docs:
+            # searchable within seconds without a commit per batch (the loader's
+            # finish commits at once)
+            self.client.update(self.collection, docs, commitWithin=COMMIT_WITHIN_MS)
+
+    def upsert(self, records: Iterable[CatalogRecord]) -> int:
+        docs = {rec.doi: document(rec) for rec in records}  # one DOI twice: the last wins
+        self._pending.extend(docs.values())
+        return len(docs)
+
+    def optimize(self) -> None:
+        """Make what was loaded searchable (a hard commit that opens a searcher)."""
+        self.client.update(self.collection, {"commit": {}})
+
+    def clear(self) -> None:
+        self.client.update(self.collection, {"delete": {"query": "*:*"}, "commit": {}})
+        self._marks = {}
+
+
+# --- collections and aliases --------------------------------------------------------------
+
+
+def configset_zip(directory: Path = CONFIG_DIR) -> bytes:
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        for path in sorted(directory.glob("*.xml")):
+            archive.write(path, path.name)
+    return data.getvalue()
+
+
+class SolrAdmin:
+    """The collection behind ``alias``: created on first use, replaced by a rebuild."""
+
+    def __init__(self, client: SolrClient, alias: str, *, shards: int, replicas: int) -> None:
+        self.client = client
+        self.alias = alias
+        self.shards = shards
+        self.replicas = replicas
+
+    def aliases(self) -> dict[str, str]:
+        answer = self.client.collections_api("LISTALIASES")
+        return {str(k): str(v) for k, v in (answer.get("aliases") or {}).items()}
+
+    def collections(self) -> list[str]:
+        return [str(c) for c in self.client.collections_api("LIST").get("collections") or []]
+
+    def target(self) -> str | None:
+        """The collection the alias points at now (None: no index yet)."""
+        return self.aliases().get(self.alias)
+
+    def upload_configset(self) -> None:
+        if SCHEMA in (self.client.request("/admin/configs", {"action": "LIST"})
+                      .get("configSets") or []):
+            return
+        self.client.request("/admin/configs", {"action": "UPLOAD", "name": SCHEMA},
+                            body=configset_zip(), content_type="application/octet-stream")
+
+    def create(self) -> str:
+        """A new empty collection for this alias (not yet behind it)."""
+        self.upload_configset()
+        name = f"{self.alias}-{time.strftime('%Y%m%d%H%M%S')}"
+        if name in self.collections():
+            name += f"-{int(time.time() * 1000) % 1000:03d}"
+        self.client.collections_api("CREATE", name=name, numShards=self.shards,
+                                    replicationFactor=self.replicas,
+                                    waitForFinalState="true",
+                                    **{"collection.configName": SCHEMA})
+        return name
+
+    def ensure(self) -> str:
+        """The alias's collection, created (and the alias set) when there is none."""
+        current = self.target()
+        if current is not None:
+            return current
+        name = self.create()
+        self.point(name)
+        return name
+
+    def point(self, collection: str) -> list[str]:
+        """The alias moved to ``collection``; the collections it pointed at before
+        are deleted (returned)."""
+        before = self.target()
+        self.client.collections_api("CREATEALIAS", name=self.alias, collections=collection)
+        old = [c for c in (before or "").split(",") if c and c != collection]
+        for name in old:
+            self.client.collections_api("DELETE", name=name)
+        return old
+
+    def index_bytes(self, collection: str) -> int:
+        """Bytes on disk of every replica of ``collection``: each node's cores'
+        index sizes (a node that does not answer counts nothing)."""
+        total = 0
+        for url in self.client.urls:
+            node = SolrClient([url], timeout=self.client.timeout,
+                              policy=RetryPolicy(attempts=1))
+            try:
+                status = node.request("/admin/cores", {"action": "STATUS"})
+            except SearchUnavailable:
+                continue
+            finally:
+                node.close()
+            for core in (status.get("status") or {}).values():
+                if (core.get("cloud") or {}).get("collection") == collection:
+                    total += int((core.get("index") or {}).get("sizeInBytes") or 0)
+        return total
+
+
+# --- the builders of match/engines.py -----------------------------------------------------
+
+
+def client_of(match: MatchSettings) -> SolrClient:
+    return SolrClient(match.engine_urls, timeout=match.engine_timeout,
+                      options=match.engine_options)
+
+
+def admin_of(match: MatchSettings, client: SolrClient) -> SolrAdmin:
+    return SolrAdmin(client, match.engine_collection, shards=match.engine_shards,
+                     replicas=match.engine_replicas)
+
+
+def open_reader(match: MatchSettings) -> SolrIndex:
+    """The alias matching reads; ConfigError when there is no index behind it."""
+    client = client_of(match)
+    admin = admin_of(match, client)
+    try:
+        if admin.target() is None and match.engine_collection not in admin.collections():
+            raise ConfigError(f"Solr has no match index {match.engine_collection!r}: build it "
+                              "with `sandcrawler match index --engine`")
+    except BaseException:
+        client.close()
+        raise
+    return SolrIndex(client, match.engine_collection, concurrency=match.engine_concurrency)
+
+
+def open_writer(match: MatchSettings, *, rebuild: bool = False
+                ) -> tuple[SolrIndex, Callable[[], None]]:
+    """The collection to load: the alias's (created with it on first use), or with
+    ``rebuild`` a new one, which ``finish`` puts behind the alias (the old one
+    deleted then). ``finish`` also commits, so what was loaded is searchable."""
+    client = client_of(match)
+    admin = admin_of(match, client)
+    collection = admin.create() if rebuild else admin.ensure()
+    index = SolrIndex(client, collection, concurrency=match.engine_concurrency)
+
+    def finish() -> None:
+        index.optimize()
+        if rebuild:
+            moved = admin.point(collection)
+            log.info("Solr: alias %s now %s (deleted: %s)", admin.alias, collection,
+                     ", ".join(moved) or "none")
+
+    return index, finish
