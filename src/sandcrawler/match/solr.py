@@ -206,11 +206,15 @@ class SolrIndex:
     """``CandidateIndex`` on a Solr collection (or alias), and the writer
     ``match.sync`` and ``match index --engine`` use."""
 
-    def __init__(self, client: SolrClient, collection: str, *, concurrency: int = 8) -> None:
+    def __init__(self, client: SolrClient, collection: str, *, concurrency: int = 8,
+                 commit_within: int | None = COMMIT_WITHIN_MS) -> None:
         self.client = client
         self.collection = collection
         #: lookups of one batch the matcher may have in flight at once
         self.concurrency = concurrency
+        #: ms within which written works become searchable; None: at ``optimize``
+        #: only (a collection no reader sees yet: each soft commit opens a searcher)
+        self.commit_within = commit_within
         self._pending: list[dict[str, Any]] = []
         self._marks: dict[str, str] | None = None
 
@@ -295,7 +299,8 @@ class SolrIndex:
         if docs:
             # searchable within seconds without a commit per batch (the loader's
             # finish commits at once)
-            self.client.update(self.collection, docs, commitWithin=COMMIT_WITHIN_MS)
+            params = {} if self.commit_within is None else {"commitWithin": self.commit_within}
+            self.client.update(self.collection, docs, **params)
 
     def upsert(self, records: Iterable[CatalogRecord]) -> int:
         docs = {rec.doi: document(rec) for rec in records}  # one DOI twice: the last wins
@@ -349,34 +354,50 @@ class SolrAdmin:
         self.client.request("/admin/configs", {"action": "UPLOAD", "name": SCHEMA},
                             body=configset_zip(), content_type="application/octet-stream")
 
-    def create(self) -> str:
+    def create(self, replicas: int | None = None) -> str:
         """A new empty collection for this alias (not yet behind it)."""
         self.upload_configset()
         name = f"{self.alias}-{time.strftime('%Y%m%d%H%M%S')}"
         if name in self.collections():
             name += f"-{int(time.time() * 1000) % 1000:03d}"
         self.client.collections_api("CREATE", name=name, numShards=self.shards,
-                                    replicationFactor=self.replicas,
+                                    replicationFactor=replicas or self.replicas,
                                     waitForFinalState="true",
                                     **{"collection.configName": SCHEMA})
         return name
 
-    def ensure(self) -> str:
-        """The alias's collection, created (and the alias set) when there is none."""
-        current = self.target()
-        if current is not None:
-            return current
-        name = self.create()
-        self.point(name)
-        return name
+    def unfinished(self) -> str | None:
+        """The newest of this alias's collections that no alias points at: a first
+        load that was stopped before it finished (it resumes there)."""
+        behind = {c for v in self.aliases().values() for c in v.split(",")}
+        mine = sorted(c for c in self.collections()
+                      if c.startswith(self.alias + "-") and c not in behind)
+        return mine[-1] if mine else None
+
+    def add_replicas(self, collection: str) -> None:
+        """Every shard of ``collection`` brought to ``replicas`` copies. A new
+        replica copies the leader's index files instead of indexing every
+        document again: a bulk load into one copy, then this, costs half."""
+        status = self.client.collections_api("CLUSTERSTATUS", collection=collection)
+        shards = ((status.get("cluster") or {}).get("collections") or {}) \
+            .get(collection, {}).get("shards") or {}
+        for shard, info in shards.items():
+            for _ in range(self.replicas - len(info.get("replicas") or {})):
+                self.client.collections_api("ADDREPLICA", collection=collection, shard=shard,
+                                            waitForFinalState="true")
 
     def point(self, collection: str) -> list[str]:
-        """The alias moved to ``collection``; the collections it pointed at before
-        are deleted (returned)."""
+        """The alias moved to ``collection``; the collections it pointed at before,
+        and this alias's unfinished ones, are deleted (returned)."""
         before = self.target()
         self.client.collections_api("CREATEALIAS", name=self.alias, collections=collection)
         old = [c for c in (before or "").split(",") if c and c != collection]
+        while (orphan := self.unfinished()) is not None:
+            old.append(orphan)
+            self.client.collections_api("DELETE", name=orphan)
         for name in old:
+            if name not in self.collections():
+                continue
             self.client.collections_api("DELETE", name=name)
         return old
 
@@ -428,19 +449,31 @@ def open_reader(match: MatchSettings) -> SolrIndex:
 
 def open_writer(match: MatchSettings, *, rebuild: bool = False
                 ) -> tuple[SolrIndex, Callable[[], None]]:
-    """The collection to load: the alias's (created with it on first use), or with
-    ``rebuild`` a new one, which ``finish`` puts behind the alias (the old one
-    deleted then). ``finish`` also commits, so what was loaded is searchable."""
+    """The collection to load, and ``finish``, which makes the load searchable.
+
+    * The alias's collection, when it has one: works are upserted in place,
+      searchable within ``COMMIT_WITHIN_MS`` (``persist crossref`` feeds it so)
+      or at ``finish``.
+    * Otherwise (the first load), or with ``rebuild``: a new collection with one
+      copy of each shard, loaded with no reader to serve; ``finish`` then adds
+      the other copies (``match.engine_replicas``) and points the alias at it,
+      deleting the collection it replaced. A first load stopped part-way goes on
+      in its unfinished collection; a rebuild always starts a new one."""
     client = client_of(match)
     admin = admin_of(match, client)
-    collection = admin.create() if rebuild else admin.ensure()
-    index = SolrIndex(client, collection, concurrency=match.engine_concurrency)
+    current = None if rebuild else admin.target()
+    if current is not None:
+        index = SolrIndex(client, current, concurrency=match.engine_concurrency)
+        return index, index.optimize
+    collection = (None if rebuild else admin.unfinished()) or admin.create(replicas=1)
+    index = SolrIndex(client, collection, concurrency=match.engine_concurrency,
+                      commit_within=None)
 
     def finish() -> None:
         index.optimize()
-        if rebuild:
-            moved = admin.point(collection)
-            log.info("Solr: alias %s now %s (deleted: %s)", admin.alias, collection,
-                     ", ".join(moved) or "none")
+        admin.add_replicas(collection)
+        moved = admin.point(collection)
+        log.info("Solr: alias %s now %s (deleted: %s)", admin.alias, collection,
+                 ", ".join(moved) or "none")
 
     return index, finish
