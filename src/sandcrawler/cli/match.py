@@ -83,11 +83,14 @@ def index(rebuild: bool, use_engine: bool, dump: str | None, progress: bool | No
                       desc="match index") as bar:
                 stats = sync(services.engine, writer, rebuild=rebuild, progress=bar.update)
         finish()
+        # counted after finish: a search engine counts only what a commit made
+        # searchable (the load's own count, taken before, may be 0)
+        size = writer.size()
     finally:
         writer.close()
     rate = stats.read / stats.seconds if stats.seconds > 0 else 0.0
-    click.echo(f"match index: {stats.read:,} works read ({rate:,.0f}/s), {stats.size:,} in the "
-               f"index, {stats.seconds:.1f}s; {_where(services, stats.size)}", err=True)
+    click.echo(f"match index: {stats.read:,} works read ({rate:,.0f}/s), {size:,} in the "
+               f"index, {stats.seconds:.1f}s; {_where(services, size)}", err=True)
     services.close()
 
 
