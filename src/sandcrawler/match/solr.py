@@ -59,6 +59,11 @@ META_ID = "_sandcrawler_meta"
 COMMIT_WITHIN_MS = 10_000
 #: the words of a title asked at most (ranked by BM25, the rarest weigh most)
 QUERY_WORDS = 12
+#: seconds a Collections API change may take (CREATE, ADDREPLICA, DELETE wait for
+#: the cluster; one cut short by the per-request timeout would be sent again to
+#: another node and made twice)
+ADMIN_TIMEOUT = 180.0
+_ADMIN_CHANGES = frozenset({"CREATE", "ADDREPLICA", "DELETE", "CREATEALIAS"})
 #: what the Solr server answers when one of its own is down or busy
 _RETRY_STATUSES = frozenset({502, 503, 504})
 #: the options ``match.engine_options`` may hold
@@ -116,10 +121,11 @@ class SolrClient:
 
     def request(self, path: str, params: Mapping[str, Any] | None = None, *,
                 body: bytes | None = None, content_type: str = "application/json",
-                ) -> dict[str, Any]:
+                timeout: float | None = None) -> dict[str, Any]:
         """``path`` (``/<collection>/select``, ``/admin/collections``…) on a node
         that answers; its JSON. SearchUnavailable when no node does, after the
-        back-off; ConfigError for an answer that says the request is wrong."""
+        back-off; ConfigError for an answer that says the request is wrong.
+        ``timeout``: this request's read timeout, instead of the client's."""
         query = urlencode({"wt": "json", **(params or {})}, doseq=True)
         backoff = Backoff(self.policy)
         failures: list[str] = []
@@ -130,7 +136,9 @@ class SolrClient:
                     resp = self._pool.request(
                         "POST" if body is not None else "GET", url, body=body,
                         headers={**self._headers, "Content-Type": content_type}
-                        if body is not None else self._headers)
+                        if body is not None else self._headers,
+                        timeout=urllib3.Timeout(connect=min(self.timeout, 5.0),
+                                                read=timeout or self.timeout))
                 except HTTPError as e:
                     self._mark_down(base)
                     failures.append(f"{base}: {type(e).__name__}")
@@ -159,7 +167,9 @@ class SolrClient:
         self.request(f"/{collection}/update", params, body=orjson.dumps(payload))
 
     def collections_api(self, action: str, **params: Any) -> dict[str, Any]:
-        return self.request("/admin/collections", {"action": action, **params})
+        return self.request("/admin/collections", {"action": action, **params},
+                            timeout=max(self.timeout, ADMIN_TIMEOUT)
+                            if action in _ADMIN_CHANGES else None)
 
 
 def _json(data: bytes) -> dict[str, Any]:
@@ -360,10 +370,17 @@ class SolrAdmin:
         name = f"{self.alias}-{time.strftime('%Y%m%d%H%M%S')}"
         if name in self.collections():
             name += f"-{int(time.time() * 1000) % 1000:03d}"
-        self.client.collections_api("CREATE", name=name, numShards=self.shards,
-                                    replicationFactor=replicas or self.replicas,
-                                    waitForFinalState="true",
-                                    **{"collection.configName": SCHEMA})
+        try:
+            self.client.collections_api("CREATE", name=name, numShards=self.shards,
+                                        replicationFactor=replicas or self.replicas,
+                                        waitForFinalState="true",
+                                        **{"collection.configName": SCHEMA})
+        except ConfigError:
+            # a CREATE whose node did not answer in time is sent again to the next
+            # node, which says the collection exists: the first one made it (the
+            # name is this call's own)
+            if name not in self.collections():
+                raise
         return name
 
     def unfinished(self) -> str | None:
