@@ -139,6 +139,8 @@ def load_dump(index: IndexWriter, dump: str | Path, *, rebuild: bool = False,
         read += position - done
         if progress:
             progress(position - done)
+    if rebuild or read > 50_000:
+        index.optimize()  # a long load leaves many segments (embedded: FTS5's)
     if bad:
         log.warning("match index: %d entries of %s were not works with a DOI; passed over",
                     bad, root)

@@ -34,7 +34,9 @@ import logging
 import threading
 import time
 import zipfile
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,8 @@ CONFIG_DIR = Path(__file__).resolve().parent / "solr_config"
 META_ID = "_sandcrawler_meta"
 #: loaded works become searchable within this long (ms) without a commit of their own
 COMMIT_WITHIN_MS = 10_000
+#: updates handed to the sender and not yet applied, at most
+SENDING = 2
 #: the words of a title asked at most (ranked by BM25, the rarest weigh most)
 QUERY_WORDS = 12
 #: seconds a Collections API change may take (CREATE, ADDREPLICA, DELETE wait for
@@ -227,12 +231,19 @@ class SolrIndex:
         self.commit_within = commit_within
         self._pending: list[dict[str, Any]] = []
         self._marks: dict[str, str] | None = None
+        # updates go out on one thread of their own, in order, while the loader
+        # reads the next batch; at most SENDING are waiting (memory stays bounded)
+        self._sender: ThreadPoolExecutor | None = None
+        self._sending: deque[Future[None]] = deque()
 
     # --- reading ----------------------------------------------------------------------
 
     def _select(self, q: str, rows: int, fq: str = "kind:work") -> list[CatalogRecord]:
-        answer = self.client.request(f"/{self.collection}/select",
-                                     {"q": q, "fq": fq, "rows": rows, "fl": "rec"})
+        answer = self.client.request(f"/{self.collection}/select", {
+            "q": q, "fq": fq, "rows": rows, "fl": "rec",
+            # the stored record comes back with the ranking, in one pass over the
+            # shards instead of two; a node answers from its own copies first
+            "distrib.singlePass": "true", "shards.preference": "replica.location:local"})
         docs = (answer.get("response") or {}).get("docs") or []
         return [CatalogRecord.loads(d["rec"]) for d in docs if d.get("rec")]
 
@@ -269,7 +280,12 @@ class SolrIndex:
         return self._select(f"loc:{_phrase(key)}", limit)
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            self.flush()
+        finally:
+            if self._sender is not None:
+                self._sender.shutdown(cancel_futures=True)
+            self.client.close()
 
     # --- writing (match.sync's writer) ---------------------------------------------------
 
@@ -310,7 +326,19 @@ class SolrIndex:
             # searchable within seconds without a commit per batch (the loader's
             # finish commits at once)
             params = {} if self.commit_within is None else {"commitWithin": self.commit_within}
-            self.client.update(self.collection, docs, **params)
+            if self._sender is None:
+                self._sender = ThreadPoolExecutor(1, thread_name_prefix="solr-update")
+            # one sender, so the requests (and the marks in them) apply in order: a
+            # mark is never ahead of the works before it, even when cut short
+            self._sending.append(self._sender.submit(
+                self.client.update, self.collection, docs, **params))
+            while len(self._sending) > SENDING:
+                self._sending.popleft().result()  # its failure is raised here
+
+    def flush(self) -> None:
+        """Every update handed over so far has been applied (or its error raised)."""
+        while self._sending:
+            self._sending.popleft().result()
 
     def upsert(self, records: Iterable[CatalogRecord]) -> int:
         docs = {rec.doi: document(rec) for rec in records}  # one DOI twice: the last wins
@@ -319,9 +347,11 @@ class SolrIndex:
 
     def optimize(self) -> None:
         """Make what was loaded searchable (a hard commit that opens a searcher)."""
+        self.flush()
         self.client.update(self.collection, {"commit": {}})
 
     def clear(self) -> None:
+        self.flush()
         self.client.update(self.collection, {"delete": {"query": "*:*"}, "commit": {}})
         self._marks = {}
 

@@ -1,0 +1,145 @@
+"""The match index on Solr against the embedded one: bulk load, bytes per record,
+and ``match biblio`` throughput and accuracy at the same catalog size.
+
+Catalog: the refs set's 2,047 real Crossref works (bench/data/match/refs/) padded
+with synthetic works (bench/match_synth.py) to ``--records``, written as one JSON
+lines dump. Queries: the set's first ``--queries`` raw reference strings, with
+their gold DOIs (bench/match_score.py scores them).
+
+Solr: a 2-node SolrCloud from the test kit (``sandcrawler_testkit.solr_cluster``,
+Solr 9.10.1, ZooKeeper in a third JVM; ``--heap`` for the two nodes together), the
+collection 2 shards x 2 copies as the issue asks. Both indexes are loaded by the
+same command from the same dump, each in a fresh data directory:
+
+  sandcrawler match index --dump catalog.jsonl                 (embedded)
+  sandcrawler match index --engine --dump catalog.jsonl        (Solr)
+
+then ``sandcrawler match biblio queries.jsonl -j 1`` on each. Time per match is the
+wall time less the command's start-up (``match biblio`` on no input, same settings).
+
+Figures: load records/s (wall of the command, start-up included); index bytes per
+record (Solr: every core's index size, all copies, from the cores API, and per
+copy; embedded: the SQLite files); ms per match, the ratio Solr / embedded of
+matches per second (goal, issue 28: >= 0.7 at 10^6 records), precision and
+recall on each (goal: within 0.5 points).
+
+Run:  python bench/match_engine.py [--records 1000000] [--queries 500] [--heap 4g]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import orjson
+from _common import Timing, bench_env, print_header, sandcrawler, skip
+from match_eval import GOLD, parse_output, read_lines, write_catalog, write_jsonl
+from match_score import score
+from match_works import DATA_DIR
+
+from sandcrawler.match.solr import SolrAdmin, SolrClient
+
+ALIAS = "bench-works"
+
+
+def run(workdir: Path, env: dict[str, str], *args: str) -> Timing:
+    t = sandcrawler(list(args), env=env, cwd=workdir)
+    if t.returncode != 0:
+        raise SystemExit(f"sandcrawler {' '.join(args)} failed ({t.returncode}):\n"
+                         f"{t.stderr[-2000:]}")
+    return t
+
+
+def measure(name: str, workdir: Path, env: dict[str, str], catalog: Path, queries: Path,
+            gold: list[dict[str, Any]], index_args: tuple[str, ...]) -> dict[str, Any]:
+    load = run(workdir, env, "match", "index", *index_args, "--dump", str(catalog))
+    empty = workdir / "empty.jsonl"
+    empty.write_bytes(b"")
+    startup = min(run(workdir, env, "match", "biblio", str(empty)).wall for _ in range(2))
+    t = run(workdir, env, "match", "biblio", str(queries), "-j", "1")
+    s = score(gold, parse_output(t.stdout))
+    per = (t.wall - startup) / len(gold)
+    return {"engine": name, "load_s": load.wall, "load_cpu_s": load.cpu,
+            "match_wall_s": t.wall, "startup_s": startup, "ms_per_match": per * 1000,
+            "precision": s.precision, "recall": s.recall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--heap", default="4g", help="the two Solr nodes' heap, together")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    args = parser.parse_args()
+    try:
+        from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_solr_libs
+        libs = find_solr_libs()
+    except (ImportError, SolrUnavailable) as e:
+        skip(f"no Solr here: {e}")
+        return
+    real = read_lines(DATA_DIR / "refs" / "catalog.jsonl.gz")
+    gold = read_lines(DATA_DIR / "refs" / "queries.jsonl.gz")[: args.queries]
+    print_header(f"match on Solr vs embedded: {args.records:,} records, {len(gold)} raw "
+                 f"references, Solr heap {args.heap}")
+    workdir = Path(tempfile.mkdtemp(prefix="match-engine-"))
+    try:
+        catalog = workdir / "catalog.jsonl"
+        n = write_catalog(catalog, real, max(0, args.records - len(real)), args.seed)
+        queries = workdir / "queries.jsonl"
+        write_jsonl(queries, [{k: v for k, v in q.items() if k not in GOLD} for q in gold])
+        rows = []
+        embedded_dir = workdir / "embedded"
+        embedded_dir.mkdir()
+        env = bench_env(embedded_dir, data_dir=str(embedded_dir / "data"), match_update="false")
+        row = measure("embedded", embedded_dir, env, catalog, queries, gold, ())
+        files = [p for p in (embedded_dir / "data" / "match").glob("*") if p.is_file()]
+        row["index_bytes"] = sum(p.stat().st_size for p in files)
+        rows.append(row)
+        solr_dir = workdir / "solr"
+        solr_dir.mkdir()
+        with SolrCluster(libs, solr_dir / "cluster", nodes=2, heap=args.heap) as cluster:
+            env = bench_env(solr_dir, data_dir=str(solr_dir / "data"), match_update="false",
+                            match_engine="solr",
+                            match_engine_urls=orjson.dumps(cluster.urls).decode(),
+                            match_engine_collection=ALIAS)
+            row = measure("solr", solr_dir, env, catalog, queries, gold, ("--engine",))
+            client = SolrClient(cluster.urls)
+            try:
+                admin = SolrAdmin(client, ALIAS, shards=2, replicas=2)
+                row["index_bytes"] = admin.index_bytes(admin.target() or ALIAS)
+            finally:
+                client.close()
+            rows.append(row)
+        print(f"{'engine':9} {'load s':>8} {'records/s':>10} {'bytes/rec':>10} "
+              f"{'ms/match':>9} {'P':>7} {'R':>7}")
+        for r in rows:
+            r["records"] = n
+            r["records_per_s"] = n / r["load_s"]
+            r["bytes_per_record"] = r["index_bytes"] / n
+            print(f"{r['engine']:9} {r['load_s']:8.1f} {r['records_per_s']:10,.0f} "
+                  f"{r['bytes_per_record']:10,.0f} {r['ms_per_match']:9.2f} "
+                  f"{r['precision'] or 0:7.4f} {r['recall'] or 0:7.4f}")
+        embedded, solr = rows
+        ratio = embedded["ms_per_match"] / solr["ms_per_match"]
+        print(f"Solr bytes per record per copy: {solr['bytes_per_record'] / 2:,.0f} "
+              f"(2 copies of each shard)")
+        print(f"matches/s, Solr / embedded: {ratio:.2f} (goal >= 0.7); precision "
+              f"{100 * ((solr['precision'] or 0) - (embedded['precision'] or 0)):+.2f} points, "
+              f"recall {100 * ((solr['recall'] or 0) - (embedded['recall'] or 0)):+.2f} points "
+              "(goal: within 0.5)")
+        args.out.mkdir(parents=True, exist_ok=True)
+        out = args.out / "match_engine.json"
+        out.write_bytes(orjson.dumps({"rows": rows, "ratio": ratio},
+                                     option=orjson.OPT_INDENT_2))
+        print(f"written {out}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
