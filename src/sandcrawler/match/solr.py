@@ -28,6 +28,7 @@ a search engine").
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import itertools
 import logging
@@ -53,9 +54,20 @@ from sandcrawler.retry import Backoff, RetryPolicy
 
 log = logging.getLogger(__name__)
 
-#: the schema's version: its configset is uploaded under this name
-SCHEMA = "sandcrawler-match-1"
 CONFIG_DIR = Path(__file__).resolve().parent / "solr_config"
+
+
+def _configset_name() -> str:
+    """The configset's name carries a digest of its files: a changed schema or
+    configuration is uploaded under a new name (collections made before keep
+    theirs until a rebuild), never over the one a collection uses."""
+    digest = hashlib.sha1()
+    for path in sorted(CONFIG_DIR.glob("*.xml")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"sandcrawler-match-{digest.hexdigest()[:10]}"
+
+
+SCHEMA = _configset_name()
 META_ID = "_sandcrawler_meta"
 #: loaded works become searchable within this long (ms) without a commit of their own
 COMMIT_WITHIN_MS = 10_000
