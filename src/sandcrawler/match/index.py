@@ -24,8 +24,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -126,12 +127,6 @@ class SqliteIndex:
 
     #: lookups the matcher may run at once: one SQLite connection, one at a time
     concurrency = 1
-    #: words asked of FTS5 per query: the rarest of the query's known words
-    QUERY_WORDS = 6
-    #: works a query's words may hold between them, beyond its first MIN_WORDS:
-    #: ranking costs about 2 µs per work held (bench/match_scale.py)
-    POSTINGS_BUDGET = 400
-    MIN_WORDS = 3
 
     def __init__(self, path: Path, *, readonly: bool = True, rebuild: bool = False) -> None:
         """Open the index at ``path``; for writing, create it when missing.
@@ -220,27 +215,14 @@ class SqliteIndex:
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
         unique = list(dict.fromkeys(w for w in words if w))
-        df = self.document_frequency(unique)
-        known = sorted((w for w in unique if df[w] > 0), key=lambda w: df[w])
-        if not known:
-            return []
-        # The rarest words, while the works holding them stay within a budget:
-        # ranking reads every posting of every word asked, so a query's cost is
-        # the sum of its words' frequencies, whatever the catalog's size.
-        chosen: list[str] = []
-        total = 0
-        for w in known[:self.QUERY_WORDS]:
-            if len(chosen) >= self.MIN_WORDS and total + df[w] > self.POSTINGS_BUDGET:
-                break
-            chosen.append(w)
-            total += df[w]
-        if total > 10 * self.POSTINGS_BUDGET and len(known) >= 3:
-            # only common words: the works holding all of the rarest few
-            found = self._match(" AND ".join(_phrase(w) for w in known[:4]), limit)
+        plan = choose_words(unique, self.document_frequency(unique))
+        if plan.all_of:
+            found = self._match(" AND ".join(_phrase(w) for w in plan.all_of), limit)
             if found:
                 return found
-            chosen = known[:2]
-        return self._match(" OR ".join(_phrase(w) for w in chosen), limit)
+        if not plan.any_of:
+            return []
+        return self._match(" OR ".join(_phrase(w) for w in plan.any_of), limit)
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         """The works whose first three authors include all of ``surnames``
@@ -362,6 +344,46 @@ class SqliteIndex:
 
 def _phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
+
+
+#: words asked per query: the rarest of the query's known words
+QUERY_WORDS = 6
+#: works a query's words may hold between them, beyond its first MIN_WORDS:
+#: ranking costs about 2 µs per work held (bench/match_scale.py)
+POSTINGS_BUDGET = 400
+MIN_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class WordChoice:
+    """The words of a title query: first the works holding all of ``all_of``
+    (when there are any), else (or when none does) those holding any of ``any_of``,
+    ranked by BM25."""
+
+    all_of: tuple[str, ...]
+    any_of: tuple[str, ...]
+
+
+def choose_words(words: Sequence[str], df: Mapping[str, int]) -> WordChoice:
+    """Which of a query's words to ask, from the works per word (``df``; a word
+    no work has is skipped: a typo, an extraction error). Every index asks the
+    same words, so every engine finds the same candidates."""
+    known = sorted((w for w in words if df.get(w, 0) > 0), key=lambda w: df[w])
+    # The rarest words, while the works holding them stay within a budget:
+    # ranking reads every posting of every word asked, so a query's cost is
+    # the sum of its words' frequencies, whatever the catalog's size.
+    chosen: list[str] = []
+    total = 0
+    for w in known[:QUERY_WORDS]:
+        if len(chosen) >= MIN_WORDS and total + df[w] > POSTINGS_BUDGET:
+            break
+        chosen.append(w)
+        total += df[w]
+    if total > 10 * POSTINGS_BUDGET and len(known) >= 3:
+        # only common words: the works holding all of the rarest few, else the
+        # rarest two
+        return WordChoice(tuple(known[:4]), tuple(known[:2]))
+    return WordChoice((), tuple(chosen))
 
 
 class IndexMissing(ConfigError):

@@ -49,6 +49,7 @@ from urllib3.exceptions import HTTPError
 
 from sandcrawler.config import MatchSettings
 from sandcrawler.errors import ConfigError, SearchUnavailable
+from sandcrawler.match.index import choose_words
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.retry import Backoff, RetryPolicy
 
@@ -73,8 +74,6 @@ META_ID = "_sandcrawler_meta"
 COMMIT_WITHIN_MS = 10_000
 #: updates handed to the sender and not yet applied, at most
 SENDING = 2
-#: the words of a title asked at most (ranked by BM25, the rarest weigh most)
-QUERY_WORDS = 12
 #: seconds a Collections API change may take (CREATE, ADDREPLICA, DELETE wait for
 #: the cluster; one cut short by the per-request timeout would be sent again to
 #: another node and made twice)
@@ -275,11 +274,36 @@ class SolrIndex:
         found = self._select(f"alt:{_phrase(key)}", 1)
         return found[0] if found else None
 
+    def document_frequency(self, words: Sequence[str]) -> dict[str, int]:
+        """Works per title word over every shard (0 for a word no title has),
+        read from the terms' dictionaries: no posting is read. Works deleted
+        or replaced still count until their segment is merged away."""
+        out = dict.fromkeys(words, 0)
+        # terms.list is split on commas (and a folded word has none)
+        asked = [w for w in words if "," not in w and "\\" not in w]
+        if not asked:
+            return out
+        answer = self.client.request(f"/{self.collection}/terms", {
+            "terms.fl": "t", "terms.list": ",".join(asked), "terms.limit": len(asked),
+            "json.nl": "map"})
+        counts = ((answer.get("terms") or {}).get("t")) or {}
+        out.update({str(w): int(n) for w, n in counts.items() if w in out})
+        return out
+
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
-        unique = list(dict.fromkeys(w for w in words if w))[:QUERY_WORDS]
-        if not unique:
+        # the words the embedded index would ask, chosen by the same counts:
+        # the same candidates on both (an OR of every word ranks common words'
+        # works among the rare ones' and finds others)
+        unique = list(dict.fromkeys(w for w in words if w))
+        plan = choose_words(unique, self.document_frequency(unique))
+        if plan.all_of:
+            found = self._select("t:(" + " AND ".join(_phrase(w) for w in plan.all_of) + ")",
+                                 limit)
+            if found:
+                return found
+        if not plan.any_of:
             return []
-        return self._select("t:(" + " OR ".join(_phrase(w) for w in unique) + ")", limit)
+        return self._select("t:(" + " OR ".join(_phrase(w) for w in plan.any_of) + ")", limit)
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         names = list(dict.fromkeys(n for n in surnames if n))[:3]
