@@ -15,8 +15,16 @@ directory (SQLite, nothing to start):
 Prints a table per set and writes bench/out/match_eval.json (figures) and
 bench/out/match_misses_<set>.jsonl (every query the matcher got wrong).
 
+``--engine solr`` does the same with the index on Apache Solr (issue 28): a SolrCloud
+cluster of the test kit (2 nodes, ZooKeeper; sandcrawler_testkit.solr_cluster) started
+in a temporary directory, each set's catalog persisted without feeding the engine, then
+loaded by ``match index --engine --rebuild`` into a collection of 2 shards of 2 replicas
+behind the alias ``eval-<set>``; the size is the index bytes of every replica. Its
+figures go to match_eval_solr.json and match_misses_solr_<set>.jsonl.
+
 Run:  python bench/match_eval.py [--sets refs,headers,hard,pairs] [--pad 20000]
                                  [--jobs 1,2] [--out bench/out] [--keep DIR]
+                                 [--engine embedded|solr]
 """
 
 from __future__ import annotations
@@ -28,14 +36,18 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import orjson
-from _common import Timing, bench_env, print_header, rate, sandcrawler
+from _common import Timing, bench_env, print_header, rate, sandcrawler, skip
 from match_score import score, table
 from match_synth import SynthWorks
 from match_works import DATA_DIR
+
+from sandcrawler.match.solr import SolrAdmin, SolrClient
+from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_solr_libs
 
 SETS = ("refs", "headers", "hard", "pairs")
 GOLD = ("expected_doi", "case", "noise")
@@ -103,26 +115,47 @@ def fmt_rate(r: float | None) -> str:
 
 
 class Run:
-    """One data directory: persist, index, match."""
+    """One data directory: persist, index, match; on the embedded index, or on the
+    Solr cluster ``solr`` (the collection behind the alias ``alias``)."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, solr: SolrCluster | None = None,
+                 alias: str = "") -> None:
         self.workdir = workdir
         self.data = workdir / "data"
-        self.env = bench_env(workdir, data_dir=str(self.data))
+        self.solr = solr
+        self.alias = alias
+        settings = {"data_dir": str(self.data)}
+        if solr is not None:
+            # feed off: the catalog is loaded once, by match index --engine --rebuild
+            settings.update(match_engine="solr", match_engine_urls=orjson.dumps(solr.urls)
+                            .decode(), match_engine_collection=alias, match_feed="false",
+                            match_engine_shards="2", match_engine_replicas="2")
+        self.env = bench_env(workdir, **settings)
+        self.index_args = ("--engine",) if solr is not None else ()
 
     def sc(self, *args: str) -> Timing:
         return sandcrawler(list(args), env=self.env, cwd=self.workdir)
 
     def load(self, catalog_file: Path) -> tuple[Timing, Timing, Timing, int, list[str]]:
-        """persist + index; the index's bytes and the files it wrote."""
+        """persist + index; the index's bytes and the files (or collection) it wrote."""
         persist = self.sc("persist", "crossref", str(catalog_file))
         # persist crossref keeps the index current as it writes; --rebuild times a build
         # of the whole index from the table, as after a bulk load
-        index = self.sc("match", "index", "--rebuild")
-        files = {k: v for k, v in dir_sizes(self.data).items() if k.startswith("match")}
+        index = self.sc("match", "index", *self.index_args, "--rebuild")
+        if self.solr is not None:
+            client = SolrClient(self.solr.urls)
+            try:
+                admin = SolrAdmin(client, self.alias, shards=2, replicas=2)
+                collection = admin.target() or self.alias
+                size, files = admin.index_bytes(collection), [f"solr:{collection}"]
+            finally:
+                client.close()
+        else:
+            found = {k: v for k, v in dir_sizes(self.data).items() if k.startswith("match")}
+            size, files = sum(found.values()), sorted(found)
         # a second run has nothing new to index: its wall time is the command's fixed cost
-        again = self.sc("match", "index")
-        return persist, index, again, sum(files.values()), sorted(files)
+        again = self.sc("match", "index", *self.index_args)
+        return persist, index, again, size, files
 
     def match(self, queries_file: Path, jobs: int) -> tuple[Timing, list[dict[str, Any]]]:
         t = self.sc("match", "biblio", str(queries_file), "-j", str(jobs))
@@ -136,7 +169,8 @@ def startup_seconds(run: Run) -> float:
     return min(run.sc("match", "biblio", str(empty)).wall for _ in range(3))
 
 
-def evaluate(name: str, args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
+def evaluate(name: str, args: argparse.Namespace, out_dir: Path,
+             solr: SolrCluster | None = None) -> dict[str, Any]:
     set_dir = DATA_DIR / name
     catalog = read_lines(set_dir / "catalog.jsonl.gz")
     queries = read_lines(set_dir / "queries.jsonl.gz")
@@ -146,7 +180,7 @@ def evaluate(name: str, args: argparse.Namespace, out_dir: Path) -> dict[str, An
         shutil.rmtree(keep, ignore_errors=True)
         keep.mkdir(parents=True)
     try:
-        run = Run(workdir)
+        run = Run(workdir, solr, f"eval-{name}")
         catalog_file = workdir / "catalog.jsonl"
         n_catalog = write_catalog(catalog_file, catalog, args.pad, args.seed)
         queries_file = workdir / "queries.jsonl"
@@ -183,10 +217,11 @@ def evaluate(name: str, args: argparse.Namespace, out_dir: Path) -> dict[str, An
                   + ("  OUTPUT DIFFERS FROM -j 1" if t.get("differs_from_j1") else ""))
         if not order_ok:
             print("   OUTPUT NOT IN INPUT ORDER (or lines missing)")
-        misses_file = out_dir / f"match_misses_{name}.jsonl"
+        misses_file = out_dir / f"match_misses{'_solr' if solr else ''}_{name}.jsonl"
         write_jsonl(misses_file, [m.__dict__ for m in s.misses])
         return {
-            "catalog": n_catalog, "catalog_real": len(catalog), "pad": args.pad,
+            "engine": args.engine, "catalog": n_catalog, "catalog_real": len(catalog),
+            "pad": args.pad,
             "queries": len(queries), "persist_s": persist.wall, "index_s": index.wall,
             "index_records_per_s": rate(n_catalog, index.wall),
             "index_noop_s": index_again.wall,
@@ -212,6 +247,9 @@ def main() -> None:
     parser.add_argument("--jobs", default="1,2", help="the -j values to time (first scored)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out")
     parser.add_argument("--keep", type=Path, help="keep each set's data directory here")
+    parser.add_argument("--engine", choices=("embedded", "solr"), default="embedded",
+                        help="the match index: embedded (SQLite), or a Solr cluster of the "
+                             "test kit started for the run")
     args = parser.parse_args()
     args.jobs = [int(j) for j in args.jobs.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
@@ -219,9 +257,20 @@ def main() -> None:
     for s in names:
         if s not in SETS:
             sys.exit(f"unknown set {s!r}; sets: {', '.join(SETS)}")
-    print_header(f"sandcrawler match: {', '.join(names)} (+{args.pad:,} synthetic works each)")
-    report = {name: evaluate(name, args, args.out) for name in names}
-    out = args.out / "match_eval.json"
+    print_header(f"sandcrawler match on the {args.engine} index: {', '.join(names)} "
+                 f"(+{args.pad:,} synthetic works each)")
+    with ExitStack() as stack:
+        solr = None
+        if args.engine == "solr":
+            try:
+                libs = find_solr_libs()
+            except SolrUnavailable as e:
+                skip(str(e))
+            solr_dir = Path(stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="match-eval-solr-")))
+            solr = stack.enter_context(SolrCluster(libs, solr_dir, nodes=2))
+        report = {name: evaluate(name, args, args.out, solr) for name in names}
+    out = args.out / ("match_eval.json" if args.engine == "embedded" else "match_eval_solr.json")
     out.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
     print(f"written {out}")
 

@@ -56,7 +56,7 @@ SERVICE_FIXTURES = {
     "pywb_venv": "pywb", "solr_libs": "solr", "solr_cluster": "solr", "solr": "solr",
 }
 SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
-                  ("store", "s3"): "s3"}
+                  ("store", "s3"): "s3", ("match_engine", "solr"): "solr"}
 #: modules whose tests take seconds each (real processes, large inputs): `slow`
 SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_pdf",
                 "test_worker_ingest_fileset",

@@ -2,8 +2,10 @@
 
 Every catalog is Crossref REST API work JSON (the fields and shapes the API
 gives: ``title`` and ``container-title`` as lists, ``author[].family``,
-``issued.date-parts``, ``type``, ``update-to``), built into a real SQLite FTS5
-index in ``tmp_path`` and read by the matcher as ``match biblio`` reads it.
+``issued.date-parts``, ``type``, ``update-to``), loaded into a real index and
+read by the matcher as ``match biblio`` reads it: each test runs on the embedded
+SQLite FTS5 index and on a Solr collection of the test kit's cluster, and must
+give the same answers on both (tests/match_engines.py).
 Works use the test prefix 10.5555 (never a real work's DOI), except where the
 DOI itself is the point (arXiv's 10.48550). A background of unrelated works
 gives the index's word statistics something to be rare against.
@@ -24,12 +26,13 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.match.index import SqliteIndex
 from sandcrawler.match.matcher import Matcher, parse_with
 from sandcrawler.match.query import BadBiblio
-from sandcrawler.match.records import from_crossref
 from sandcrawler.models.match import MATCHED, MatchResult
 from sandcrawler.models.statuses import MatchStatus
+from tests.match_engines import Catalogs
+from tests.match_engines import catalogs as catalogs
+from tests.match_engines import match_engine as match_engine
 
 Work = dict[str, Any]
 
@@ -96,25 +99,16 @@ BACKGROUND: list[Work] = [
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Iterator[Callable[..., Matcher]]:
-    """``catalog(works, background=True)``: a matcher on an index of those works."""
-    opened: list[SqliteIndex] = []
+def catalog(catalogs: Catalogs) -> Callable[..., Matcher]:
+    """``catalog(works, background=True)``: a matcher on an index of those works, on
+    each engine of the match index (tests/match_engines.py)."""
 
     def build(works: Sequence[Work], *, background: bool = True,
               parser: Any = None) -> Matcher:
-        path = tmp_path / f"index{len(opened)}.sqlite3"
-        writer = SqliteIndex(path, readonly=False)
-        with writer.transaction():
-            writer.upsert(from_crossref(w["DOI"].lower(), w)
-                          for w in [*works, *(BACKGROUND if background else [])])
-        writer.close()
-        index = SqliteIndex(path)
-        opened.append(index)
+        index = catalogs.index([*works, *(BACKGROUND if background else [])])
         return Matcher(index, parse_with(parser) if parser is not None else None)
 
-    yield build
-    for index in opened:
-        index.close()
+    return build
 
 
 def matched(result: MatchResult, doi: str) -> None:
