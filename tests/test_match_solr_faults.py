@@ -32,7 +32,7 @@ from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable
 from tests.conftest import run_cli
 from tests.test_match_index import persist
 from tests.test_match_refs import age_sources, as_ref, catalog, refs_rows, table
-from tests.test_match_solr_load import SolrMatch, jsonl, made_up, match_index, solr_match
+from tests.test_match_solr_load import SolrMatch, jsonl, match_index, solr_match
 
 __all__ = ["solr_match"]  # the fixture, imported to be used here
 
@@ -106,17 +106,6 @@ def assert_outage(result: subprocess.CompletedProcess[bytes]) -> str:
 
 
 # --- the whole engine down or stalled: an outage, never a no-match ---------------------------
-
-
-@SQLITE
-def test_every_node_down_is_an_outage(engine: Engine, solr_match: SolrMatch,
-                                      tmp_path: Path) -> None:
-    works = loaded(solr_match, 20, tmp_path)
-    biblios = biblio_lines(works)
-    for i in range(solr_match.cluster.nodes):
-        solr_match.cluster.kill_node(i)
-    line = assert_outage(run_cli(["match", "biblio", "-"], input=biblios))
-    assert "no node answered" in line
 
 
 @SQLITE
@@ -285,32 +274,3 @@ def leader_node(solr_match: SolrMatch) -> int:
     return solr_match.cluster.urls.index(base)
 
 
-def test_one_node_killed_mid_load_loses_nothing(solr_match: SolrMatch, tmp_path: Path) -> None:
-    """An incremental load into the alias's collection (2 copies of each shard);
-    one node killed part-way: its shards' leaders move to the other node once
-    its ZooKeeper session expires (10 s), updates answer 500 until then."""
-    n = 40_000
-    works = made_up(n)
-    first = tmp_path / "first.jsonl"  # the alias and its collection made
-    first.write_bytes(jsonl(works[:10]))
-    match_index("--dump", str(first))
-    root = tmp_path / "dump"
-    root.mkdir()
-    for i in range(4):
-        (root / f"part-{i}.jsonl").write_bytes(jsonl(works[i * n // 4:(i + 1) * n // 4]))
-    proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "match", "index", "--engine",
-                             "--dump", str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while not any(k.startswith("dump:part") for k in solr_match.marks()):
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        solr_match.cluster.kill_node(leader_node(solr_match))
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, err.decode()
-    assert solr_match.dois() == sorted(w["DOI"] for w in works)

@@ -216,22 +216,3 @@ def test_a_whole_cluster_restart_keeps_the_data(solr: SolrCluster, works: str) -
         assert select(url, works) == Found(before | {"work-late"}, len(before) + 1, False)
 
 
-def test_the_whole_cluster_killed_at_once_keeps_what_it_acknowledged(
-        solr: SolrCluster, works: str) -> None:
-    """A power cut: ZooKeeper and every node SIGKILLed together. An update Solr
-    answered, committed or only in its update log, is there after the start."""
-    solr.wait_for_active(works)
-    before = select(solr.urls[0], works).ids
-    index(solr.urls[0], works, [{"id": "work-committed"}])
-    _post_json(f"{solr.urls[0]}/{works}/update?wt=json", [{"id": "work-in-the-log"}])
-    urls = list(solr.urls)
-    solr.kill()
-    assert all(refuses(u) for u in urls)
-    started = time.monotonic()
-    solr.start()  # its nodes wait out their old ZooKeeper sessions first
-    solr.wait_for_active(works)
-    print(f"started again, replicas active in {time.monotonic() - started:.1f}s")
-    assert solr.urls == urls
-    after = before | {"work-committed", "work-in-the-log"}
-    for url in solr.urls:
-        assert select(url, works) == Found(after, len(after), False)

@@ -489,6 +489,10 @@ class Services:
         behind (``match.update``); returns how many works it read."""
         from sandcrawler.match.sync import sync
 
+        if not self._match_engine().made_on_demand:
+            # a search engine's index is built by `match index --engine`, never as a
+            # side effect of matching: without one, say so (ConfigError) and make none
+            self.match_index_reader().close()
         writer, finish = self.match_index_writer()
         try:
             read = sync(self.engine, writer).read

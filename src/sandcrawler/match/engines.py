@@ -20,12 +20,16 @@ class Engine:
     writer: str
     #: what it is, for messages and docs
     title: str
+    #: matching may create it when missing (the embedded file); a search engine's
+    #: index is made by `match index --engine` only
+    made_on_demand: bool = False
 
 
 ENGINES: dict[str, Engine] = {
     "embedded": Engine("sandcrawler.match.index:open_reader",
                        "sandcrawler.match.index:open_writer",
-                       "the embedded index: one SQLite file (match.index)"),
+                       "the embedded index: one SQLite file (match.index)",
+                       made_on_demand=True),
     "solr": Engine("sandcrawler.match.solr:open_reader", "sandcrawler.match.solr:open_writer",
                    "Apache Solr (SolrCloud): a collection behind an alias"),
 }
