@@ -135,26 +135,6 @@ def test_either_node_answers_for_both_shards(solr: SolrCluster, works: str) -> N
         assert select(url, works, "title_t:sample AND year_i:2007").ids == {"work-7"}
 
 
-def test_a_killed_node_its_replicas_answer_and_it_rejoins(solr: SolrCluster, works: str) -> None:
-    solr.kill_node(1)
-    assert solr.pids[1] is None and refuses(solr.urls[1])
-    # a crash, not a shutdown: ZooKeeper still has the node for its session's timeout
-    assert node_name(solr.urls[1]) in live_nodes(solr.urls[0])
-    # node 0 sends each shard's request to a replica; the one on node 1 refuses the
-    # connection and Solr asks the other: the whole answer, not a partial one, without
-    # shards.tolerant
-    assert select(solr.urls[0], works) == Found(EVERYTHING, 24, False)
-    assert select(solr.urls[0], works, **{"shards.tolerant": "true"}) == Found(EVERYTHING, 24,
-                                                                                False)
-
-    started = time.monotonic()
-    solr.start_node(1)  # before ZooKeeper noticed it was gone: the node takes its place again
-    solr.wait_for_active(works)
-    print(f"node 1 back and its replicas active in {time.monotonic() - started:.1f}s")
-    assert node_name(solr.urls[1]) in live_nodes(solr.urls[0])
-    assert select(solr.urls[1], works) == Found(EVERYTHING, 24, False)
-
-
 def test_a_shard_without_a_live_replica_is_an_error_or_a_flagged_partial_answer(
         solr: SolrCluster) -> None:
     """What the engine backend must never take for "nothing found": a collection of
@@ -189,30 +169,3 @@ def test_a_shard_without_a_live_replica_is_an_error_or_a_flagged_partial_answer(
     solr.wait_for_active("single")
     print(f"node 1 back and its replicas active in {time.monotonic() - started:.1f}s")
     assert select(solr.urls[0], "single") == Found(EVERYTHING, 24, False)
-
-
-def test_a_whole_cluster_restart_keeps_the_data(solr: SolrCluster, works: str) -> None:
-    # A cluster in health first: a document indexed while a replica still recovers
-    # (node 1 was killed above) and a restart before it caught up can leave that
-    # replica the shard's leader without it and the other replica with it, both
-    # active (docs/operations.md, "Solr test cluster")
-    solr.wait_for_active(works)
-    urls, pids = list(solr.urls), list(solr.pids)
-    before = select(solr.urls[0], works).ids
-    index(solr.urls[1], works, [{"id": "work-late", "title_t": "Indexed before the restart"}])
-    started = time.monotonic()
-    solr.restart()
-    restarted = time.monotonic() - started
-    solr.wait_for_active(works)
-    print(f"restart {restarted:.1f}s, replicas active after {time.monotonic() - started:.1f}s")
-    # same ports (the URLs clients hold still work), new processes
-    assert solr.urls == urls and not set(solr.pids) & set(pids)
-    held = replicas(solr.urls[0], works)
-    # both replicas of a shard hold the same documents, and the shards hold them all
-    by_shard = {r.shard: {x.docs for x in held if x.shard == r.shard} for r in held}
-    assert all(len(counts) == 1 for counts in by_shard.values()), held
-    assert sum(counts.pop() for counts in by_shard.values()) == len(before) + 1, held
-    for url in solr.urls:
-        assert select(url, works) == Found(before | {"work-late"}, len(before) + 1, False)
-
-
