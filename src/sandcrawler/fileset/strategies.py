@@ -26,6 +26,7 @@ and its manifest entry says which.
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -236,19 +237,24 @@ class FilesetStrategy(ABC):
         manifest = item.manifest or []
         limit = self.ctx.fileset.max_total_size
         spent = [0]
+        lock = threading.Lock()  # the workers add to one running total
 
         def job(expected: FilesetManifestFile) -> _Archived:
-            got = one(expected, _budget(expected, limit - spent[0]))
-            spent[0] += got.entry.size or 0  # one bytecode add: exact enough for a budget
+            with lock:
+                left = limit - spent[0]
+            got = one(expected, _budget(expected, left))
+            with lock:
+                spent[0] += got.entry.size or 0
             return got
 
         results, failure = in_parallel(manifest, self.ctx.fileset.parallel_downloads, job)
         done = {i: got.entry for i, got in results.items()}
         if failure is not None:
             return self._failed(item, done, failure[1], failure[0])
-        if spent[0] > limit:
+        total = sum(got.entry.size or 0 for got in results.values())
+        if total > limit:
             return self._failed(item, done, ArchiveFailure(
-                f"{spent[0]:,} bytes downloaded, more than max_total_size {limit:,}",
+                f"{total:,} bytes downloaded, more than max_total_size {limit:,}",
                 FilesetStatus.TOO_LARGE_SIZE))
         fields: dict[str, Any] = {}
         if self.strategy.entity == "file" and results:
