@@ -142,7 +142,7 @@ def test_match_index_builds_the_index(engine: Engine) -> None:
         rec = index.by_doi("10.5555/c")
         assert rec is not None and rec.titles == (
             "a lattice boltzmann model for multiphase flow in porous media",)
-        assert [r.doi for r in index.by_locator("47", "1815", 10)] == ["10.5555/c"]
+        assert [r.doi for r in index.by_locators([("47", "1815")], 10)[0]] == ["10.5555/c"]
         assert index.meta(MARK) is not None
     finally:
         index.close()

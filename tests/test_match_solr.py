@@ -107,6 +107,46 @@ def test_a_doi_is_read_right_after_loading_before_any_commit(solr: SolrCluster,
         writer.close()
 
 
+def test_lookups_asked_of_each_shard_or_through_a_node_find_the_same_works(
+        solr: SolrCluster, tmp_path: Path) -> None:
+    """Lookups go to a replica of each shard and are merged here (the default),
+    or through a node (``direct_shards: "false"``, behind a proxy): the same
+    works either way, for every kind of lookup. The reader remembers works per
+    title word, but not a word no title had: once a work with it is loaded, the
+    same reader finds it (a remembered 0 would skip the word, a false no-match)."""
+    match = solr_settings(solr, "t-solr-direct")
+    works = [*OLD, NEW[1], work("10.5555/same.loc", "Another work at volume seven page one "
+                                "hundred and one", "Shan", 1993)]
+    load(match, works, tmp_path / "works.jsonl", rebuild=True)()
+    direct = open_reader(match)
+    through = open_reader(solr_settings(solr, "t-solr-direct",
+                                        engine_options={"direct_shards": "false"}))
+    writer, finish = open_writer(match)
+    try:
+        assert direct.client.direct_shards and not through.client.direct_shards
+        at_7_101 = ["10.5555/new.2", "10.5555/old.1", "10.5555/old.2", "10.5555/same.loc"]
+        for index in (direct, through):
+            assert [sorted(r.doi for r in found) for found in index.by_locators(
+                [("7", "101"), ("8", "1"), ("7", "101")], 10)] == [at_7_101, [], at_7_101]
+            assert len(index.by_locators([("7", "101")], 2)[0]) == 2
+            assert index.document_frequency(["andes", "in", "nowhereword"]) == \
+                {"andes": 1, "in": 3, "nowhereword": 0}
+        for words in (["glacier", "andes"], ["volume", "seven", "lakes"]):
+            assert [r.doi for r in direct.by_words(words, 10)] == \
+                [r.doi for r in through.by_words(words, 10)] != []
+        matcher = Matcher(direct)
+        assert matcher.match(biblio(NEW[0])).status is MatchStatus.NO_MATCH
+        with writer.transaction():
+            writer.upsert([from_crossref("10.5555/new.1", NEW[0])])
+        finish()
+        result = matcher.match(biblio(NEW[0]))
+        assert (result.status, result.doi) == (MatchStatus.EXACT, "10.5555/new.1")
+    finally:
+        direct.close()
+        through.close()
+        writer.close()
+
+
 def test_a_reader_on_the_alias_sees_a_rebuild_once_it_is_finished(
         solr: SolrCluster, tmp_path: Path) -> None:
     match = solr_settings(solr, "t-solr-alias")

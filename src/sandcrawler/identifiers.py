@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import re
-import unicodedata
 from typing import Any
 
 from sandcrawler.errors import InvalidName, RecordError
@@ -12,6 +11,10 @@ from sandcrawler.models.statuses import IdentifierStatus
 
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/",
                  "http://dx.doi.org/", "doi:")
+
+
+#: Unicode's control characters (category Cc): C0, DEL and C1, nothing else
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def normalize_doi(value: Any) -> str:
@@ -30,7 +33,7 @@ def normalize_doi(value: Any) -> str:
     if len(doi) > MAX_DOI_CHARS:
         raise RecordError(f"not a DOI: {len(doi):,} characters (at most {MAX_DOI_CHARS:,})",
                           status=IdentifierStatus.BAD_DOI)
-    if any(unicodedata.category(ch) == "Cc" for ch in doi):
+    if _CONTROL.search(doi):
         raise RecordError(f"not a DOI: {_clip(value)!r} has control characters",
                           status=IdentifierStatus.BAD_DOI)
     return doi

@@ -71,8 +71,10 @@ class CandidateIndex(Protocol):
         (folded), best first."""
         ...
 
-    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
-        """The works at this volume and first page (any journal)."""
+    def by_locators(self, pairs: Sequence[tuple[str, str]], limit: int
+                    ) -> list[list[CatalogRecord]]:
+        """For each (volume, first page), the works at it (any journal), at most
+        ``limit``; asked together (a reference string's numbers give many)."""
         ...
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
@@ -241,11 +243,12 @@ class SqliteIndex:
             (expression, limit)).fetchall()
         return [CatalogRecord.loads(r[0]) for r in rows]
 
-    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
-        rows = self.conn.execute(
+    def by_locators(self, pairs: Sequence[tuple[str, str]], limit: int
+                    ) -> list[list[CatalogRecord]]:
+        return [[CatalogRecord.loads(r[0]) for r in self.conn.execute(
             "SELECT w.rec FROM locators l JOIN works w ON w.id = l.id "
-            "WHERE l.volume = ? AND l.page = ? LIMIT ?", (volume, page, limit)).fetchall()
-        return [CatalogRecord.loads(r[0]) for r in rows]
+            "WHERE l.volume = ? AND l.page = ? LIMIT ?", (volume, page, limit))]
+            for volume, page in pairs]
 
     def close(self) -> None:
         self.conn.close()

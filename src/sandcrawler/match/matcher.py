@@ -192,7 +192,8 @@ class Matcher:
                 for rec in self.index.by_words(title_words, CANDIDATES):
                     found.setdefault(rec.doi, rec)
             if q.volume and q.page:
-                for rec in self.index.by_locator(q.volume, q.page, LOCATOR_CANDIDATES):
+                for rec in self.index.by_locators([(q.volume, q.page)],
+                                                  LOCATOR_CANDIDATES)[0]:
                     if _plausible(q, rec):
                         found.setdefault(rec.doi, rec)
         if wide and q.raw:
@@ -202,8 +203,8 @@ class Matcher:
                     found.setdefault(rec.doi, rec)
             # a reference without a title ("J. Am. Chem. Soc. 2001, 123, 456"):
             # its numbers, two by two, as volume and first page
-            for volume, page in _number_pairs(q.raw):
-                for rec in self.index.by_locator(volume, page, LOCATOR_CANDIDATES):
+            for works in self.index.by_locators(_number_pairs(q.raw), LOCATOR_CANDIDATES):
+                for rec in works:
                     if _plausible(q, rec):
                         found.setdefault(rec.doi, rec)
         if wide and len(q.surnames) >= 2:

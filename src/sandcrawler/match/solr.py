@@ -23,6 +23,9 @@ a search engine").
   missing shard can never turn into a persisted ``no-match``.
 * **Batches.** Solr has no multi-search request; the matcher sends a batch's
   lookups concurrently instead (``concurrency``), over the pooled connections.
+* **Shards asked directly.** A lookup goes to one replica of each shard
+  (``distrib=false``) and the answers are merged here: through a node, Solr
+  makes the same lookup three requests and about four times the work.
 """
 
 from __future__ import annotations
@@ -82,7 +85,16 @@ _ADMIN_CHANGES = frozenset({"CREATE", "ADDREPLICA", "DELETE", "CREATEALIAS"})
 #: what the Solr server answers when one of its own is down or busy
 _RETRY_STATUSES = frozenset({502, 503, 504})
 #: the options ``match.engine_options`` may hold
-OPTIONS = ("username", "password", "ca_file", "verify")
+OPTIONS = ("username", "password", "ca_file", "verify", "direct_shards")
+_FALSE = ("false", "0", "no")
+_FORM = "application/x-www-form-urlencoded"
+#: seconds a shard map is used before it is read again: a rebuild's new
+#: collection is read within this long of the alias's move (at once when the
+#: old one is deleted)
+SHARD_MAP_TTL = 60.0
+#: title words whose works-per-word count is remembered, at most, and for how long
+DF_CACHE_WORDS = 200_000
+DF_CACHE_TTL = 600.0
 
 
 class SolrClient:
@@ -110,25 +122,43 @@ class SolrClient:
         tls: dict[str, Any] = {}
         if options.get("ca_file"):
             tls["ca_certs"] = options["ca_file"]
-        if options.get("verify", "true").lower() in ("false", "0", "no"):
+        #: lookups go to one replica of each shard (``distrib=false``) and are
+        #: merged here, instead of through a node that fans them out: a third of
+        #: the work on Solr's side. Off (``direct_shards: "false"``) when the
+        #: nodes' own addresses cannot be reached, only match.engine_urls (a proxy).
+        self.direct_shards = options.get("direct_shards", "true").lower() not in _FALSE
+        if options.get("verify", "true").lower() in _FALSE:
             tls["cert_reqs"] = "CERT_NONE"
+        # (a pool per node host; enough that none is dropped while _pool_of holds it)
         self._pool = urllib3.PoolManager(
-            maxsize=16, block=False, retries=False,
+            num_pools=1024, maxsize=16, block=False, retries=False,
             timeout=urllib3.Timeout(connect=min(timeout, 5.0), read=timeout), **tls)
         # requests spread over the nodes; a node that failed is asked last for a while
         self._turn = itertools.count()
         self._down_until: dict[str, float] = {}
+        self._pools: dict[str, tuple[urllib3.HTTPConnectionPool, str]] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        self._pools.clear()
         self._pool.clear()
 
-    def _order(self) -> list[str]:
-        start = next(self._turn) % len(self.urls)
-        urls = self.urls[start:] + self.urls[:start]
+    def _order(self, bases: Sequence[str] | None = None) -> list[str]:
+        urls = list(bases or self.urls)
+        start = next(self._turn) % len(urls)
+        urls = urls[start:] + urls[:start]
         now = time.monotonic()
         with self._lock:
             return sorted(urls, key=lambda u: self._down_until.get(u, 0.0) > now)
+
+    def _pool_of(self, base: str) -> tuple[urllib3.HTTPConnectionPool, str]:
+        """The connections to ``base``'s host, and its path: parsed once (a
+        lookup's cost is mostly the client's when Solr answers in a millisecond)."""
+        known = self._pools.get(base)
+        if known is None:
+            known = (self._pool.connection_from_url(base), urllib3.util.parse_url(base).path or "")
+            self._pools[base] = known
+        return known
 
     def _mark_down(self, url: str) -> None:
         with self._lock:
@@ -136,24 +166,32 @@ class SolrClient:
 
     def request(self, path: str, params: Mapping[str, Any] | None = None, *,
                 body: bytes | None = None, content_type: str = "application/json",
-                timeout: float | None = None) -> dict[str, Any]:
+                timeout: float | None = None,
+                bases: Sequence[str] | None = None) -> dict[str, Any]:
         """``path`` (``/<collection>/select``, ``/admin/collections``…) on a node
         that answers; its JSON. SearchUnavailable when no node does, after the
-        back-off; ConfigError for an answer that says the request is wrong.
-        ``timeout``: this request's read timeout, instead of the client's."""
+        back-off; ConfigError for an answer that says the request is wrong
+        (SolrMissing for a collection or core that is not there).
+        ``timeout``: this request's read timeout, instead of the client's.
+        ``bases``: the URLs to try in turn instead of the nodes' (the cores of
+        one shard's replicas)."""
         query = urlencode({"wt": "json", **(params or {})}, doseq=True)
+        if body is None:
+            # the parameters as a form: a query's words stay out of the URL, which
+            # the HTTP client would otherwise scan character by character
+            target, body, content_type = path, query.encode(), _FORM
+        else:
+            target = f"{path}?{query}"
+        headers = {**self._headers, "Content-Type": content_type}
+        wait = urllib3.Timeout(connect=min(self.timeout, 5.0), read=timeout or self.timeout)
         backoff = Backoff(self.policy)
         failures: list[str] = []
         while True:
-            for base in self._order():
-                url = f"{base}{path}?{query}"
+            for base in self._order(bases):
+                pool, prefix = self._pool_of(base)
                 try:
-                    resp = self._pool.request(
-                        "POST" if body is not None else "GET", url, body=body,
-                        headers={**self._headers, "Content-Type": content_type}
-                        if body is not None else self._headers,
-                        timeout=urllib3.Timeout(connect=min(self.timeout, 5.0),
-                                                read=timeout or self.timeout))
+                    resp = pool.urlopen("POST", prefix + target, body=body, headers=headers,
+                                        timeout=wait, retries=False, redirect=False)
                 except HTTPError as e:
                     self._mark_down(base)
                     failures.append(f"{base}: {type(e).__name__}")
@@ -173,8 +211,8 @@ class SolrClient:
                 return answer
             delay = backoff.next_delay()
             if delay is None:
-                raise SearchUnavailable(
-                    f"Solr: no node answered {path} ({'; '.join(failures[-len(self.urls):])})")
+                tried = failures[-len(bases or self.urls):]
+                raise SearchUnavailable(f"Solr: no node answered {path} ({'; '.join(tried)})")
             log.info("Solr %s: no node answered, again in %.1fs", path, delay)
             time.sleep(delay)
 
@@ -201,10 +239,15 @@ def _message(data: bytes) -> str:
     return str(msg)[:200] if msg else ""
 
 
+class SolrMissing(ConfigError):
+    """Solr has no such collection or core (HTTP 404): no index yet, or a
+    collection deleted since the shard map was read (a rebuild moved the alias)."""
+
+
 def _refused(path: str, status: int, answer: dict[str, Any], data: bytes) -> ConfigError:
     msg = _message(data) or data[:200].decode("utf-8", "replace")
     if status == 404:
-        return ConfigError(f"Solr has no {path.split('/')[1]!r} (HTTP 404): build the index "
+        return SolrMissing(f"Solr has no {path.split('/')[1]!r} (HTTP 404): build the index "
                            "with `sandcrawler match index --engine`")
     if status in (401, 403):
         return ConfigError(f"Solr refused {path} (HTTP {status}): check "
@@ -246,16 +289,55 @@ class SolrIndex:
         # reads the next batch; at most SENDING are waiting (memory stays bounded)
         self._sender: ThreadPoolExecutor | None = None
         self._sending: deque[Future[None]] = deque()
+        # the shard map (direct lookups), and works per title word lately read
+        self._map: tuple[tuple[str, ...], ...] = ()
+        self._map_read = 0.0
+        self._map_lock = threading.Lock()
+        self._df: dict[str, int] = {}
+        self._df_read = 0.0
 
     # --- reading ----------------------------------------------------------------------
 
+    def _shards(self, *, again: bool = False) -> tuple[tuple[str, ...], ...]:
+        with self._map_lock:
+            if again or not self._map or time.monotonic() - self._map_read > SHARD_MAP_TTL:
+                shards = shard_map(self.client, self.collection)
+                if shards != self._map:
+                    self._df = {}  # another collection (a rebuild), other counts
+                self._map, self._map_read = shards, time.monotonic()
+            return self._map
+
+    def _each_shard(self, handler: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """``handler`` asked of one replica of every shard (another of the
+        shard's replicas when one does not answer). A core that is not there
+        (the alias moved and its collection was deleted) sends the map to be
+        read again, once."""
+        for again in (False, True):
+            shards = self._shards(again=again)
+            try:
+                return [self.client.request(handler, {**params, "distrib": "false"},
+                                            bases=replicas) for replicas in shards]
+            except SolrMissing:
+                if again:
+                    raise
+        raise AssertionError("unreachable")
+
     def _select(self, q: str, rows: int, fq: str = "kind:work") -> list[CatalogRecord]:
-        answer = self.client.request(f"/{self.collection}/select", {
-            "q": q, "fq": fq, "rows": rows, "fl": "rec",
-            # the stored record comes back with the ranking, in one pass over the
-            # shards instead of two; a node answers from its own copies first
-            "distrib.singlePass": "true", "shards.preference": "replica.location:local"})
-        docs = (answer.get("response") or {}).get("docs") or []
+        params = {"q": q, "fq": fq, "rows": rows, "fl": "rec,score"}
+        if self.client.direct_shards:
+            # each shard's best, merged by score as Solr's own merge does (the
+            # scores are each shard's own: Solr's default, local statistics)
+            docs = [d for answer in self._each_shard("/select", params)
+                    for d in (answer.get("response") or {}).get("docs") or []]
+            docs.sort(key=lambda d: -float(d.get("score") or 0.0))
+            docs = docs[:rows]
+        else:
+            answer = self.client.request(f"/{self.collection}/select", {
+                **params,
+                # the stored record comes back with the ranking, in one pass over
+                # the shards instead of two; a node answers from its own copies first
+                "distrib.singlePass": "true", "shards.preference": "replica.location:local"})
+            docs = (answer.get("response") or {}).get("docs") or []
         return [CatalogRecord.loads(d["rec"]) for d in docs if d.get("rec")]
 
     def size(self) -> int:
@@ -278,16 +360,29 @@ class SolrIndex:
         """Works per title word over every shard (0 for a word no title has),
         read from the terms' dictionaries: no posting is read. Works deleted
         or replaced still count until their segment is merged away."""
-        out = dict.fromkeys(words, 0)
+        if time.monotonic() - self._df_read > DF_CACHE_TTL or len(self._df) > DF_CACHE_WORDS:
+            # Counts move as works are loaded. A count some minutes old steers
+            # which words are asked as well; a word no title had is not
+            # remembered (a work loaded since may have it: skipping it could
+            # make a false no-match).
+            self._df, self._df_read = {}, time.monotonic()
+        known = self._df
+        out = {w: known.get(w, 0) for w in words}
         # terms.list is split on commas (and a folded word has none)
-        asked = [w for w in words if "," not in w and "\\" not in w]
+        asked = [w for w in words if w not in known and "," not in w and "\\" not in w]
         if not asked:
             return out
-        answer = self.client.request(f"/{self.collection}/terms", {
-            "terms.fl": "t", "terms.list": ",".join(asked), "terms.limit": len(asked),
-            "json.nl": "map"})
-        counts = ((answer.get("terms") or {}).get("t")) or {}
-        out.update({str(w): int(n) for w, n in counts.items() if w in out})
+        params = {"terms.fl": "t", "terms.list": ",".join(asked),
+                  "terms.limit": len(asked), "json.nl": "map"}
+        answers = self._each_shard("/terms", params) if self.client.direct_shards \
+            else [self.client.request(f"/{self.collection}/terms", params)]
+        counts = dict.fromkeys(asked, 0)
+        for answer in answers:
+            for w, n in (((answer.get("terms") or {}).get("t")) or {}).items():
+                if w in counts:
+                    counts[w] += int(n)
+        known.update((w, n) for w, n in counts.items() if n > 0)
+        out.update(counts)
         return out
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
@@ -311,9 +406,26 @@ class SolrIndex:
             return []
         return self._select("a:(" + " AND ".join(_phrase(n) for n in names) + ")", limit)
 
-    def by_locator(self, volume: str, page: str, limit: int) -> list[CatalogRecord]:
-        key = volume + "\t" + page
-        return self._select(f"loc:{_phrase(key)}", limit)
+    def by_locators(self, pairs: Sequence[tuple[str, str]], limit: int
+                    ) -> list[list[CatalogRecord]]:
+        keys = list(dict.fromkeys(f"{volume}\t{page}" for volume, page in pairs))
+        if not keys:
+            return [[] for _ in pairs]
+        # one request for them all: grouped by locator, each group its first
+        # ``limit`` works, as a request of its own would give them
+        params = {"q": "loc:(" + " OR ".join(_phrase(k) for k in keys) + ")",
+                  "fq": "kind:work", "fl": "rec,score", "rows": len(keys),
+                  "group": "true", "group.field": "loc", "group.limit": limit}
+        answers = self._each_shard("/select", params) if self.client.direct_shards \
+            else [self.client.request(f"/{self.collection}/select", params)]
+        found: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+        for answer in answers:
+            for group in ((answer.get("grouped") or {}).get("loc") or {}).get("groups") or []:
+                docs = found.get(str(group.get("groupValue")))
+                if docs is not None:
+                    docs.extend((group.get("doclist") or {}).get("docs") or [])
+        return [[CatalogRecord.loads(d["rec"]) for d in found[f"{volume}\t{page}"][:limit]
+                 if d.get("rec")] for volume, page in pairs]
 
     def close(self) -> None:
         try:
@@ -365,7 +477,8 @@ class SolrIndex:
             if self._sender is None:
                 self._sender = ThreadPoolExecutor(1, thread_name_prefix="solr-update")
             # one sender, so the requests (and the marks in them) apply in order: a
-            # mark is never ahead of the works before it, even when cut short
+            # mark is never ahead of the works before it, even when cut short (two
+            # side by side, the works split by DOI, loaded no faster here)
             self._sending.append(self._sender.submit(
                 self.client.update, self.collection, docs, **params))
             while len(self._sending) > SENDING:
@@ -390,6 +503,31 @@ class SolrIndex:
         self.flush()
         self.client.update(self.collection, {"delete": {"query": "*:*"}, "commit": {}})
         self._marks = {}
+
+
+def shard_map(client: SolrClient, collection: str) -> tuple[tuple[str, ...], ...]:
+    """The cores of each shard of ``collection`` (a collection or an alias):
+    the active replicas on live nodes, or, for a shard with none, all of its
+    replicas (the map may be older than the cluster: they are tried in turn,
+    and an outage is said when none answers)."""
+    cluster = client.collections_api("CLUSTERSTATUS", collection=collection).get("cluster") or {}
+    live = set(cluster.get("live_nodes") or ())
+    shards: list[tuple[str, ...]] = []
+    for info in (cluster.get("collections") or {}).values():
+        for shard in (info.get("shards") or {}).values():
+            if shard.get("state", "active") != "active":
+                continue  # a shard split's parent: its children hold its works
+            good: list[str] = []
+            other: list[str] = []
+            for replica in (shard.get("replicas") or {}).values():
+                url = f"{str(replica.get('base_url', '')).rstrip('/')}/{replica.get('core')}"
+                up = replica.get("state") == "active" and replica.get("node_name") in live
+                (good if up else other).append(url)
+            shards.append(tuple(good or other))
+    if not shards:
+        raise SolrMissing(f"Solr has no {collection!r}: build the index with "
+                          "`sandcrawler match index --engine`")
+    return tuple(shards)
 
 
 # --- collections and aliases --------------------------------------------------------------
