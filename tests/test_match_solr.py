@@ -82,44 +82,24 @@ def load(match: MatchSettings, works: list[Work], path: Path, *,
     return finish
 
 
-def test_a_doi_is_read_right_after_loading_before_any_commit(solr: SolrCluster,
-                                                             tmp_path: Path) -> None:
-    """A DOI lookup is a real-time get: a work just sent is found by its DOI from
-    the update log, before any commit opens a searcher on it."""
-    match = solr_settings(solr, "t-solr-rtg")
-    load(match, OLD, tmp_path / "old.jsonl", rebuild=True)()
-    # the alias's collection, loaded in place (as persist crossref feeds it)
-    writer, finish = open_writer(match)
-    reader = open_reader(match)
-    try:
-        record = from_crossref("10.5555/new.1", NEW[0])
-        with writer.transaction():
-            assert writer.upsert([record]) == 1
-        writer.flush()  # the update applied (it goes out on the writer's sender thread)
-        # no finish(): nothing has committed it (the batch's commitWithin is 10 s)
-        assert reader.by_doi("10.5555/new.1") == record
-        assert reader.by_doi("10.5555/new.2") is None
-        finish()
-        assert next(r.doi for r in reader.by_words(record.index_text().split(), 10)) == \
-            "10.5555/new.1"
-    finally:
-        reader.close()
-        writer.close()
-
-
-def test_lookups_asked_of_each_shard_or_through_a_node_find_the_same_works(
+def test_lookups_direct_or_through_a_node_and_works_loaded_while_reading(
         solr: SolrCluster, tmp_path: Path) -> None:
     """Lookups go to a replica of each shard and are merged here (the default),
     or through a node (``direct_shards: "false"``, behind a proxy): the same
-    works either way, for every kind of lookup. The reader remembers works per
-    title word, but not a word no title had: once a work with it is loaded, the
-    same reader finds it (a remembered 0 would skip the word, a false no-match)."""
-    match = solr_settings(solr, "t-solr-direct")
+    works either way, for every kind of lookup. Then a work loaded into the
+    alias's collection while a reader reads it (as persist crossref feeds it):
+
+    * its DOI is found at once, by real-time get from the update log, before
+      any commit opens a searcher on it;
+    * its title is found once committed, by the same reader, which had looked
+      for it before: the reader remembers works per title word, but not a word
+      no title had (a remembered 0 would skip the word: a false no-match)."""
+    match = solr_settings(solr, "t-solr-read")
     works = [*OLD, NEW[1], work("10.5555/same.loc", "Another work at volume seven page one "
                                 "hundred and one", "Shan", 1993)]
     load(match, works, tmp_path / "works.jsonl", rebuild=True)()
     direct = open_reader(match)
-    through = open_reader(solr_settings(solr, "t-solr-direct",
+    through = open_reader(solr_settings(solr, "t-solr-read",
                                         engine_options={"direct_shards": "false"}))
     writer, finish = open_writer(match)
     try:
@@ -135,12 +115,19 @@ def test_lookups_asked_of_each_shard_or_through_a_node_find_the_same_works(
             assert [r.doi for r in direct.by_words(words, 10)] == \
                 [r.doi for r in through.by_words(words, 10)] != []
         matcher = Matcher(direct)
-        assert matcher.match(biblio(NEW[0])).status is MatchStatus.NO_MATCH
+        [before] = matcher.match_many([biblio(NEW[0])])  # its words asked with expect()
+        assert before.status is MatchStatus.NO_MATCH
+
+        record = from_crossref("10.5555/new.1", NEW[0])
         with writer.transaction():
-            writer.upsert([from_crossref("10.5555/new.1", NEW[0])])
+            assert writer.upsert([record]) == 1
+        writer.flush()  # the update applied (it goes out on the writer's sender thread)
+        # no finish(): nothing has committed it (the batch's commitWithin is 10 s)
+        assert direct.by_doi("10.5555/new.1") == record
+        assert direct.by_doi("10.5555/new.9") is None
         finish()
-        result = matcher.match(biblio(NEW[0]))
-        assert (result.status, result.doi) == (MatchStatus.EXACT, "10.5555/new.1")
+        [after] = matcher.match_many([biblio(NEW[0])])
+        assert (after.status, after.doi) == (MatchStatus.EXACT, "10.5555/new.1")
     finally:
         direct.close()
         through.close()

@@ -81,6 +81,11 @@ class CandidateIndex(Protocol):
         """The works whose first authors include all of ``surnames`` (two or more)."""
         ...
 
+    def expect(self, words: Iterable[str]) -> None:
+        """The title words a batch's matches are about to ask ``by_words``: an
+        engine reads their counts in one request instead of one per match."""
+        ...
+
     #: lookups of one batch the matcher may run at once (1: one after another)
     concurrency: int
 
@@ -129,6 +134,9 @@ class SqliteIndex:
 
     #: lookups the matcher may run at once: one SQLite connection, one at a time
     concurrency = 1
+
+    def expect(self, words: Iterable[str]) -> None:
+        """Nothing to do: a word's count is one indexed read of the same file."""
 
     def __init__(self, path: Path, *, readonly: bool = True, rebuild: bool = False) -> None:
         """Open the index at ``path``; for writing, create it when missing.

@@ -104,6 +104,8 @@ class Matcher:
                 if "id" in biblios[i]:
                     merged["id"] = biblios[i]["id"]
                 parsed[i] = merged
+        self.index.expect(self._title_words([parsed.get(i, b) for i, b in enumerate(biblios)]))
+
         def one(i: int) -> MatchResult:
             b = biblios[i]
             try:
@@ -120,6 +122,21 @@ class Matcher:
         # (InfrastructureError) fails the batch, never one record
         with ThreadPoolExecutor(workers, thread_name_prefix="match") as pool:
             return list(pool.map(one, range(len(biblios))))
+
+    @staticmethod
+    def _title_words(biblios: Sequence[Any]) -> list[str]:
+        """The words ``_candidates`` may ask ``by_words`` for these inputs."""
+        words: list[str] = []
+        for b in biblios:
+            try:
+                q = query_from(b)
+            except RecordError:
+                continue
+            if q.title:
+                words += content_tokens(q.title)
+            if q.raw:
+                words += _words(q.raw)
+        return words
 
     # --- one biblio -------------------------------------------------------------------
 

@@ -295,6 +295,8 @@ class SolrIndex:
         self._map_lock = threading.Lock()
         self._df: dict[str, int] = {}
         self._df_read = 0.0
+        #: words the current batch's ``expect`` found in no title (for that batch only)
+        self._absent: frozenset[str] = frozenset()
 
     # --- reading ----------------------------------------------------------------------
 
@@ -366,10 +368,11 @@ class SolrIndex:
             # remembered (a work loaded since may have it: skipping it could
             # make a false no-match).
             self._df, self._df_read = {}, time.monotonic()
-        known = self._df
+        known, absent = self._df, self._absent
         out = {w: known.get(w, 0) for w in words}
         # terms.list is split on commas (and a folded word has none)
-        asked = [w for w in words if w not in known and "," not in w and "\\" not in w]
+        asked = [w for w in words if w not in known and w not in absent
+                 and "," not in w and "\\" not in w]
         if not asked:
             return out
         params = {"terms.fl": "t", "terms.list": ",".join(asked),
@@ -384,6 +387,15 @@ class SolrIndex:
         known.update((w, n) for w, n in counts.items() if n > 0)
         out.update(counts)
         return out
+
+    def expect(self, words: Iterable[str]) -> None:
+        """The counts of a batch's title words in one request per shard; the
+        words no title has are remembered until the next batch only."""
+        unique = list(dict.fromkeys(w for w in words if w))
+        self._absent = frozenset()
+        if unique:
+            counts = self.document_frequency(unique)
+            self._absent = frozenset(w for w in unique if counts.get(w, 0) == 0)
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
         # the words the embedded index would ask, chosen by the same counts:
