@@ -5,12 +5,12 @@ own line and the others are answered."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import orjson
 
 from sandcrawler.match.index import SqliteIndex
 from sandcrawler.match.matcher import Matcher
+from sandcrawler.match.query import Query
 from sandcrawler.match.records import from_crossref
 from sandcrawler.match.worker import MatchBiblioWorker
 from sandcrawler.models.match import MatchResult
@@ -23,10 +23,10 @@ WORK = {"title": ["Nitrogen fixation by cyanobacteria in oligotrophic lakes"],
 class BuggyMatcher(Matcher):
     """A real matcher on a real index, with a bug planted for one input."""
 
-    def match(self, biblio: Any) -> MatchResult:
-        if isinstance(biblio, dict) and biblio.get("id") == "boom":
+    def _match(self, q: Query) -> MatchResult:
+        if q.id == "boom":
             raise IndexError("tuple index out of range")
-        return super().match(biblio)
+        return super()._match(q)
 
 
 def test_a_bug_costs_one_line_its_status_not_the_batch(tmp_path: Path) -> None:

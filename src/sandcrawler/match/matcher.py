@@ -71,6 +71,11 @@ def score_of(points: float) -> float:
     return round(1.0 / (1.0 + math.exp(-(points - 3.5))), 3)
 
 
+def _title_words(q: Query) -> list[str]:
+    """Every word ``_candidates`` may ask ``by_words`` for this query."""
+    return (content_tokens(q.title) if q.title else []) + (_words(q.raw) if q.raw else [])
+
+
 def _words(text: str) -> list[str]:
     return [w for w in text.split() if w not in STOPWORDS and (len(w) > 2 or not w.isascii())
             and not w.isdigit()]
@@ -104,15 +109,20 @@ class Matcher:
                 if "id" in biblios[i]:
                     merged["id"] = biblios[i]["id"]
                 parsed[i] = merged
-        self.index.expect(self._title_words([parsed.get(i, b) for i, b in enumerate(biblios)]))
+        # each input's query, built once; one that is not a biblio gets its own
+        # status and the batch goes on
+        queries: list[Query | MatchResult] = []
+        for i, b in enumerate(biblios):
+            try:
+                queries.append(query_from(parsed.get(i, b)))
+            except RecordError as e:
+                queries.append(MatchResult(
+                    e.status, id=b.get("id") if isinstance(b, dict) else None, error=str(e)))
+        self.index.expect(w for q in queries if isinstance(q, Query) for w in _title_words(q))
 
         def one(i: int) -> MatchResult:
-            b = biblios[i]
-            try:
-                return self.match(parsed.get(i, b))
-            except RecordError as e:  # not a biblio: its own status, the batch goes on
-                return MatchResult(e.status, id=b.get("id") if isinstance(b, dict) else None,
-                                   error=str(e))
+            q = queries[i]
+            return q if isinstance(q, MatchResult) else self._match(q)
 
         workers = min(self.index.concurrency, len(biblios))
         if workers <= 1:
@@ -123,26 +133,13 @@ class Matcher:
         with ThreadPoolExecutor(workers, thread_name_prefix="match") as pool:
             return list(pool.map(one, range(len(biblios))))
 
-    @staticmethod
-    def _title_words(biblios: Sequence[Any]) -> list[str]:
-        """The words ``_candidates`` may ask ``by_words`` for these inputs."""
-        words: list[str] = []
-        for b in biblios:
-            try:
-                q = query_from(b)
-            except RecordError:
-                continue
-            if q.title:
-                words += content_tokens(q.title)
-            if q.raw:
-                words += _words(q.raw)
-        return words
-
     # --- one biblio -------------------------------------------------------------------
 
     def match(self, biblio: Any) -> MatchResult:
         """Raises ``BadBiblio`` (a RecordError) for input that is not a biblio."""
-        q = query_from(biblio)
+        return self._match(query_from(biblio))
+
+    def _match(self, q: Query) -> MatchResult:
         if self.catalog_empty():
             return MatchResult(MatchStatus.EMPTY_CATALOG, id=q.id,
                                reasons=("catalog:empty",))

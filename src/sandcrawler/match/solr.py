@@ -309,11 +309,17 @@ class SolrIndex:
                 self._map, self._map_read = shards, time.monotonic()
             return self._map
 
-    def _each_shard(self, handler: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """``handler`` asked of one replica of every shard (another of the
-        shard's replicas when one does not answer). A core that is not there
-        (the alias moved and its collection was deleted) sends the map to be
-        read again, once."""
+    def _ask(self, handler: str, params: Mapping[str, Any],
+             **through_node: str) -> list[dict[str, Any]]:
+        """``handler``'s answers: one per shard, asked of one replica of each
+        (another of the shard's replicas when one does not answer); or, with
+        ``direct_shards`` off, one answer from a node that asks them
+        (``through_node``: the parameters for that way only). A core that is not
+        there (the alias moved and its collection was deleted) sends the map to
+        be read again, once."""
+        if not self.client.direct_shards:
+            return [self.client.request(f"/{self.collection}{handler}",
+                                        {**params, **through_node})]
         for again in (False, True):
             shards = self._shards(again=again)
             try:
@@ -325,21 +331,16 @@ class SolrIndex:
         raise AssertionError("unreachable")
 
     def _select(self, q: str, rows: int, fq: str = "kind:work") -> list[CatalogRecord]:
-        params = {"q": q, "fq": fq, "rows": rows, "fl": "rec,score"}
-        if self.client.direct_shards:
-            # each shard's best, merged by score as Solr's own merge does (the
-            # scores are each shard's own: Solr's default, local statistics)
-            docs = [d for answer in self._each_shard("/select", params)
-                    for d in (answer.get("response") or {}).get("docs") or []]
-            docs.sort(key=lambda d: -float(d.get("score") or 0.0))
-            docs = docs[:rows]
-        else:
-            answer = self.client.request(f"/{self.collection}/select", {
-                **params,
-                # the stored record comes back with the ranking, in one pass over
-                # the shards instead of two; a node answers from its own copies first
-                "distrib.singlePass": "true", "shards.preference": "replica.location:local"})
-            docs = (answer.get("response") or {}).get("docs") or []
+        answers = self._ask(
+            "/select", {"q": q, "fq": fq, "rows": rows, "fl": "rec,score"},
+            # through a node: the stored record comes back with the ranking, in one
+            # pass over the shards instead of two; it answers from its own copies first
+            **{"distrib.singlePass": "true", "shards.preference": "replica.location:local"})
+        # each shard's best, merged by score as Solr's own merge does (the scores
+        # are each shard's own: Solr's default, local statistics)
+        docs = [d for answer in answers for d in (answer.get("response") or {}).get("docs") or []]
+        docs.sort(key=lambda d: -float(d.get("score") or 0.0))
+        docs = docs[:rows]
         return [CatalogRecord.loads(d["rec"]) for d in docs if d.get("rec")]
 
     def size(self) -> int:
@@ -375,10 +376,8 @@ class SolrIndex:
                  and "," not in w and "\\" not in w]
         if not asked:
             return out
-        params = {"terms.fl": "t", "terms.list": ",".join(asked),
-                  "terms.limit": len(asked), "json.nl": "map"}
-        answers = self._each_shard("/terms", params) if self.client.direct_shards \
-            else [self.client.request(f"/{self.collection}/terms", params)]
+        answers = self._ask("/terms", {"terms.fl": "t", "terms.list": ",".join(asked),
+                                       "terms.limit": len(asked), "json.nl": "map"})
         counts = dict.fromkeys(asked, 0)
         for answer in answers:
             for w, n in (((answer.get("terms") or {}).get("t")) or {}).items():
@@ -428,8 +427,7 @@ class SolrIndex:
         params = {"q": "loc:(" + " OR ".join(_phrase(k) for k in keys) + ")",
                   "fq": "kind:work", "fl": "rec,score", "rows": len(keys),
                   "group": "true", "group.field": "loc", "group.limit": limit}
-        answers = self._each_shard("/select", params) if self.client.direct_shards \
-            else [self.client.request(f"/{self.collection}/select", params)]
+        answers = self._ask("/select", params)
         found: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
         for answer in answers:
             for group in ((answer.get("grouped") or {}).get("loc") or {}).get("groups") or []:
@@ -526,7 +524,7 @@ def shard_map(client: SolrClient, collection: str) -> tuple[tuple[str, ...], ...
     live = set(cluster.get("live_nodes") or ())
     shards: list[tuple[str, ...]] = []
     for info in (cluster.get("collections") or {}).values():
-        for shard in (info.get("shards") or {}).values():
+        for name, shard in (info.get("shards") or {}).items():
             if shard.get("state", "active") != "active":
                 continue  # a shard split's parent: its children hold its works
             good: list[str] = []
@@ -535,6 +533,8 @@ def shard_map(client: SolrClient, collection: str) -> tuple[tuple[str, ...], ...
                 url = f"{str(replica.get('base_url', '')).rstrip('/')}/{replica.get('core')}"
                 up = replica.get("state") == "active" and replica.get("node_name") in live
                 (good if up else other).append(url)
+            if not good and not other:
+                raise SearchUnavailable(f"Solr: shard {name!r} of {collection!r} has no replica")
             shards.append(tuple(good or other))
     if not shards:
         raise SolrMissing(f"Solr has no {collection!r}: build the index with "
