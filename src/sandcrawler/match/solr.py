@@ -191,18 +191,20 @@ class SolrClient:
                 pool, prefix = self._pool_of(base)
                 try:
                     resp = pool.urlopen("POST", prefix + target, body=body, headers=headers,
-                                        timeout=wait, retries=False, redirect=False)
-                except HTTPError as e:
+                                        timeout=wait, retries=False, redirect=False,
+                                        preload_content=False)
+                    data = _read_within(resp, (timeout or self.timeout) * 2)
+                except (HTTPError, _TooSlow) as e:
                     self._mark_down(base)
-                    failures.append(f"{base}: {type(e).__name__}")
+                    failures.append(f"{base}: {e if isinstance(e, _TooSlow) else type(e).__name__}")
                     continue
                 if resp.status in _RETRY_STATUSES or resp.status >= 500:
                     self._mark_down(base)
-                    failures.append(f"{base}: HTTP {resp.status} {_message(resp.data)}")
+                    failures.append(f"{base}: HTTP {resp.status} {_message(data)}")
                     continue
-                answer = _json(resp.data)
+                answer = _json(data)
                 if resp.status != 200:
-                    raise _refused(path, resp.status, answer, resp.data)
+                    raise _refused(path, resp.status, answer, data)
                 header = answer.get("responseHeader") or {}
                 if header.get("partialResults"):
                     # a shard answered by no replica: nothing may be concluded
@@ -223,6 +225,38 @@ class SolrClient:
         return self.request("/admin/collections", {"action": action, **params},
                             timeout=max(self.timeout, ADMIN_TIMEOUT)
                             if action in _ADMIN_CHANGES else None)
+
+
+#: the most an answer may hold (a match's lookups bring back kilobytes)
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+
+
+class _TooSlow(Exception):
+    """An answer that did not arrive whole within its deadline, or too large."""
+
+
+def _read_within(resp: urllib3.BaseHTTPResponse, seconds: float) -> bytes:
+    """The whole body, within ``seconds`` from now: the read timeout counts
+    from each byte, so a node (or anything at its address) dripping bytes
+    would otherwise hold the request for ever."""
+    deadline = time.monotonic() + seconds
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        # read1: what has arrived, not a full buffer's worth (which a drip never fills)
+        while chunk := resp.read1(64 * 1024):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise _TooSlow(f"answer over {MAX_ANSWER_BYTES:,} bytes")
+            if time.monotonic() > deadline:
+                raise _TooSlow(f"answer not whole within {seconds:.0f} s")
+    except _TooSlow:
+        resp.close()  # the connection is not reused
+        raise
+    finally:
+        resp.release_conn()
+    return b"".join(chunks)
 
 
 def _json(data: bytes) -> dict[str, Any]:
