@@ -91,6 +91,17 @@ class SolrMatch:
         doc = self.get(f"/{target}/get", id=META_ID, fl="marks").get("doc")
         return json.loads(doc["marks"]) if doc else {}
 
+    def segments(self, collection: str) -> dict[str, int]:
+        """The index segments of each core of ``collection``, on every node."""
+        counts = {}
+        for url in self.cluster.urls:
+            with urllib.request.urlopen(f"{url}/admin/cores?action=STATUS&wt=json",
+                                        timeout=60) as answer:
+                for core, status in json.loads(answer.read())["status"].items():
+                    if core.startswith(collection + "_"):
+                        counts[core] = int(status["index"]["segmentCount"])
+        return counts
+
     def aliases(self) -> dict[str, str]:
         return {str(k): str(v)
                 for k, v in self.get("/admin/collections", action="LISTALIASES")
@@ -297,7 +308,8 @@ def test_rebuild_moves_the_alias_and_deletes_the_old_collection(
         solr_match: SolrMatch, tmp_path: Path) -> None:
     old_works, new_works = made_up(30, seed=1), made_up(45, seed=2)[30:]
     old_dump = _write(tmp_path / "old.jsonl", jsonl(old_works))
-    new_dump = _write(tmp_path / "new.jsonl", jsonl(new_works))
+    new_dumps = [_write(tmp_path / "new-a.jsonl", jsonl(new_works[:7])),
+                 _write(tmp_path / "new-b.jsonl", jsonl(new_works[7:]))]
     match_index("--dump", str(old_dump))
     [old] = solr_match.collections()
     assert solr_match.aliases()[solr_match.alias] == old
@@ -305,9 +317,11 @@ def test_rebuild_moves_the_alias_and_deletes_the_old_collection(
     # the rebuild loaded but not finished: readers of the alias see the old index only
     writer, finish = open_writer(solr_match.settings(), rebuild=True)
     try:
-        load_dump(writer, new_dump, rebuild=True)
-        writer.optimize()
+        for i, dump in enumerate(new_dumps):  # committed one by one: two segments
+            load_dump(writer, dump, rebuild=i == 0)
+            writer.optimize()
         new = writer.collection
+        assert set(solr_match.segments(new).values()) == {2}
         assert new != old and sorted(solr_match.collections()) == sorted([old, new])
         assert solr_match.aliases()[solr_match.alias] == old
         assert solr_match.dois() == sorted(w["DOI"] for w in old_works)
@@ -315,6 +329,9 @@ def test_rebuild_moves_the_alias_and_deletes_the_old_collection(
         finish()
     finally:
         writer.close()
+    # merged before the copies were added: one segment in every copy of each shard
+    segments = solr_match.segments(new)
+    assert len(segments) == 4 and set(segments.values()) == {1}, segments
     assert solr_match.aliases()[solr_match.alias] == new
     assert solr_match.collections() == [new]
     assert solr_match.dois() == sorted(w["DOI"] for w in new_works)
