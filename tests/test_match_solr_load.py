@@ -247,8 +247,9 @@ def test_progress_on_stderr(solr_match: SolrMatch, tmp_path: Path) -> None:
     dump = _write(tmp_path / "works.jsonl", jsonl(made_up(25)))
     stderr = match_index("--dump", str(dump), "--progress")
     assert re.search(r"match index: 25 works \[", stderr), stderr
+    assert "match index: committing" in stderr
     quiet = match_index("--dump", str(dump), "--no-progress")
-    assert "works [" not in quiet
+    assert "works [" not in quiet and "committing" not in quiet
 
 
 def test_a_load_killed_part_way_resumes(solr_match: SolrMatch, tmp_path: Path) -> None:

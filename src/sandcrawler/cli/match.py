@@ -82,6 +82,10 @@ def index(rebuild: bool, use_engine: bool, dump: str | None, progress: bool | No
             with tqdm(total=todo, unit=" works", disable=not show, file=sys.stderr,
                       desc="match index") as bar:
                 stats = sync(services.engine, writer, rebuild=rebuild, progress=bar.update)
+        if use_engine and show:
+            # the bar has ended; a new collection's merge and copies can take minutes
+            click.echo("match index: committing (a new collection is then merged into one "
+                       "segment a shard and copied before the alias moves)", err=True)
         finish()
         # counted after finish: a search engine counts only what a commit made
         # searchable (the load's own count, taken before, may be 0)
