@@ -5,12 +5,15 @@ PostgreSQL (the ``engine`` fixture), through the commands users run:
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import random
 import signal
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -510,3 +513,59 @@ def test_match_biblio_reads_a_file_and_keeps_order_with_jobs(engine: Engine,
     assert one == two
     assert [o["id"] for o in one] == list(range(300))
     assert [o["doi"] for o in one] == [[*WORKS, *MORE][i % 5]["DOI"] for i in range(300)]
+
+
+# --- dumps as Crossref ships them: tar archives ------------------------------------------------
+
+
+def _tar(path: Path, members: dict[str, bytes], mode: str) -> Path:
+    with tarfile.open(path, mode) as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def _numbered(n: int) -> list[Work]:
+    return [work(f"10.5555/t{i}", f"Tidal mixing over rough topography, part {i}", "Munk",
+                 1998, volume="45", page=f"{i}") for i in range(n)]
+
+
+def test_dump_in_a_tar_as_crossref_ships_it(tmp_path: Path) -> None:
+    """The public data file (a tar of *.json.gz, each {"items": [...]}, a README
+    beside them) and a Plus snapshot (all.json.tar.gz of *.json), read in place."""
+    works = _numbered(12)
+    public = _tar(tmp_path / "April 2025 Public Data File from Crossref.tar", {
+        "April 2025 Public Data File from Crossref/0.json.gz":
+            gzip.compress(orjson.dumps({"items": works[:5]})),
+        "April 2025 Public Data File from Crossref/README.md": b"not a dump file\n",
+        "April 2025 Public Data File from Crossref/1.json.gz":
+            gzip.compress(orjson.dumps({"items": works[5:8]})),
+    }, "w")
+    assert works_read(match_index("--dump", str(public))) == 8
+    assert works_read(match_index("--dump", str(public))) == 0  # every member marked done
+    snapshot = _tar(tmp_path / "all.json.tar.gz", {
+        "0.json": orjson.dumps({"items": works[8:]}),
+        "1.json": orjson.dumps({"items": works[:2]}),  # already in: loaded again, no change
+    }, "w:gz")
+    stderr = match_index("--dump", str(snapshot))
+    assert works_read(stderr) == 6 and " 12 in the index" in stderr, stderr
+
+
+def test_a_dump_cut_short_loads_what_it_holds_then_says_so(tmp_path: Path) -> None:
+    works = _numbered(3000)
+    members = {f"{i}.json": orjson.dumps({"items": works[i * 1000:(i + 1) * 1000]})
+               for i in range(3)}
+    whole = _tar(tmp_path / "whole.tar.gz", members, "w:gz").read_bytes()
+    cut = tmp_path / "all.json.tar.gz"
+    cut.write_bytes(whole[:len(whole) * 2 // 3])  # a download that stopped
+    result = invoke(["match", "index", "--dump", str(cut)])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: the dump") and "damaged or cut short" in line, line
+    assert "Traceback" not in result.stderr
+    # the whole copy, under the same name: the members loaded before are passed over
+    cut.write_bytes(whole)
+    stderr = match_index("--dump", str(cut))
+    assert 0 < works_read(stderr) < 3000 and " 3,000 in the index" in stderr, stderr

@@ -37,8 +37,9 @@ def match() -> None:
                    "index.")
 @click.option("--dump", "dump", type=click.Path(exists=True, dir_okay=True),
               help="Load from a Crossref dump instead of the crossref table: JSON lines "
-                   "(a work, or an API answer, per line), gzip, or a directory of the "
-                   "public data file's *.json.gz.")
+                   "(a work, or an API answer, per line), gzip, a directory of the "
+                   "public data file's *.json.gz, or a tar of them as Crossref ships it "
+                   "(the public data file's .tar, a Plus snapshot's all.json.tar.gz).")
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar on stderr [default: when stderr is a terminal].")
 def index(rebuild: bool, use_engine: bool, dump: str | None, progress: bool | None) -> None:

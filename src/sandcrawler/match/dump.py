@@ -6,7 +6,12 @@ A dump is one of:
 * the same, gzip-compressed (``.gz``);
 * a directory in the layout of Crossref's public data file: many ``*.json.gz``
   (or ``*.jsonl.gz``, ``*.json``, ``*.jsonl``), each a JSON object
-  ``{"items": [work, ...]}`` or JSON lines.
+  ``{"items": [work, ...]}`` or JSON lines;
+* the same files in a tar archive, compressed or not, as Crossref ships them
+  (the public data file, a Plus snapshot's ``all.json.tar.gz``), read in place.
+
+A dump cut short (a download that stopped) loads what it holds up to the cut,
+then stops with ``DamagedDump``: run again on a whole copy and it goes on.
 
 Resuming: the index remembers, under marks of its own (``dump:<file>``), how
 many works of each file it has loaded, written in the same update as those
@@ -20,15 +25,18 @@ passed over: one bad line never stops a load.
 from __future__ import annotations
 
 import gzip
+import io
 import logging
+import tarfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import orjson
 
-from sandcrawler.errors import RecordError
+from sandcrawler.errors import RecordError, SandcrawlerError
 from sandcrawler.identifiers import normalize_doi
 from sandcrawler.match.index import IndexWriter
 from sandcrawler.match.records import CatalogRecord, from_crossref
@@ -37,50 +45,88 @@ from sandcrawler.match.sync import SyncStats
 log = logging.getLogger(__name__)
 
 BATCH = 5000
+T = TypeVar("T")
 SUFFIXES = (".json.gz", ".jsonl.gz", ".json", ".jsonl")
 
 
-def dump_files(path: Path) -> list[Path]:
-    """The dump's files, in name order (a directory), or the file itself."""
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(SUFFIXES))
-    return [path]
+class DamagedDump(SandcrawlerError):
+    """A dump that cannot be read to its end (cut short, or not gzip or tar
+    where it says so): the load stops, keeping what it read before."""
 
 
-def _open(path: Path) -> IO[bytes]:
-    raw = path.open("rb")
-    if raw.read(2) == b"\x1f\x8b":  # gzip, whatever the name says
-        raw.seek(0)
+#: what reading a cut-short or damaged gzip stream or tar archive raises
+_DAMAGED = (EOFError, zlib.error, tarfile.TarError, OSError)
+
+
+def _guarded(where: str, items: Iterator[T]) -> Iterator[T]:
+    """``items``, a read error while producing them raised as DamagedDump
+    (an error in the caller's own loop body is not caught here)."""
+    try:
+        yield from items
+    except _DAMAGED as e:
+        raise DamagedDump(f"{where} is damaged or cut short ({e}): the works before that "
+                          "point are in the index; run again on a whole copy to go on "
+                          "from there") from None
+
+
+def dump_parts(root: Path) -> Iterator[tuple[str, IO[bytes]]]:
+    """Each file of the dump, named as its mark is kept, opened (gunzipped when
+    it is gzip, whatever its name says): a directory's files in name order; a
+    tar archive's members in the archive's order (Crossref ships its public data
+    file as a tar of ``*.json.gz``, and Plus snapshots as ``all.json.tar.gz``:
+    read as they are, never unpacked to disk); or the file itself. Each is read
+    before the next is opened."""
+    if root.is_dir():
+        for path in sorted(p for p in root.rglob("*")
+                           if p.is_file() and p.name.endswith(SUFFIXES)):
+            with path.open("rb") as raw, _gunzipped(raw) as f:
+                yield path.relative_to(root).as_posix(), f
+    elif tarfile.is_tarfile(root):
+        # streamed ("r|*"): a compressed archive cannot be sought in, and a member
+        # done (or passed over) is only read past
+        with tarfile.open(root, "r|*") as tar:
+            for member in tar:
+                if not (member.isfile() and member.name.endswith(SUFFIXES)):
+                    continue
+                packed = tar.extractfile(member)
+                if packed is not None:
+                    with packed, _gunzipped(packed) as f:
+                        yield f"{root.name}/{member.name}", f
+    else:
+        with root.open("rb") as raw, _gunzipped(raw) as f:
+            yield root.name, f
+
+
+def _gunzipped(raw: IO[bytes]) -> IO[bytes]:
+    if isinstance(raw, io.BufferedReader) and raw.peek(2)[:2] == b"\x1f\x8b":
         return gzip.open(raw, "rb")  # type: ignore[return-value]
-    raw.seek(0)
     return raw
 
 
-def works_of(path: Path) -> Iterator[Any]:
+def works_in(f: IO[bytes]) -> Iterator[Any]:
     """Every work object of one file, in order (None for a line that is not
     JSON): JSON lines of works, API answers or ``{"items": [...]}`` objects, or
     one such object spread over many lines."""
-    with _open(path) as f:
-        first = True
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                obj = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                if first and line.lstrip().startswith(b"{"):
-                    # one object over many lines (pretty-printed)
-                    try:
-                        obj = orjson.loads(line + f.read())
-                    except orjson.JSONDecodeError:
-                        yield None
-                        return
-                    yield from _unwrap(obj)
+    first = True
+    for line in f:
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if first and line.lstrip().startswith(b"{"):
+                # one object over many lines (pretty-printed)
+                try:
+                    obj = orjson.loads(line + f.read())
+                except orjson.JSONDecodeError:
+                    yield None
                     return
-                yield None
-                continue
-            first = False
-            yield from _unwrap(obj)
+                yield from _unwrap(obj)
+                return
+            yield None
+            continue
+        first = False
+        yield from _unwrap(obj)
 
 
 def _unwrap(obj: Any) -> list[Any]:
@@ -113,14 +159,14 @@ def load_dump(index: IndexWriter, dump: str | Path, *, rebuild: bool = False,
         index.clear()
     read = indexed = bad = 0
     root = Path(dump).resolve()
-    for path in dump_files(root):
-        key = "dump:" + (path.relative_to(root).as_posix() if root.is_dir() else path.name)
+    for name, f in _guarded(f"the dump {root}", dump_parts(root)):
+        key = "dump:" + name
         done = int(index.meta(key) or 0)
         if done < 0:
             continue  # the whole file is in (marked -1)
         position = 0
         records: list[CatalogRecord] = []
-        for work in works_of(path):
+        for work in _guarded(f"the dump's file {name}", works_in(f)):
             position += 1
             if position <= done:
                 continue
