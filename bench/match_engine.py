@@ -118,15 +118,11 @@ def measure(name: str, workdir: Path, env: dict[str, str], catalog: Path, querie
 
 
 def drop_alias(urls: list[str], alias: str) -> None:
-    client = SolrClient(urls, timeout=120)
-    try:
-        admin = SolrAdmin(client, alias, shards=2, replicas=2)
-        target = admin.target()
+    with SolrClient(urls, timeout=120) as client:
+        target = SolrAdmin(client, alias, shards=2, replicas=2).target()
         client.collections_api("DELETEALIAS", name=alias)
         if target:
             client.collections_api("DELETE", name=target)
-    finally:
-        client.close()
 
 
 def main() -> None:
@@ -202,12 +198,9 @@ def main() -> None:
             row = measure("solr", solr_dir, env, catalog, queries, warmup, gold, ("--engine",),
                           passes, pids=cluster.pids)
             row["warm_load_s"] = warm_s
-            client = SolrClient(cluster.urls)
-            try:
+            with SolrClient(cluster.urls) as client:
                 admin = SolrAdmin(client, ALIAS, shards=2, replicas=2)
                 row["index_bytes"] = admin.index_bytes(admin.target() or ALIAS)
-            finally:
-                client.close()
             rows.append(row)
         print(f"{'engine':9} {'load s':>8} {'records/s':>10} {'bytes/rec':>10} "
               f"{'ms/match':>9} {'(cold)':>8} {'P':>7} {'R':>7}")

@@ -143,13 +143,10 @@ class Run:
         # of the whole index from the table, as after a bulk load
         index = self.sc("match", "index", *self.index_args, "--rebuild")
         if self.solr is not None:
-            client = SolrClient(self.solr.urls)
-            try:
+            with SolrClient(self.solr.urls) as client:
                 admin = SolrAdmin(client, self.alias, shards=2, replicas=2)
                 collection = admin.target() or self.alias
                 size, files = admin.index_bytes(collection), [f"solr:{collection}"]
-            finally:
-                client.close()
         else:
             found = {k: v for k, v in dir_sizes(self.data).items() if k.startswith("match")}
             size, files = sum(found.values()), sorted(found)

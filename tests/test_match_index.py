@@ -25,6 +25,7 @@ import pytest
 from sqlalchemy import Engine, delete, update
 
 from sandcrawler.db.schema import crossref
+from sandcrawler.match import dump
 from sandcrawler.match.index import SqliteIndex
 from sandcrawler.match.sync import MARK
 from tests.conftest import invoke, run_cli
@@ -569,3 +570,22 @@ def test_a_dump_cut_short_loads_what_it_holds_then_says_so(tmp_path: Path) -> No
     cut.write_bytes(whole)
     stderr = match_index("--dump", str(cut))
     assert 0 < works_read(stderr) < 3000 and " 3,000 in the index" in stderr, stderr
+
+
+def test_a_dump_bomb_is_refused_not_read_into_memory(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip file of one endless line after a good one: the good works are
+    loaded, the bomb ends the load with one line. (The cap is 256 MiB; 1 MiB
+    here, so that the bomb is small.)"""
+    monkeypatch.setattr(dump, "MAX_TEXT", 2**20)
+    bomb = tmp_path / "dump" / "1.json.gz"
+    bomb.parent.mkdir()
+    bomb.write_bytes(gzip.compress(b"0" * 2**23, compresslevel=9))  # 8 MiB in 8 KiB
+    (tmp_path / "dump" / "0.json").write_bytes(lines(_numbered(5)))
+    result = invoke(["match", "index", "--dump", str(tmp_path / "dump")])
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert "1.json.gz cannot be read to its end" in line and "over 1 MiB" in line, line
+    # the good file is in, and marked done (the same mark as the file alone)
+    stderr = match_index("--dump", str(tmp_path / "dump" / "0.json"))
+    assert works_read(stderr) == 0 and " 5 in the index" in stderr, stderr

@@ -133,64 +133,49 @@ def http_server() -> Iterator[_SolrLike]:
 def test_https_with_the_operators_ca_and_basic_auth(https_server: _SolrLike,
                                                     certificate: tuple[Path, Path]) -> None:
     _, cert = certificate
-    client = SolrClient([_url(https_server, "https")], timeout=5, policy=ONCE,
-                        options={"ca_file": str(cert), "username": "reader",
-                                 "password": "s3cret"})
-    try:
+    with SolrClient([_url(https_server, "https")], timeout=5, policy=ONCE,
+                    options={"ca_file": str(cert), "username": "reader",
+                             "password": "s3cret"}) as client:
         for i in range(3):
             assert client.request("/works/select", {"q": f"t:w{i}"}) == ANSWER
-    finally:
-        client.close()
     # the parameters went as a form body, over one kept-alive connection
     assert [b["q"] for b in https_server.bodies] == [["t:w0"], ["t:w1"], ["t:w2"]]
     assert https_server.connections == 1
 
 
 def test_https_not_trusted_is_a_settings_error(https_server: _SolrLike) -> None:
-    client = SolrClient([_url(https_server, "https")], timeout=5,
-                        options={"username": "reader", "password": "s3cret"})
-    try:
-        with pytest.raises(ConfigError, match=r"TLS certificate is not trusted.*ca_file"):
-            client.request("/works/select", {"q": "t:w"})
-    finally:
-        client.close()
+    with (SolrClient([_url(https_server, "https")], timeout=5,
+                     options={"username": "reader", "password": "s3cret"}) as client,
+          pytest.raises(ConfigError, match=r"TLS certificate is not trusted.*ca_file")):
+        client.request("/works/select", {"q": "t:w"})
     # said at once, not retried as an outage (the default policy tries 4 times);
     # nothing reached the handler
     assert https_server.connections == 1
     assert https_server.bodies == []
     # verify off (a test cluster's own certificate) goes through
-    client = SolrClient([_url(https_server, "https")], timeout=5, policy=ONCE,
-                        options={"verify": "false", "username": "reader",
-                                 "password": "s3cret"})
-    try:
+    with SolrClient([_url(https_server, "https")], timeout=5, policy=ONCE,
+                    options={"verify": "false", "username": "reader",
+                             "password": "s3cret"}) as client:
         assert client.request("/works/select", {"q": "t:w"}) == ANSWER
-    finally:
-        client.close()
 
 
 def test_wrong_password_is_a_settings_error(http_server: _SolrLike) -> None:
-    client = SolrClient([_url(http_server)], timeout=5,
-                        options={"username": "reader", "password": "wrong"})
-    try:
-        with pytest.raises(ConfigError, match=r"HTTP 401.*username and password"):
-            client.request("/works/select", {"q": "t:w"})
-    finally:
-        client.close()
+    with (SolrClient([_url(http_server)], timeout=5,
+                     options={"username": "reader", "password": "wrong"}) as client,
+          pytest.raises(ConfigError, match=r"HTTP 401.*username and password")):
+        client.request("/works/select", {"q": "t:w"})
 
 
 def test_an_idle_connection_the_server_dropped_is_replaced(http_server: _SolrLike) -> None:
     http_server.drop_idle = True
-    client = SolrClient([_url(http_server)], timeout=5, policy=ONCE,
-                        options={"username": "reader", "password": "s3cret"})
-    try:
+    with SolrClient([_url(http_server)], timeout=5, policy=ONCE,
+                    options={"username": "reader", "password": "s3cret"}) as client:
         for i in range(4):
             assert client.request("/works/select", {"q": f"t:w{i}"}) == ANSWER
         # each on a new connection, and the node never counted as down
         assert http_server.connections == 4
         assert len(http_server.bodies) == 4
         assert client._order() == client.urls
-    finally:
-        client.close()
 
 
 @pytest.mark.parametrize("reply", [
@@ -205,13 +190,10 @@ def test_an_idle_connection_the_server_dropped_is_replaced(http_server: _SolrLik
 def test_a_hostile_server_at_a_nodes_address_is_an_outage(reply: Reply) -> None:
     with HostileServer() as server:
         server.script("/solr/works/select", reply)
-        client = SolrClient([server.url + "/solr"], timeout=0.5, policy=ONCE)
         started = time.monotonic()
-        try:
-            with pytest.raises(SearchUnavailable, match=r"within its deadline|bytes"):
-                client.request("/works/select", {"q": "t:w"})
-        finally:
-            client.close()
+        with (SolrClient([server.url + "/solr"], timeout=0.5, policy=ONCE) as client,
+              pytest.raises(SearchUnavailable, match=r"within its deadline|bytes")):
+            client.request("/works/select", {"q": "t:w"})
         # the whole answer is due within twice the read timeout (the dripped
         # answer takes over 30 s, the endless one for ever)
         assert time.monotonic() - started < 10

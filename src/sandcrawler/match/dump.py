@@ -43,10 +43,12 @@ from sandcrawler.match.records import CatalogRecord, from_crossref
 from sandcrawler.match.sync import SyncStats
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 BATCH = 5000
-T = TypeVar("T")
 SUFFIXES = (".json.gz", ".jsonl.gz", ".json", ".jsonl")
+#: the longest line (or pretty-printed object) read whole
+MAX_TEXT = 256 * 2**20
 
 
 class DamagedDump(SandcrawlerError):
@@ -54,8 +56,12 @@ class DamagedDump(SandcrawlerError):
     where it says so): the load stops, keeping what it read before."""
 
 
+class _TooLong(ValueError):
+    """A line or object longer than ``MAX_TEXT``."""
+
+
 #: what reading a cut-short or damaged gzip stream or tar archive raises
-_DAMAGED = (EOFError, zlib.error, tarfile.TarError, OSError)
+_DAMAGED = (EOFError, zlib.error, tarfile.TarError, OSError, _TooLong)
 
 
 def _guarded(where: str, items: Iterator[T]) -> Iterator[T]:
@@ -64,7 +70,8 @@ def _guarded(where: str, items: Iterator[T]) -> Iterator[T]:
     try:
         yield from items
     except _DAMAGED as e:
-        raise DamagedDump(f"{where} is damaged or cut short ({e}): the works before that "
+        raise DamagedDump(f"{where} cannot be read to its end, damaged or cut short ({e}): "
+                          "the works before that "
                           "point are in the index; run again on a whole copy to go on "
                           "from there") from None
 
@@ -103,12 +110,22 @@ def _gunzipped(raw: IO[bytes]) -> IO[bytes]:
     return raw
 
 
+def _read(f: IO[bytes], reader: Callable[[int], bytes]) -> bytes:
+    """At most ``MAX_TEXT`` bytes from ``reader``: a line or an object longer
+    than that (a gzip bomb of one endless line) is not a Crossref dump."""
+    data = reader(MAX_TEXT + 1)
+    if len(data) > MAX_TEXT:
+        raise _TooLong(f"a line or object over {MAX_TEXT // 2**20:,} MiB, where a file of "
+                       "Crossref's public data file holds some tens of MiB")
+    return data
+
+
 def works_in(f: IO[bytes]) -> Iterator[Any]:
     """Every work object of one file, in order (None for a line that is not
     JSON): JSON lines of works, API answers or ``{"items": [...]}`` objects, or
     one such object spread over many lines."""
     first = True
-    for line in f:
+    while line := _read(f, f.readline):
         if not line.strip():
             continue
         try:
@@ -117,7 +134,7 @@ def works_in(f: IO[bytes]) -> Iterator[Any]:
             if first and line.lstrip().startswith(b"{"):
                 # one object over many lines (pretty-printed)
                 try:
-                    obj = orjson.loads(line + f.read())
+                    obj = orjson.loads(line + _read(f, f.read))
                 except orjson.JSONDecodeError:
                     yield None
                     return

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import urlencode
 
 import orjson
@@ -146,6 +146,12 @@ class SolrClient:
             node.close()
         self._nodes.clear()
         self._bases.clear()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _order(self, bases: Sequence[str] | None = None) -> list[str]:
         urls = list(bases or self.urls)
@@ -687,14 +693,12 @@ class SolrAdmin:
         index sizes (a node that does not answer counts nothing)."""
         total = 0
         for url in self.client.urls:
-            node = SolrClient([url], timeout=self.client.timeout,
-                              policy=RetryPolicy(attempts=1))
             try:
-                status = node.request("/admin/cores", {"action": "STATUS"})
+                with SolrClient([url], timeout=self.client.timeout,
+                                policy=RetryPolicy(attempts=1)) as node:
+                    status = node.request("/admin/cores", {"action": "STATUS"})
             except SearchUnavailable:
                 continue
-            finally:
-                node.close()
             for core in (status.get("status") or {}).values():
                 if (core.get("cloud") or {}).get("collection") == collection:
                     total += int((core.get("index") or {}).get("sizeInBytes") or 0)
