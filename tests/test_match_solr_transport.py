@@ -10,6 +10,7 @@ shows them without a second cluster.
 from __future__ import annotations
 
 import base64
+import gzip
 import shutil
 import ssl
 import subprocess
@@ -186,13 +187,16 @@ def test_an_idle_connection_the_server_dropped_is_replaced(http_server: _SolrLik
     # size cap may end it before the deadline)
     Reply(raw_reply("200 OK", [("Content-Type", "application/json")], b"{", length=-1),
           endless=b" " * 4096),
-], ids=["headers-dripped", "endless-body"])
+    # a 200 whose body is not JSON (gzip that was not asked for): never an empty answer
+    Reply(raw_reply("200 OK", [("Content-Encoding", "gzip")],
+                    gzip.compress(orjson.dumps(ANSWER)))),
+], ids=["headers-dripped", "endless-body", "not-json"])
 def test_a_hostile_server_at_a_nodes_address_is_an_outage(reply: Reply) -> None:
     with HostileServer() as server:
         server.script("/solr/works/select", reply)
         started = time.monotonic()
         with (SolrClient([server.url + "/solr"], timeout=0.5, policy=ONCE) as client,
-              pytest.raises(SearchUnavailable, match=r"within its deadline|bytes")):
+              pytest.raises(SearchUnavailable, match=r"within its deadline|bytes|not Solr's JSON")):
             client.request("/works/select", {"q": "t:w"})
         # the whole answer is due within twice the read timeout (the dripped
         # answer takes over 30 s, the endless one for ever)
@@ -207,3 +211,15 @@ def test_a_ca_file_that_is_not_there_is_a_settings_error(tmp_path: Path) -> None
     garbage.write_text("not a certificate")
     with pytest.raises(ConfigError, match=r"ca_file.*not a readable PEM"):
         SolrClient(["https://127.0.0.1:1/solr"], options={"ca_file": str(garbage)})
+
+
+def test_a_redirect_is_not_followed_but_said() -> None:
+    """A node's address answering "go to 127.0.0.1:1/internal": nothing is
+    fetched there, and the settings are named as what is wrong."""
+    with HostileServer() as server:
+        server.script("/solr/works/select", Reply(raw_reply(
+            "302 Found", [("Location", "http://127.0.0.1:1/internal")])))
+        with (SolrClient([server.url + "/solr"], timeout=1, policy=ONCE) as client,
+              pytest.raises(ConfigError, match=r"redirect \(HTTP 302\).*match.engine_urls")):
+            client.request("/works/select", {"q": "t:w"})
+        assert [r.target for r in server.requests] == ["/solr/works/select"]

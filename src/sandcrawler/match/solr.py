@@ -232,9 +232,15 @@ class SolrClient:
                     self._mark_down(base)
                     failures.append(f"{base}: HTTP {status} {_message(data)}")
                     continue
-                answer = _json(data)
                 if status != 200:
-                    raise _refused(path, status, answer, data)
+                    raise _refused(path, status, data)
+                answer = _json(data)
+                if not answer:
+                    # not a JSON object (a proxy's page, a compressed or cut body):
+                    # never read as an empty answer, which would be a false no-match
+                    self._mark_down(base)
+                    failures.append(f"{base}: an answer that is not Solr's JSON")
+                    continue
                 header = answer.get("responseHeader") or {}
                 if header.get("partialResults"):
                     # a shard answered by no replica: nothing may be concluded
@@ -276,7 +282,7 @@ class SolrMissing(ConfigError):
     collection deleted since the shard map was read (a rebuild moved the alias)."""
 
 
-def _refused(path: str, status: int, answer: dict[str, Any], data: bytes) -> ConfigError:
+def _refused(path: str, status: int, data: bytes) -> ConfigError:
     msg = _message(data) or data[:200].decode("utf-8", "replace")
     if status == 404:
         return SolrMissing(f"Solr has no {path.split('/')[1]!r} (HTTP 404): build the index "
@@ -284,7 +290,13 @@ def _refused(path: str, status: int, answer: dict[str, Any], data: bytes) -> Con
     if status in (401, 403):
         return ConfigError(f"Solr refused {path} (HTTP {status}): check "
                            "match.engine_options username and password")
-    return ConfigError(f"Solr refused {path} (HTTP {status}): {msg}")
+    if 300 <= status < 400:
+        # never followed: a node's answer saying "go elsewhere" (perhaps to an
+        # internal address) is a wrong URL in the settings
+        return ConfigError(f"Solr answered {path} with a redirect (HTTP {status}), which is "
+                           "not followed: match.engine_urls must be the nodes' own base URLs, "
+                           "e.g. https://solr1:8983/solr")
+    return ConfigError(f"Solr refused {path} (HTTP {status}): {msg or 'no message'}")
 
 
 def document(rec: CatalogRecord) -> dict[str, Any]:
