@@ -11,8 +11,9 @@ nothing is installed into the system's Python (Debian refuses that, PEP 668).
 file ingest, which keeps to a data directory of its own beside that one
 (``~/.local/share/sandcrawler-demo``); ``test`` also installs
 the test kit and runs ``ruff``, ``lint-imports``, ``mypy`` (strict on ``src/``, its
-settings in ``pyproject.toml``) and ``pytest`` (extra arguments go to pytest:
-``python3 scripts/dev.py test -m "not slow"``).
+settings in ``pyproject.toml``) and ``pytest`` in parallel workers (extra arguments go to pytest:
+``python3 scripts/dev.py test -m "not slow"``, ``... test -n 0 tests/db``; see
+docs/testing.md).
 
 Standard library only: this runs before anything is installed.
 """
@@ -28,6 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".venv"
 BIN = VENV / "bin"
+#: pytest-xdist workers for the test suite (docs/testing.md has the measured choice)
+WORKERS = 4
 
 #: the README's quickstart, offline, on the examples in the repository
 QUICKSTART = [
@@ -91,8 +94,19 @@ def test(pytest_args: list[str]) -> int:
     # the files and the strictness are pyproject.toml's [tool.mypy]; its cache
     # (.mypy_cache) makes a second run take a second or two
     run([str(BIN / "mypy")])
-    return subprocess.run([str(BIN / "python"), "-m", "pytest", *pytest_args],
-                          cwd=REPO).returncode
+    return subprocess.run([str(BIN / "python"), "-m", "pytest", *parallel(pytest_args),
+                           *pytest_args], cwd=REPO).returncode
+
+
+def parallel(pytest_args: list[str]) -> list[str]:
+    """pytest-xdist's workers, unless the arguments choose (``-n 0`` runs in one
+    process). Most slow tests wait on services, not on the CPU, so there are more
+    workers than cores; ``loadgroup`` keeps the tests that share one heavy service
+    process (the Solr cluster, a module's PostgREST) on one worker (docs/testing.md)."""
+    if any(a in ("-n", "--numprocesses") or a.startswith(("-n", "--numprocesses="))
+           for a in pytest_args):
+        return []
+    return ["-n", str(WORKERS), "--dist", "loadgroup"]
 
 
 def main(argv: list[str]) -> int:

@@ -17,7 +17,7 @@ publisher's file. ``pages.json`` maps each URL (and the DOI resolver's
 redirects) to its file; ``sandcrawler.demo.DemoSite`` serves it.
 
 The output is a pure function of ``articles.json``: no dates, no randomness, no
-compression, so that it is reproduced byte for byte (tests/test_demo.py).
+compression, so that it is reproduced byte for byte (tests/demo/test_demo.py).
 Standard library; the PDFs are written by ``demo_pdf.py`` beside it.
 """
 

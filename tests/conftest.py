@@ -1,24 +1,30 @@
-"""Fixtures: an isolated environment per test, real services on loopback, shared data."""
+"""Fixtures: an isolated environment per test, and real services on loopback.
+
+Services are started once per session (per parallel worker) and shared: each test gets
+names of its own inside them (a database cloned from a migrated template, a Kafka
+``env`` that prefixes its topics and consumer groups, a bucket, a collection). Only a
+test that stops, kills or stalls a service takes one of its own (``kafka_private``,
+the Solr fault tests' module cluster). docs/testing.md says how to add one."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+import re
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
+import orjson
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
+from sqlalchemy import Engine, create_engine, text
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.cli import main
-from sandcrawler.config import CoreSettings
-from sandcrawler.fileset.ingest import FilesetIngester
-from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.db import migrate
+from sandcrawler.db.engine import make_engine
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.kafka_broker import KafkaBroker, KafkaUnavailable, find_kafka_libs
@@ -27,95 +33,145 @@ from sandcrawler_testkit.postgrest import PostgrestServer, PostgrestUnavailable,
 from sandcrawler_testkit.pywb import PywbUnavailable, find_pywb
 from sandcrawler_testkit.s3_server import S3Server, swift_available
 from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_solr_libs
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
-FIXTURES = SHARED_DATA / "sandcrawler-fixtures"
-CROSSREF_WORKS = {
-    "10.1007/978-3-030-64953-1_4": "crossref_api_work_978-3-030-64953-1_4.json",
-    "10.1017/s1047951103000064": "crossref_api_work_s1047951103000064.json",
-}
-GROBID_TEI = ["grobid_refs_978-3-030-64953-1_4.tei.xml", "grobid_refs_s1047951103000064.tei.xml"]
-
-
-def unavailable(reason: str, service: str) -> NoReturn:
-    """A real service cannot run here: skip, or fail where the run requires it
-    (``SANDCRAWLER_TEST_REQUIRE_<SERVICE>=1``, as CI sets for every service)."""
-    require = f"SANDCRAWLER_TEST_REQUIRE_{service}"
-    if os.environ.get(require) == "1":
-        pytest.fail(f"{reason}, and {require}=1")
-    pytest.skip(reason)
-
+from sandcrawler_testkit.starts import ENV as STARTS_ENV
+from sandcrawler_testkit.starts import count_starts
+from tests.helpers.cli import invoke
+from tests.helpers.db import sqlite_template
+from tests.helpers.isolation import isolate
+from tests.helpers.kafka import KafkaSpace
+from tests.helpers.paths import CROSSREF_WORKS, FIXTURES, GROBID_TEI, SHARED_DATA
+from tests.helpers.skips import unavailable
 
 #: fixture (or parametrised fixture value) -> the marker of the real service it needs
 SERVICE_FIXTURES = {
     "pg_cluster": "postgres", "pg_url": "postgres", "s3_server": "s3", "s3_bucket": "s3",
-    "kafka": "kafka", "kafka_libs": "kafka", "shared_data": "shared_data",
-    "crossref_lines": "shared_data",
+    "kafka": "kafka", "kafka_broker": "kafka", "kafka_private": "kafka",
+    "kafka_libs": "kafka", "shared_data": "shared_data", "crossref_lines": "shared_data",
     "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
     "pywb_venv": "pywb", "solr_libs": "solr", "solr_cluster": "solr", "solr": "solr",
 }
-SERVICE_PARAMS = {("db_url", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
+SERVICE_PARAMS = {("db_backend", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3", ("match_engine", "solr"): "solr"}
-#: modules whose tests take seconds each (real processes, large inputs): `slow`
-SLOW_MODULES = {"test_worker_kafka", "test_worker_scale", "test_worker_process_pdf",
-                "test_worker_ingest_fileset",
-                "test_worker_ingest_file", "test_site_browser", "test_site_walk",
-                "test_sandbox", "test_citation_model", "test_packaging", "test_testkit_cli",
-                "test_solr_cluster"}
-#: tests that wait out timeouts, retries or stalls on purpose, or start a Kafka broker in
-#: a module of otherwise fast tests (seconds each): `slow`
-SLOW_TESTS = {"test_file_records_by_url", "test_output_order_with_jobs",
-              "test_download_busy_after_retries", "test_warc_source_down_stops_the_run",
-              "test_download_stall_times_out", "test_grobid_dies_mid_run", "test_download_fails",
-              "test_concurrent_metadata_writes_lose_nothing",
-              "test_first_use_by_several_commands_at_once",
-              "test_create_makes_every_topic_and_a_second_run_changes_nothing",
-              "test_differences_are_reported_and_left_alone"}
-#: modules that start a real service themselves, without the fixtures above
-MODULE_MARKS = {"test_s3_server": "s3"}
+#: the SQL backends a ``both_backends`` test runs on; every other test runs on the first
+BACKENDS = ["sqlite", "postgresql"]
+#: fixture -> parallel group: the tests sharing one service process too heavy to start
+#: once per worker (the session's Solr cluster) run on one worker (pytest-xdist's
+#: --dist loadgroup)
+SERVICE_GROUPS = {"solr_cluster": "solr"}
+
+
+# --- collection: markers, backends, parallel groups ---------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tally of service starts (sandcrawler_testkit.starts), one file for the
+    whole run: made by the controlling process, inherited by the parallel workers."""
+    if not hasattr(config, "workerinput"):
+        tally = Path(tempfile.mkdtemp(prefix="sandcrawler-starts-")) / "starts"
+        os.environ[STARTS_ENV] = str(tally)
+        config.stash[_TALLY] = tally
+
+
+_TALLY = pytest.StashKey[Path]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter,
+                            config: pytest.Config) -> None:
+    tally = config.stash.get(_TALLY, None)
+    if tally is None:
+        return
+    counts = count_starts(tally)
+    said = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())) or "none"
+    terminalreporter.write_line(f"service starts in this run: {said}")
+    shutil.rmtree(tally.parent, ignore_errors=True)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes a database runs on SQLite, and on PostgreSQL too where it is
+    about SQL (``@pytest.mark.both_backends``, or ``pytestmark`` in its module). A test
+    may name its backend itself: ``parametrize("db_backend", ["postgresql"], indirect=True)``."""
+    chosen = any("db_backend" in str(m.args[0]) for m in
+                 metafunc.definition.iter_markers("parametrize"))
+    if "db_backend" in metafunc.fixturenames and not chosen:
+        both = metafunc.definition.get_closest_marker("both_backends") is not None
+        # module scope: a module's tests on one backend run together, so a module-scoped
+        # fixture (a site built once, say) may take the backend too
+        metafunc.parametrize("db_backend", BACKENDS if both else BACKENDS[:1], indirect=True,
+                             scope="module")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Markers from what a test uses, so `-m "not postgres"` and the fast subset
-    (`-m "not slow"`) select by fact, not by hand-kept lists."""
+    """Markers from what a test uses, so ``-m "not postgres"`` selects by fact; and the
+    parallel groups: a module with module-scoped fixtures stays on one worker, and the
+    tests of a heavy shared service share one."""
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         marks = {SERVICE_FIXTURES[n] for n in names if n in SERVICE_FIXTURES}
         params = getattr(getattr(item, "callspec", None), "params", {})
         marks |= {m for (name, value), m in SERVICE_PARAMS.items() if params.get(name) == value}
-        module = item.module.__name__.rpartition(".")[2] if item.module is not None else ""
-        if module in SLOW_MODULES or item.name.partition("[")[0] in SLOW_TESTS:
-            marks.add("slow")
-        if module in MODULE_MARKS:
-            marks.add(MODULE_MARKS[module])
-        for mark in marks:
+        for mark in marks - {m.name for m in item.iter_markers()}:
             item.add_marker(getattr(pytest.mark, mark))
+        group = next((g for f, g in SERVICE_GROUPS.items() if f in names), None)
+        if group is None and _has_module_fixture(item):
+            group = item.nodeid.partition("::")[0]
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    # the backend's name is module-scoped but builds nothing
+    return any(d.scope in ("module", "package", "class")
+               for name, defs in info.name2fixturedefs.items() if name != "db_backend"
+               for d in defs)
+
+
+# --- which tables each PostgreSQL test touches (scripts/pg_table_coverage.py) -------------
+
+_TABLES_FILE = os.environ.get("SANDCRAWLER_TEST_TABLES")
+_current_test: list[str] = []
+
+if _TABLES_FILE:
+    from sqlalchemy import event
+
+    from sandcrawler.db.schema import metadata as _schema
+
+    _TABLE_WORDS = re.compile(r"\b(" + "|".join(sorted(_schema.tables, key=len, reverse=True))
+                              + r")\b")
+
+    @event.listens_for(Engine, "before_cursor_execute")
+    def _record_tables(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if conn.dialect.name == "postgresql" and _current_test and _TABLES_FILE:
+            with open(_TABLES_FILE, "a", encoding="utf-8") as out:
+                for table in sorted(set(_TABLE_WORDS.findall(statement))):
+                    out.write(f"{_current_test[0]}\t{table}\n")
+
+
+@pytest.fixture(autouse=True)
+def _which_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    _current_test[:] = [request.node.nodeid]
+    yield
+    _current_test.clear()
+
+
+# --- every test ------------------------------------------------------------------------------
 
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No user configuration leaks in: empty data dir, no config file, no SANDCRAWLER_*."""
-    for name in list(os.environ):
-        # the suite's own settings (SANDCRAWLER_TEST_*) and where its tools are stay
-        if name.startswith("SANDCRAWLER_") and not name.startswith("SANDCRAWLER_TEST_") \
-                and name not in ("SANDCRAWLER_SHARED_DATA", "SANDCRAWLER_POSTGREST_BIN"):
-            monkeypatch.delenv(name)
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
-    monkeypatch.setenv("SANDCRAWLER_DATA_DIR", str(tmp_path / "data"))
-    # Loopback servers are ours: the politeness delay (crawl.host_delay) would only
-    # slow the suite. Tests of the per-host gate set their own.
-    monkeypatch.setenv("SANDCRAWLER_CRAWL_HOST_DELAY", "0")
-    # The extraction cascade costs a child process and its models' loading per
-    # processor, and a second or so per PDF: the hundreds of PDFs other tests
-    # process would pay it for nothing. Its own tests (test_extract_cli, the demo's)
-    # turn it on.
-    monkeypatch.setenv("SANDCRAWLER_EXTRACT_ENABLED", "0")
-    monkeypatch.chdir(tmp_path)
+    isolate(monkeypatch, tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def cli() -> CliRunner:
+    return CliRunner()
+
+
+# --- shared data -----------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -128,8 +184,6 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def crossref_lines(shared_data: Path) -> dict[str, bytes]:
     """DOI -> the real Crossref API response as one JSON line."""
-    import orjson
-
     return {
         doi: orjson.dumps(orjson.loads((FIXTURES / name).read_bytes()))
         for doi, name in CROSSREF_WORKS.items()
@@ -142,6 +196,9 @@ def fake_grobid(shared_data: Path) -> Iterator[FakeGrobid]:
         yield server
 
 
+# --- SQL: one cluster, databases cloned from a migrated template ----------------------------
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[PostgresCluster]:
     if find_pg_bindir() is None:
@@ -152,23 +209,99 @@ def pg_cluster() -> Iterator[PostgresCluster]:
     cluster.stop()
 
 
-def _new_pg_database(cluster: PostgresCluster) -> str:
-    from sqlalchemy import create_engine, text
-
+def _create_pg_database(cluster: PostgresCluster, template: str | None = None) -> str:
     name = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(cluster.url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'
+                          + (f' TEMPLATE "{template}"' if template else "")))
     admin.dispose()
-    return cluster.url_for(name)
+    return name
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Every database test runs on both backends; each gets a fresh empty database."""
-    if request.param == "sqlite":
+@pytest.fixture(scope="session")
+def pg_template(pg_cluster: PostgresCluster) -> str:
+    """A database migrated to the latest schema once; tests get copies of it
+    (``CREATE DATABASE … TEMPLATE``, a file copy inside the server)."""
+    name = _create_pg_database(pg_cluster)
+    eng = make_engine(pg_cluster.url_for(name))
+    migrate.upgrade(eng)
+    eng.dispose()  # a template must have no connections when it is copied
+    return name
+
+
+@pytest.fixture(scope="session")
+def sqlite_template_path() -> Path:
+    """A SQLite file migrated to the latest schema once; tests get copies of it."""
+    return sqlite_template()
+
+
+@pytest.fixture(scope="module")
+def db_backend(request: pytest.FixtureRequest) -> str:
+    """``sqlite`` or ``postgresql`` (pytest_generate_tests chooses which); module-scoped,
+    so a module-scoped fixture may take it."""
+    return str(request.param)
+
+
+@pytest.fixture
+def db_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh empty database (no schema) of the test's backend."""
+    if db_backend == "sqlite":
         return f"sqlite:///{tmp_path / 'test.sqlite3'}"
-    return _new_pg_database(request.getfixturevalue("pg_cluster"))
+    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+    return cluster.url_for(_create_pg_database(cluster))
+
+
+@pytest.fixture
+def migrated_db_url(db_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh database at the latest schema, copied from the migrated template; the
+    settings (``SANDCRAWLER_DATABASE_URL``) name it."""
+    if db_backend == "sqlite":
+        path = tmp_path / "test.sqlite3"
+        shutil.copyfile(request.getfixturevalue("sqlite_template_path"), path)
+        url = f"sqlite:///{path}"
+    else:
+        cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+        url = cluster.url_for(_create_pg_database(cluster, request.getfixturevalue("pg_template")))
+    request.getfixturevalue("monkeypatch").setenv("SANDCRAWLER_DATABASE_URL", url)
+    return url
+
+
+@pytest.fixture(scope="module")
+def module_db_url(db_backend: str, tmp_path_factory: pytest.TempPathFactory,
+                  request: pytest.FixtureRequest) -> str:
+    """A database at the latest schema for a whole module (per backend), copied from the
+    migrated template, for what a module builds once and its tests read. Not in the
+    settings (``isolated_env`` resets them for each test): give it explicitly."""
+    if db_backend == "sqlite":
+        path = tmp_path_factory.mktemp("module-db") / "test.sqlite3"
+        shutil.copyfile(request.getfixturevalue("sqlite_template_path"), path)
+        return f"sqlite:///{path}"
+    cluster: PostgresCluster = request.getfixturevalue("pg_cluster")
+    return cluster.url_for(_create_pg_database(cluster, request.getfixturevalue("pg_template")))
+
+
+@pytest.fixture
+def engine(migrated_db_url: str) -> Iterator[Engine]:
+    """An engine on a fresh database at the latest schema (``migrated_db_url``)."""
+    eng = make_engine(migrated_db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PostgresCluster) -> str:
+    """A fresh empty PostgreSQL database, for tests of PostgreSQL-only behaviour."""
+    return pg_cluster.url_for(_create_pg_database(pg_cluster))
+
+
+@pytest.fixture
+def pg_migrated_url(pg_cluster: PostgresCluster, pg_template: str) -> str:
+    """A fresh PostgreSQL database at the latest schema (a copy of the template)."""
+    return pg_cluster.url_for(_create_pg_database(pg_cluster, pg_template))
+
+
+# --- S3 ----------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -208,10 +341,7 @@ def blob_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobS
     store.close()
 
 
-@pytest.fixture
-def pg_url(pg_cluster: PostgresCluster) -> str:
-    """A fresh PostgreSQL database, for tests of PostgreSQL-only behaviour."""
-    return _new_pg_database(pg_cluster)
+# --- PostgREST, pywb ------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -223,6 +353,26 @@ def postgrest_bin() -> Path:
         unavailable(str(e), "POSTGREST")
 
 
+@pytest.fixture(scope="module")
+def postgrest(postgrest_bin: Path, pg_cluster: PostgresCluster, pg_template: str,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgrestServer]:
+    """The real PostgREST, one per test module, serving a database of the module's own
+    at the latest schema, set up by ``sandcrawler db api`` (roles, grants, its
+    configuration). Its ``database_url`` is the database's; the module's tests fill it
+    and read it back through the API (PostgREST reads one database, so a module
+    shares one)."""
+    url = pg_cluster.url_for(_create_pg_database(pg_cluster, pg_template))
+    port = free_port()
+    config = tmp_path_factory.mktemp("postgrest") / "postgrest.conf"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SANDCRAWLER_DATABASE_URL", url)
+        result = invoke(["db", "api", "-o", str(config), "--port", str(port)])
+    assert result.exit_code == 0, result.stderr
+    with PostgrestServer(postgrest_bin, config, port) as server:
+        server.database_url = url  # type: ignore[attr-defined]
+        yield server
+
+
 @pytest.fixture(scope="session")
 def pywb_venv() -> Path:
     """pywb's own virtual environment (the test kit makes it in its cache)."""
@@ -232,36 +382,7 @@ def pywb_venv() -> Path:
         unavailable(str(e), "PYWB")
 
 
-@pytest.fixture
-def postgrest(postgrest_bin: Path, pg_url: str, tmp_path: Path,
-              monkeypatch: pytest.MonkeyPatch) -> Iterator[PostgrestServer]:
-    """A fresh PostgreSQL database at the latest schema (``SANDCRAWLER_DATABASE_URL``)
-    and the real PostgREST serving it, configured by ``sandcrawler db api``."""
-    from sandcrawler.db import migrate
-    from sandcrawler.db.engine import make_engine
-
-    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", pg_url)
-    eng = make_engine(pg_url)
-    migrate.upgrade(eng)
-    eng.dispose()
-    port = free_port()
-    config = tmp_path / "postgrest.conf"
-    result = invoke(["db", "api", "-o", str(config), "--port", str(port)])
-    assert result.exit_code == 0, result.stderr
-    with PostgrestServer(postgrest_bin, config, port) as server:
-        yield server
-
-
-@pytest.fixture
-def engine(db_url: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    from sandcrawler.db import migrate
-    from sandcrawler.db.engine import make_engine
-
-    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", db_url)
-    eng = make_engine(db_url)
-    migrate.upgrade(eng)
-    yield eng
-    eng.dispose()
+# --- Kafka: one broker, an env of its own for each test -------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -274,12 +395,33 @@ def kafka_libs() -> Path:
         unavailable(str(e), "KAFKA")
 
 
-@pytest.fixture
-def kafka(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaBroker]:
-    """A real Apache Kafka broker (KRaft, one node) of its own for each test, on
-    loopback; auto-created topics get 4 partitions."""
-    with KafkaBroker(kafka_libs, tmp_path / "kafka") as broker:
+@pytest.fixture(scope="session")
+def kafka_broker(kafka_libs: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
+    """One real Apache Kafka broker (KRaft, one node) on loopback for the session;
+    auto-created topics get 4 partitions. Tests share it through ``kafka``."""
+    with KafkaBroker(kafka_libs, tmp_path_factory.mktemp("kafka")) as broker:
         yield broker
+
+
+def _kafka_env() -> str:
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def kafka(kafka_broker: KafkaBroker) -> KafkaSpace:
+    """The shared broker, with a fresh ``env`` for this test's topics and groups."""
+    return KafkaSpace(kafka_broker, _kafka_env())
+
+
+@pytest.fixture
+def kafka_private(kafka_libs: Path, tmp_path: Path) -> Iterator[KafkaSpace]:
+    """A broker of this test's own, for a test that stops, restarts or freezes it."""
+    with KafkaBroker(kafka_libs, tmp_path / "kafka") as broker:
+        yield KafkaSpace(broker, _kafka_env())
+
+
+# --- Solr --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -311,32 +453,3 @@ def solr(solr_cluster: SolrCluster) -> SolrCluster:
         if pid is None:
             solr_cluster.start_node(i)
     return solr_cluster
-
-
-@pytest.fixture
-def cli() -> CliRunner:
-    return CliRunner()
-
-
-def open_ingester(settings: CoreSettings,
-                  strategy: IngestStrategy | None = None) -> FilesetIngester:
-    """A fileset ingester on its own services, which its ``close()`` closes (in the
-    product the services belong to the command, not to the ingester)."""
-    services = Services(settings)
-    ingester = services.fileset_ingester(strategy)
-    ingester.close = services.close  # type: ignore[method-assign]
-    return ingester
-
-
-def invoke(args: list[str], input: bytes | str | None = None) -> Result:
-    """Run the CLI in-process; stdout and stderr kept apart."""
-    return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-
-
-def run_cli(args: list[str], *, input: bytes | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m sandcrawler`` as a real process (signals, exit codes, -j N)."""
-    return subprocess.run(
-        [sys.executable, "-m", "sandcrawler", *args],
-        input=input, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})},
-    )

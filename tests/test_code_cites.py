@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
+
+ROOT = REPO
 SOURCES = [*sorted((ROOT / "src").rglob("*.py")), *sorted((ROOT / "testkit" / "src").rglob("*.py"))]
 #: a path ending in .md, as written in code: docs/ingest.md, SOURCES.md, data/x/SOURCES.md
 CITE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.md)\b")

@@ -15,7 +15,7 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import mask_secret
 from sandcrawler.errors import ConfigError
-from tests.conftest import invoke, run_cli
+from tests.helpers.cli import invoke, run_cli
 
 
 def test_defaults(isolated_env: Path) -> None:

@@ -1,12 +1,12 @@
 """Topics as code: the registry (``kafka_topics``), the workers that name its
 entries, its table in docs/operations.md, and ``sandcrawler kafka topics``
-against a real broker (one per test: the ``kafka`` fixture)."""
+against a real broker (shared by the tests, each in an env of its own: the
+``kafka`` fixture)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -24,12 +24,13 @@ from sandcrawler.kafka_topics import (
     TopicSpec,
     delete_after,
 )
-from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import create_topics
 from sandcrawler_testkit.postgres import free_port
-from tests.conftest import invoke, run_cli
+from tests.helpers.cli import invoke, run_cli
+from tests.helpers.kafka import KafkaSpace
+from tests.helpers.paths import REPO
 
-OPERATIONS = Path(__file__).resolve().parent.parent / "docs" / "operations.md"
+OPERATIONS = REPO / "docs" / "operations.md"
 UPSTREAM = {name for name, spec in TOPICS.items() if spec.upstream}
 
 
@@ -180,9 +181,11 @@ def topics_json(*args: str) -> tuple[int, dict[str, dict[str, Any]], str]:
     return result.exit_code, {row["topic"]: row for row in rows}, result.stderr
 
 
-def describe(bootstrap: str, names: list[str]) -> dict[str, tuple[str, int, int, dict[str, str]]]:
-    """topic -> (topic id, partitions, replicas, the registry's settings as the broker has them)."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+def describe(kafka: KafkaSpace, names: list[str]
+             ) -> dict[str, tuple[str, int, int, dict[str, str]]]:
+    """topic (of the env of ``kafka``) -> (topic id, partitions, replicas, the registry's
+    settings as the broker has them)."""
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap, "log_level": 0})
     found = {}
     topics = admin.describe_topics(TopicCollection(names), request_timeout=15)
     configs = admin.describe_configs([ConfigResource(ResourceType.TOPIC, n) for n in names],
@@ -190,16 +193,18 @@ def describe(bootstrap: str, names: list[str]) -> dict[str, tuple[str, int, int,
     settings = {res.name: f.result(15) for res, f in configs.items()}
     for name, future in topics.items():
         d = future.result(15)
-        wanted = next(s for s in TOPICS.values() if s.full("dev") == name).config
+        wanted = next(s for s in TOPICS.values() if s.full(kafka.env) == name).config
         found[name] = (str(d.topic_id), len(d.partitions), len(d.partitions[0].replicas),
                        {k: settings[name][k].value for k in wanted})
     return found
 
 
+@pytest.mark.slow  # waits out timeouts, retries or stalls
 def test_create_makes_every_topic_and_a_second_run_changes_nothing(
-        kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SANDCRAWLER_KAFKA_BROKERS", kafka.bootstrap)
-    names = {spec.full("dev"): spec for spec in TOPICS.values()}
+        kafka: KafkaSpace, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in kafka.settings_env.items():
+        monkeypatch.setenv(name, value)
+    names = {spec.full(kafka.env): spec for spec in TOPICS.values()}
 
     status, rows, stderr = topics_json()
     assert status == 1 and "Run with --create" in stderr
@@ -216,7 +221,7 @@ def test_create_makes_every_topic_and_a_second_run_changes_nothing(
     assert status == 0, stderr
     assert {n: r["state"] for n, r in rows.items()} == {
         n: "created" if s.upstream else "ok" for n, s in names.items()}
-    first = describe(kafka.bootstrap, list(names))
+    first = describe(kafka, list(names))
     for name, spec in names.items():
         _id, partitions, replicas, config = first[name]
         assert (partitions, replicas, config) == (spec.partitions, 1, dict(spec.config)), name
@@ -229,23 +234,26 @@ def test_create_makes_every_topic_and_a_second_run_changes_nothing(
     assert all(line.split()[0] == "ok" for line in lines[1:]), result.stdout
     n = len(names)  # every topic of the registry
     assert f"{n} topics on" in result.stderr and f": {n} ok" in result.stderr
-    assert describe(kafka.bootstrap, list(names)) == first  # same topics: ids, partitions
+    assert describe(kafka, list(names)) == first  # same topics: ids, partitions
 
     # another deployment's names on the same cluster: none of them exists yet
-    status, rows, _ = topics_json("--env", "qa")
+    qa = f"{kafka.env}-qa"  # of this test's own too: the broker is shared
+    status, rows, _ = topics_json("--env", qa)
     assert status == 1
-    assert set(rows) == {spec.full("qa") for spec in TOPICS.values()}
+    assert set(rows) == {spec.full(qa) for spec in TOPICS.values()}
     assert {row["state"] for row in rows.values()} == {"missing"}
-    monkeypatch.setenv("SANDCRAWLER_ENV", "qa")
-    assert set(topics_json()[1]) == {spec.full("qa") for spec in TOPICS.values()}
+    monkeypatch.setenv("SANDCRAWLER_ENV", qa)
+    assert set(topics_json()[1]) == {spec.full(qa) for spec in TOPICS.values()}
 
 
+@pytest.mark.slow  # waits out timeouts, retries or stalls
 def test_differences_are_reported_and_left_alone(
-        kafka: KafkaBroker, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SANDCRAWLER_KAFKA_BROKERS", kafka.bootstrap)
-    wrong_partitions = PDF_RESULTS.full("dev")
-    wrong_retention = PDF_FILES.full("dev")
-    upstream = TOPICS["api-crossref"].full("dev")
+        kafka: KafkaSpace, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in kafka.settings_env.items():
+        monkeypatch.setenv(name, value)
+    wrong_partitions = PDF_RESULTS.full(kafka.env)
+    wrong_retention = PDF_FILES.full(kafka.env)
+    upstream = TOPICS["api-crossref"].full(kafka.env)
     create_topics(kafka.bootstrap, {wrong_partitions: 4, upstream: 2})
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap, "log_level": 0})
     admin.create_topics([NewTopic(wrong_retention, num_partitions=PDF_FILES.partitions,
@@ -263,7 +271,7 @@ def test_differences_are_reported_and_left_alone(
         "retention.ms=3600000, the registry says 7889400000"]
     assert rows[upstream]["state"] == "ok" and rows[upstream]["partitions"] == 2
     created = {n for n, r in rows.items() if r["state"] == "created"}
-    assert created == {s.full("dev") for s in TOPICS.values()} - {
+    assert created == {s.full(kafka.env) for s in TOPICS.values()} - {
         wrong_partitions, wrong_retention, upstream}
     assert f"{len(created)} created" in stderr and "1 partitions-mismatch" in stderr
 

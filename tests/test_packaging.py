@@ -12,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers.paths import REPO
+
+# seconds per test: real processes
+pytestmark = pytest.mark.slow
+
+ROOT = REPO
 PRODUCT = ROOT / "src" / "sandcrawler"
 KIT_NAMES = ("sandcrawler_testkit", "sandcrawler.testing")
 

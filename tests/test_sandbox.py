@@ -13,6 +13,9 @@ from sandcrawler.pdf.extract import extract_pdf
 from sandcrawler.sandbox import Sandbox, TaskCrashed, TaskMemoryLimit, TaskTimeout
 from sandcrawler_testkit.pdfs import make_pdf
 
+# seconds per test: real processes
+pytestmark = pytest.mark.slow
+
 
 def square(x: int) -> int:
     return x * x

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sandcrawler.spool import spool_file, sweep
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 
 def _dead_pid() -> int:

@@ -19,7 +19,6 @@ import re
 import typing
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 
 import pytest
 
@@ -27,8 +26,9 @@ import sandcrawler
 from sandcrawler.errors import RecordError
 from sandcrawler.models import statuses
 from sandcrawler.models.statuses import DOMAINS
+from tests.helpers.paths import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 DOCS = ROOT / "docs"
 SRC = ROOT / "src" / "sandcrawler"
 MARK = re.compile(r"^<!-- statuses: (?P<home>[^;]+?)(?:; from: (?P<others>.+?))? -->$")

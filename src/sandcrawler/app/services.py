@@ -12,7 +12,7 @@ whole configuration.
                            ├─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
                            └─ crawl policy (blocklist, robots.txt via the fetcher)
 
-Who owns what (the rules; tests/test_services_ownership.py checks each):
+Who owns what (the rules; tests/app/test_services_ownership.py checks each):
 
 - **What it caches, it closes.** The attributes built once and kept (``raw_engine``,
   ``blobs``, ``fetcher``, ``grobid``, ``reader`` and its PostgREST fetcher, and what

@@ -23,7 +23,7 @@ from sandcrawler.version import __version__
 #: command name -> ("module:attribute", its help's first sentence). A module is
 #: imported only when its command runs or shows its own help, so `sandcrawler
 #: --help` imports none of them and `sandcrawler persist ...` never pays for the
-#: HTTP client (tests/test_cli_startup.py checks each summary against its command).
+#: HTTP client (tests/cli/test_cli_startup.py checks each summary against its command).
 COMMANDS: dict[str, tuple[str, str]] = {
     "catalogue": ("sandcrawler.cli.catalogue:catalogue",
                   "The catalogue of documents in the resource store."),

@@ -1,6 +1,6 @@
 """The lookups the system makes of its own records, behind one interface.
 
-``Reader`` has two implementations that answer identically (tests/test_reader.py):
+``Reader`` has two implementations that answer identically (tests/db/test_reader.py):
 
 * ``SqlReader``: SQL on the database engine (SQLite or PostgreSQL);
 * ``PostgrestReader`` (``sandcrawler.web.postgrest``): the read-only PostgREST

@@ -2,7 +2,7 @@
 
 A whole row of a relation is a ``TypedDict`` of its columns (``db/schema.py``):
 it stays the dict every reader answered before (SQL and PostgREST alike, compared
-by tests/test_reader.py) and the type checker sees each column. Timestamps are
+by tests/db/test_reader.py) and the type checker sees each column. Timestamps are
 aware UTC datetimes; JSON columns are the documents as stored.
 
 The pages' lookups select a few columns of a relation: those rows are typed here

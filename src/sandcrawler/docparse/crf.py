@@ -80,7 +80,7 @@ def _spread(spec: Mapping[int, Sequence[int]]) -> tuple[Window, ...]:
 
 
 # GROBID's templates (grobid-trainer/resources/dataset/<model>/crfpp-templates/,
-# read from its repository; tests/test_docparse_models.py checks the windows
+# read from its repository; tests/docparse/test_docparse_models.py checks the windows
 # against the files): column -> offsets, then the two-position windows
 _AROUND = (-1, 0, 1)
 SEGMENTATION_WINDOWS = _spread({

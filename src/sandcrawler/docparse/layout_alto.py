@@ -224,7 +224,7 @@ _DEFAULT_STYLE = _Style("default", 0.0, "")
 # attribute with double quotes; no comments, CDATA or DTD), a tag scanner reads
 # it 5 to 10 times faster than ElementTree (a 46-page article: 0.03 s against
 # 0.3 s), it expands no entity but the XML ones, and a file broken part way is
-# read up to the break. tests/test_docparse_layout_alto.py checks it against an
+# read up to the break. tests/docparse/test_docparse_layout_alto.py checks it against an
 # XML parser on real files.
 _TAG = re.compile(r"<(/?)(\w+(?::\w+)?)([^>]*)>")
 _ATTR = re.compile(r'([\w:.-]+)="([^"]*)"')

@@ -87,7 +87,7 @@ _CLEAN: dict[str, str] = {
 
 def _build_table() -> dict[int, str]:
     # (normalise's shortcut for printable ASCII relies on this table changing
-    # no printable ASCII character; tests/test_docparse_tokens.py checks it)
+    # no printable ASCII character; tests/docparse/test_docparse_tokens.py checks it)
     first: dict[str, str] = {}
     # later assignments win, in the reverse of GROBID's order, so that the
     # first replacement GROBID applies is the one kept

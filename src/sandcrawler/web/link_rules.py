@@ -10,7 +10,7 @@ Three groups, tried in this order (docs/ingest.md, "Finding the full text"):
 A ``Find`` is data: where the value is (a meta name, a CSS selector and attribute, or
 the page URL itself), which values count (``pattern``, ``text``) and how the value
 becomes the link (``template``, ``unquote``). Adding a platform is one entry here and
-one test in ``tests/test_landing_pages.py``.
+one test in ``tests/web/test_landing_pages.py``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
+from sandcrawler_testkit.starts import record_start
+
 
 class HttpProcess:
     """``command()`` in a child process, its output in ``log``; ``url`` answers
@@ -38,6 +40,7 @@ class HttpProcess:
         return None, None
 
     def start(self, timeout: float = 30.0) -> str:
+        record_start(self.name)
         cwd, env = self.prepare()
         with open(self.log, "wb") as log:
             self._proc = subprocess.Popen(self.command(), cwd=cwd, env=env, stdout=log,

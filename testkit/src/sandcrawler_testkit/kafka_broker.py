@@ -34,6 +34,7 @@ from sandcrawler.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit._cache import tool_cache
 from sandcrawler_testkit.postgres import free_port
+from sandcrawler_testkit.starts import record_start
 
 KAFKA_VERSION = "4.1.1"
 #: marker written last into the cache: a half-copied directory is never used
@@ -279,6 +280,7 @@ class KafkaBroker:
         self._formatted = True
 
     def start(self) -> str:
+        record_start("kafka")
         if not self._formatted:
             self._format()
         with open(self.log, "ab") as log:

@@ -12,6 +12,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from sandcrawler_testkit.starts import record_start
+
 
 def find_pg_bindir() -> Path | None:
     """Directory holding initdb/pg_ctl: Debian's versioned dir first, then PATH."""
@@ -59,6 +61,7 @@ class PostgresCluster:
         return subprocess.run(cmd, check=True, capture_output=True, text=True)
 
     def start(self) -> str:
+        record_start("postgres")
         self.datadir.mkdir()
         self.sockdir.mkdir()
         os.chmod(self.base, 0o755)

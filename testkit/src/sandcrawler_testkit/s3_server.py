@@ -34,6 +34,7 @@ from typing import Any
 from sandcrawler.retry import Backoff, RetryPolicy
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit.postgres import free_port
+from sandcrawler_testkit.starts import record_start
 
 BINDIR = Path("/usr/bin")
 #: start-up: look again every 0.1 s until the deadline
@@ -311,6 +312,7 @@ class S3Server:
     def start(self) -> str:
         if self._procs:
             return self.endpoint_url
+        record_start("s3")
         t0 = time.monotonic()
         self.base = _make_base_dir()
         try:

@@ -13,10 +13,12 @@ once into the same cache: ZooKeeper in the launcher's JVM and each Solr node in 
 JVM of its own, every index on disk under ``workdir``. ``kill_node(i)`` is a
 SIGKILL of node i's JVM (a crash: ZooKeeper keeps it live until its session
 expires), ``stop_node(i)`` a clean shutdown, ``start_node(i)`` brings it back on
-the same port with its data, ``restart()`` stops every node cleanly and
-ZooKeeper, then starts them all again, same ports, same data. ``kill()`` takes
-the whole cluster down at once (a power cut) and ``stop()`` cleanly; ``start()``
-after either is the same cluster again.
+the same port with its data, ``freeze_node(i)`` stops its JVM (SIGSTOP: its port
+takes connections, nothing answers) until ``thaw_node(i)``, ``restart()`` stops
+every node cleanly and ZooKeeper, then starts them all again, same ports, same
+data. ``kill()`` takes the whole cluster down at once (a power cut) and
+``stop()`` cleanly; ``start()`` after either is the same cluster again.
+``updates_running()`` counts the update requests the nodes are still applying.
 
 The kit's own minimal configset (``CONFIGSET``; the Maven artefacts carry none,
 not even Solr's ``_default``) goes up with ``upload_configset``.
@@ -32,6 +34,7 @@ import os
 import re
 import selectors
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,6 +42,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -47,6 +51,7 @@ from typing import IO
 from sandcrawler.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit._cache import tool_cache
+from sandcrawler_testkit.starts import record_start
 
 SOLR_VERSION = "9.10.1"
 #: marker written last into the cache: a half-copied directory is never used
@@ -54,6 +59,8 @@ _COMPLETE = ".complete"
 _LAUNCHER = "SolrCloudLauncher"
 #: the launcher's own JVM holds only ZooKeeper and the protocol
 _LAUNCHER_HEAP = "64m"
+#: the frame of a thread handling an update request (/update and its JSON, CSV... paths)
+_UPDATE_HANDLER = "org.apache.solr.handler.ContentStreamHandlerBase.handleRequestBody"
 
 
 class SolrUnavailable(RuntimeError):
@@ -194,6 +201,8 @@ class SolrCluster:
         self.zk_host = ""
         #: each node JVM's process id while it runs (None while it is down)
         self.pids: list[int | None] = []
+        #: the nodes stopped by ``freeze_node`` (SIGSTOP), not yet thawed
+        self.frozen: set[int] = set()
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         #: the ports of the first start, kept: a start after stop() or kill() is the same
@@ -213,6 +222,7 @@ class SolrCluster:
     def start(self) -> list[str]:
         if self.running:
             raise SolrUnavailable("the Solr cluster is running already")
+        record_start("solr")
         classes = launcher_classes(self.libs)
         self.workdir.mkdir(parents=True, exist_ok=True)
         command = [_jdk_tool("java"), f"-Xmx{_LAUNCHER_HEAP}", "-XX:+UseSerialGC",
@@ -245,10 +255,42 @@ class SolrCluster:
     def kill_node(self, i: int) -> None:
         """Node i's JVM killed (SIGKILL), as a crash would; its port refuses at once."""
         self._command(f"kill {i}", 60)
+        self.frozen.discard(i)
 
     def stop_node(self, i: int) -> None:
         """Node i shut down cleanly: it gives up its leaderships and says it is down."""
+        self.thaw_node(i)
         self._command(f"stop {i}", 90)
+
+    def freeze_node(self, i: int) -> None:
+        """Node i's JVM stopped (SIGSTOP), as a node stalled in a long GC pause or on a
+        dead disk: the kernel still accepts connections on its port, nothing answers,
+        and its ZooKeeper session runs on until it expires (``session_timeout``)."""
+        pid = self.pids[i]
+        if pid is None:
+            raise SolrUnavailable(f"node {i} is not running: nothing to freeze")
+        os.kill(pid, signal.SIGSTOP)
+        self.frozen.add(i)
+        # the signal is delivered to every thread of the JVM in its own time
+        _wait_for(lambda: _stopped(pid), 10, f"node {i}'s JVM ({pid}) to stop")
+
+    def thaw_node(self, i: int) -> None:
+        """Node i's JVM going on (SIGCONT) after ``freeze_node``; nothing if it is not
+        frozen. Frozen past its session, it finds the session expired and joins
+        again (its replicas then recover: ``wait_for_active``)."""
+        if i not in self.frozen:
+            return
+        self.frozen.discard(i)
+        pid = self.pids[i]
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+            _wait_for(lambda: not _stopped(pid, any_thread=True), 10,
+                      f"node {i}'s JVM ({pid}) to go on")
+
+    def _thaw_all(self) -> None:
+        for i in sorted(self.frozen):
+            self.thaw_node(i)
 
     def start_node(self, i: int) -> None:
         """Node i again, same port and data; back once it is in live_nodes (its
@@ -257,7 +299,9 @@ class SolrCluster:
 
     def restart(self) -> None:
         """Every node stopped cleanly, then ZooKeeper; ZooKeeper started again on its
-        port from its data, then every node (a killed one too) on its port with its data."""
+        port from its data, then every node (a killed one too) on its port with its data.
+        A frozen node is thawed first."""
+        self._thaw_all()
         self._command("restart", self.startup_timeout + 120)
 
     def kill(self) -> None:
@@ -267,6 +311,7 @@ class SolrCluster:
         proc, self._proc = self._proc, None
         if proc is None:
             return
+        self._thaw_all()  # a stopped JVM would not see its launcher go
         nodes = [p for p in self.pids if p is not None]
         proc.kill()
         proc.wait(timeout=10)
@@ -280,6 +325,7 @@ class SolrCluster:
 
     def stop(self, timeout: float = 90.0) -> None:
         """Everything shut down cleanly; killed after ``timeout``."""
+        self._thaw_all()
         proc = self._proc
         if proc is None or proc.poll() is not None:
             self._proc = None
@@ -307,6 +353,7 @@ class SolrCluster:
         if proc.stdout is not None:
             proc.stdout.close()
         self.pids = [None] * self.nodes
+        self.frozen.clear()
 
     def _command(self, line: str, timeout: float) -> None:
         proc = self._proc
@@ -393,6 +440,23 @@ class SolrCluster:
             time.sleep(0.25)
         raise SolrUnavailable(f"{collection} not active within {timeout:g}s: {last}")
 
+    def updates_running(self) -> int:
+        """The update requests (``/update``, a client's or one node's to another) the
+        running nodes are handling now, read from their thread dumps
+        (``/admin/info/threads``): 0 once every update sent has been applied or has
+        failed. Solr goes on with a request whose client has gone (killed mid-load)."""
+        running = 0
+        for i, (url, pid) in enumerate(zip(self.urls, self.pids, strict=True)):
+            if pid is None or i in self.frozen:
+                continue
+            answer = json.loads(_http(f"{url}/admin/info/threads?wt=json"))
+            # a flat list: "thread", {its name, state, stackTrace}, "thread", ...
+            for thread in answer["system"]["threadDump"]:
+                if isinstance(thread, dict) and any(
+                        _UPDATE_HANDLER in frame for frame in thread.get("stackTrace") or ()):
+                    running += 1
+        return running
+
     def _live_url(self) -> str:
         """A node that runs (the kit asks the first that answers)."""
         for url, pid in zip(self.urls, self.pids, strict=True):
@@ -414,6 +478,27 @@ def _wait_gone(pids: list[int], timeout: float) -> None:
     for pid in pids:
         while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+def _stopped(pid: int, *, any_thread: bool = False) -> bool:
+    """Whether every thread of the process (or, ``any_thread``, any of them) is
+    stopped by a signal (state ``T`` in /proc); a process gone is not."""
+    states = []
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        with contextlib.suppress(OSError):
+            text = stat.read_text()
+            states.append(text[text.rindex(")") + 2])
+    if not states:
+        return False
+    return any(s == "T" for s in states) if any_thread else all(s == "T" for s in states)
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise SolrUnavailable(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(0.01)
 
 
 def _pids(answer: dict[str, object]) -> list[int | None]:

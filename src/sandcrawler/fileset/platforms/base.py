@@ -260,7 +260,7 @@ def file_item_name(dataset_item: str, path: str) -> str:
 def url_host(url: str) -> str:
     """``web.urls.host_of``, imported on first use: every command reads this module
     (the settings' platform sections), and ``sandcrawler.web`` is not for start-up
-    (tests/test_cli_startup.py)."""
+    (tests/cli/test_cli_startup.py)."""
     from sandcrawler.web.urls import host_of
 
     return host_of(url)
