@@ -100,22 +100,35 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              scope="module")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_itemcollected(item: pytest.Item) -> None:
     """Markers from what a test uses, so ``-m "not postgres"`` selects by fact; and the
     parallel groups: a module with module-scoped fixtures stays on one worker, and the
-    tests of a heavy shared service share one."""
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        marks = {SERVICE_FIXTURES[n] for n in names if n in SERVICE_FIXTURES}
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        marks |= {m for (name, value), m in SERVICE_PARAMS.items() if params.get(name) == value}
-        for mark in marks - {m.name for m in item.iter_markers()}:
-            item.add_marker(getattr(pytest.mark, mark))
-        group = next((g for f, g in SERVICE_GROUPS.items() if f in names), None)
-        if group is None and _has_module_fixture(item):
-            group = item.nodeid.partition("::")[0]
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+    tests of a heavy shared service share one. (Set as each test is collected: pytest-xdist
+    reads the groups in its own ``pytest_collection_modifyitems``.)"""
+    names = set(getattr(item, "fixturenames", ()))
+    marks = {SERVICE_FIXTURES[n] for n in names if n in SERVICE_FIXTURES}
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    marks |= {m for (name, value), m in SERVICE_PARAMS.items() if params.get(name) == value}
+    for mark in marks - {m.name for m in item.iter_markers()}:
+        item.add_marker(getattr(pytest.mark, mark))
+    group = next((g for f, g in SERVICE_GROUPS.items() if f in names), None)
+    if group is None and _has_module_fixture(item):
+        group = item.nodeid.partition("::")[0]
+    if group is not None:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A parallel worker refuses to run if pytest-xdist did not apply the groups (it
+    suffixes a grouped test's id with ``@group``): tests sharing a module's PostgREST
+    or the session's Solr cluster would otherwise spread over every worker."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [i.nodeid for i in session.items
+            if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(f"pytest-xdist did not group {len(lost)} tests (e.g. {lost[0]}): "
+                                f"a pytest it does not support? (pyproject.toml pins it)")
 
 
 def _has_module_fixture(item: pytest.Item) -> bool:
