@@ -85,7 +85,8 @@ def test_thumbnail_sizes_are_configurable() -> None:
     (make_pdf([]), "empty-pdf"),
     (make_pdf([None, "text on page two"]), "empty-page0"),
     (make_pdf(["secret"], user_password="secret"), "encrypted"),
-])
+], ids=["html", "noise", "nothing", "noise-after-a-header", "no-text", "empty-page0",
+        "encrypted"])  # ids, not the bytes: parallel workers must collect the same tests
 def test_bad_files(data: bytes, status: str) -> None:
     out = extract_pdf(data)
     assert out.status == status, out.error
