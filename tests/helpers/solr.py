@@ -5,10 +5,10 @@ and only read it or kill one node, which the ``solr`` fixture starts again. A te
 that stops, kills, restarts or stalls the cluster as a whole (every node, a power
 cut, a restart) runs instead on a cluster kept for such tests (``fault_cluster``):
 started at the first use in a test process, stopped when pytest ends, so the fault
-modules of every package (the test kit's, the match index's) share one start. The
-``solr`` marker they get from ``solr_libs`` keeps them all on one parallel worker,
-one at a time; each test takes the cluster whole (``whole``) and leaves it as it
-likes.
+modules of every package (the test kit's, the match index's) share one start. Their
+fixture takes the session's ``solr_cluster`` as well, which puts them in its parallel
+group (tests/conftest.py ``SERVICE_GROUPS``): every Solr test runs on one worker, one
+at a time. Each test takes the cluster whole (``whole``) and leaves it as it likes.
 """
 
 from __future__ import annotations

@@ -61,8 +61,12 @@ def state(pid: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def cluster(solr_libs: Path, request: pytest.FixtureRequest,
+def cluster(solr_libs: Path, solr_cluster: SolrCluster, request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> SolrCluster:
+    """The fault tests' cluster. (``solr_cluster`` is not used: taking it puts these
+    tests in its parallel group, tests/conftest.py ``SERVICE_GROUPS``, so that every
+    Solr test runs on one worker, one at a time, and the fault modules share one
+    start of this cluster.)"""
     return fault_cluster(solr_libs, request.config, tmp_path_factory)
 
 

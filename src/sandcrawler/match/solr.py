@@ -333,6 +333,8 @@ class SolrIndex:
         # reads the next batch; at most SENDING are waiting (memory stays bounded)
         self._sender: ThreadPoolExecutor | None = None
         self._sending: deque[Future[None]] = deque()
+        #: the failure of a send: nothing after it is sent
+        self._send_failed: BaseException | None = None
         # the shard map (direct lookups), and works per title word lately read
         self._map: tuple[tuple[str, ...], ...] = ()
         self._map_read = 0.0
@@ -517,10 +519,14 @@ class SolrIndex:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """The works upserted inside, then the marks, in one update request: a
-        mark is never ahead of the works it counts (Solr applies a request's
-        documents in order; a request cut short is loaded again from the last
-        mark, and loading a work twice changes nothing)."""
+        """The works upserted inside, then the marks, in a request of their own sent
+        once the works' request has been answered: a mark is never ahead of the
+        works it counts. (Not in the same request: over shards, Solr applies a
+        request's documents shard by shard, and an update that fails on one
+        shard only applies the others', the marks' shard's too.) After a failed
+        send nothing more is sent: a later batch's mark counts the failed
+        batch's works as well. A batch loaded and not marked is loaded again
+        from the last mark, and loading a work twice changes nothing."""
         self._pending = []
         marks_before = dict(self._marks or {})
         try:
@@ -529,23 +535,34 @@ class SolrIndex:
             self._pending, self._marks = [], marks_before
             raise
         docs = self._pending
+        meta = None
         if self._marks is not None and self._marks != marks_before:
-            docs = [*docs, {"id": META_ID, "kind": "meta",
-                            "marks": orjson.dumps(self._marks).decode()}]
+            meta = {"id": META_ID, "kind": "meta", "marks": orjson.dumps(self._marks).decode()}
         self._pending = []
-        if docs:
+        if docs or meta is not None:
             # searchable within seconds without a commit per batch (the loader's
             # finish commits at once)
             params = {} if self.commit_within is None else {"commitWithin": self.commit_within}
             if self._sender is None:
                 self._sender = ThreadPoolExecutor(1, thread_name_prefix="solr-update")
-            # one sender, so the requests (and the marks in them) apply in order: a
-            # mark is never ahead of the works before it, even when cut short (two
-            # side by side, the works split by DOI, loaded no faster here)
-            self._sending.append(self._sender.submit(
-                self.client.update, self.collection, docs, **params))
+            # one sender, so the requests apply in order
+            self._sending.append(self._sender.submit(self._send, docs, meta, params))
             while len(self._sending) > SENDING:
                 self._sending.popleft().result()  # its failure is raised here
+
+    def _send(self, docs: list[dict[str, Any]], meta: dict[str, Any] | None,
+              params: dict[str, Any]) -> None:
+        if self._send_failed is not None:
+            raise SearchUnavailable(f"Solr: not sent after an update failed "
+                                    f"({self._send_failed})")
+        try:
+            if docs:
+                self.client.update(self.collection, docs, **params)
+            if meta is not None:
+                self.client.update(self.collection, [meta], **params)
+        except BaseException as e:
+            self._send_failed = e
+            raise
 
     def flush(self) -> None:
         """Every update handed over so far has been applied (or its error raised)."""
