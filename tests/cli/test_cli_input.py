@@ -141,6 +141,7 @@ def stored(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_store_cat_takes_a_document_and_a_resource_name(
         stored: dict[str, str], tmp_path: Path) -> None:
     primary = run_cli(["store", "cat", "doi:10.5555/sandcrawler.example"], env=stored)

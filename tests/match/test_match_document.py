@@ -483,6 +483,7 @@ def test_source_biblios() -> None:
 # -- the offline demo --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_the_demo_identifies_its_documents_and_resolves_references(tmp_path: Path) -> None:
     from sandcrawler.demo.catalog import STAND_IN_PREFIX, articles, demo_works
     from tests.helpers.cli import run_cli

@@ -355,6 +355,7 @@ def test_a_build_reads_each_row_once(engine: Engine) -> None:
     assert works_read(stderr) == 12_000 and "12,000 in the index" in stderr
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_a_run_killed_midway_resumes_to_a_clean_build(engine: Engine, tmp_path: Path) -> None:
     n = 40_000
     fill(engine, n)
@@ -377,6 +378,7 @@ def test_a_run_killed_midway_resumes_to_a_clean_build(engine: Engine, tmp_path: 
     assert snapshot(path) == clean_build(tmp_path)
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_two_match_index_at_once(engine: Engine, tmp_path: Path) -> None:
     n = 20_000
     fill(engine, n)
@@ -473,6 +475,7 @@ def _contract(result: subprocess.CompletedProcess[bytes]) -> list[dict[str, Any]
     return [orjson.loads(line) for line in result.stdout.splitlines()]
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_match_biblio_cli_contract(engine: Engine) -> None:
     persist([*WORKS, *MORE])
     match_index()
@@ -501,6 +504,7 @@ def test_match_biblio_cli_contract(engine: Engine) -> None:
     assert _contract(again) == out
 
 
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_match_biblio_reads_a_file_and_keeps_order_with_jobs(engine: Engine,
                                                               tmp_path: Path) -> None:
     persist([*WORKS, *MORE])

@@ -208,6 +208,7 @@ def test_a_forced_rearchive_withdraws_the_marker_until_it_is_done(
 
 
 @pytest.mark.usefixtures("engine")
+@pytest.mark.slow  # seconds: real processes, killed or side by side
 def test_a_writer_killed_mid_write_leaves_no_marker_and_no_lock(
         ingesters: Callable[..., FilesetIngester]) -> None:
     """``sandcrawler ingest fileset --force-recrawl`` of a complete item, SIGKILLed
