@@ -91,7 +91,7 @@ def test_tei_lone_biblstruct_and_empty_list() -> None:
      b"<TEI><listBibl><biblStruct><note>&x;</note></biblStruct></listBibl></TEI>",
      ProcessingStatus.BAD_XML),
     (b"<TEI>" + b" " * 70 * 2**20 + b"</TEI>", ProcessingStatus.TOO_LARGE),
-])
+], ids=["empty", "unclosed", "external-entity", "too-large"])  # not a 70 MiB id per worker
 def test_tei_bad_input_is_a_record_error(tei: bytes, status: str) -> None:
     with pytest.raises(RecordError) as e:
         refs_from_tei(tei)
