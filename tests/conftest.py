@@ -49,6 +49,7 @@ SERVICE_FIXTURES = {
     "kafka_libs": "kafka", "shared_data": "shared_data", "crossref_lines": "shared_data",
     "fake_grobid": "shared_data", "postgrest_bin": "postgrest", "postgrest": "postgrest",
     "pywb_venv": "pywb", "solr_libs": "solr", "solr_cluster": "solr", "solr": "solr",
+    "solr_fault_cluster": "solr",
 }
 SERVICE_PARAMS = {("db_backend", "postgresql"): "postgres", ("blob_store", "s3"): "s3",
                   ("store", "s3"): "s3", ("match_engine", "solr"): "solr"}
@@ -57,7 +58,7 @@ BACKENDS = ["sqlite", "postgresql"]
 #: fixture -> parallel group: the tests sharing one service process too heavy to start
 #: once per worker (the session's Solr cluster) run on one worker (pytest-xdist's
 #: --dist loadgroup)
-SERVICE_GROUPS = {"solr_cluster": "solr"}
+SERVICE_GROUPS = {"solr_cluster": "solr", "solr_fault_cluster": "solr"}
 
 
 # --- collection: markers, backends, parallel groups ---------------------------------------
@@ -454,6 +455,17 @@ def solr_cluster(solr_libs: Path,
     nodes and ZooKeeper on loopback, the kit's configset uploaded as ``sandcrawler-testkit``.
     Tests share it: each makes collections of its own names."""
     with SolrCluster(solr_libs, tmp_path_factory.mktemp("solr"), nodes=2) as cluster:
+        cluster.upload_configset("sandcrawler-testkit")
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def solr_fault_cluster(solr_libs: Path,
+                       tmp_path_factory: pytest.TempPathFactory) -> Iterator[SolrCluster]:
+    """A second cluster, for the fault tests alone (they kill, freeze and restart its
+    nodes, or the whole of it); in the ``solr`` group, so on the same worker as the
+    shared one. Each test takes it through ``whole()`` (tests/helpers/solr.py)."""
+    with SolrCluster(solr_libs, tmp_path_factory.mktemp("solr-faults"), nodes=2) as cluster:
         cluster.upload_configset("sandcrawler-testkit")
         yield cluster
 

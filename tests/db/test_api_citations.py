@@ -20,10 +20,17 @@ from sandcrawler.db import migrate
 from sandcrawler.db.engine import begin, make_engine
 from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.db.schema import citation
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.postgrest import PostgrestReader
 from sandcrawler_testkit.postgrest import PostgrestServer
-from tests.helpers.api_data import CITATIONS, DOI, DOI_NO_REFS, TS, UUID, seed
+from tests.helpers.api_data import (
+    CITATIONS,
+    DOI,
+    DOI_NO_REFS,
+    TS,
+    UUID,
+    both_readers,
+    index_plan,
+    seed,
+)
 
 # SQL: on SQLite and PostgreSQL
 pytestmark = pytest.mark.both_backends
@@ -136,12 +143,7 @@ def test_the_role_may_read_but_not_write_the_table(api: PostgrestServer) -> None
 
 
 def test_cited_by_uses_the_cited_doi_index(api: PostgrestServer) -> None:
-    engine = make_engine(api.database_url)
-    with engine.connect() as conn:
-        conn.execute(text("SET enable_seqscan = off"))
-        plan = "\n".join(conn.execute(text(
-            f"EXPLAIN SELECT * FROM citation WHERE cited_doi = '{POPULAR}'")).scalars())
-    engine.dispose()
+    plan = index_plan(api.database_url, f"SELECT * FROM citation WHERE cited_doi = '{POPULAR}'")
     assert "citation_cited_doi_idx" in plan, plan
 
 
@@ -151,11 +153,8 @@ def test_cited_by_uses_the_cited_doi_index(api: PostgrestServer) -> None:
 @pytest.fixture(scope="module")
 def readers(api: PostgrestServer) -> Iterator[dict[str, Reader]]:
     """Both readers on the module's database, for every test of the module."""
-    engine = make_engine(api.database_url)
-    fetcher = HttpFetcher(timeout=10, addresses=None)  # our own PostgREST on loopback
-    yield {"sql": SqlReader(engine), "postgrest": PostgrestReader(api.url, fetcher)}
-    fetcher.close()
-    engine.dispose()
+    with both_readers(api.database_url, api.url) as readers:
+        yield readers
 
 
 def test_readers_answer_the_citations(readers: dict[str, Reader]) -> None:

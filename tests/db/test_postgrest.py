@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sandcrawler.db.api import EXPOSED
 from sandcrawler.db.engine import make_engine
 from sandcrawler_testkit.postgrest import PostgrestServer
-from tests.helpers.api_data import DATASET, DOI, DOI_NO_REFS, SHA1, URL, UUID, seed
+from tests.helpers.api_data import DATASET, DOI, DOI_NO_REFS, SHA1, URL, UUID, index_plan, seed
 from tests.helpers.cli import invoke
 
 HTTP = urllib3.PoolManager(timeout=10, retries=False)
@@ -181,10 +181,5 @@ def test_db_api_bad_role(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_pdftable_files_lookup_uses_the_sha1hex_index(api: PostgrestServer) -> None:
     """The view's sha1hex filter reaches the cells' expression index (no scan of
     every cell of every file)."""
-    engine = make_engine(api.database_url)
-    with engine.connect() as conn:
-        conn.execute(text("SET enable_seqscan = off"))
-        plan = "\n".join(conn.execute(text(
-            f"EXPLAIN SELECT * FROM pdftable_files WHERE sha1hex = '{SHA1}'")).scalars())
-    engine.dispose()
+    plan = index_plan(api.database_url, f"SELECT * FROM pdftable_files WHERE sha1hex = '{SHA1}'")
     assert "pdftable_cells_sha1hex_idx" in plan, plan

@@ -28,6 +28,7 @@ from tests.helpers.api_data import (
     TS,
     URL,
     UUID,
+    both_readers,
     seed,
 )
 
@@ -76,11 +77,8 @@ def seeded(postgrest: PostgrestServer) -> PostgrestServer:
 @pytest.fixture(scope="module")
 def readers(seeded: PostgrestServer) -> Iterator[dict[str, Reader]]:
     """Both readers on the module's database, for every test of the module."""
-    engine = make_engine(seeded.database_url)
-    fetcher = HttpFetcher(timeout=10, addresses=None)  # our own PostgREST on loopback
-    yield {"sql": SqlReader(engine), "postgrest": PostgrestReader(seeded.url, fetcher)}
-    fetcher.close()
-    engine.dispose()
+    with both_readers(seeded.database_url, seeded.url) as readers:
+        yield readers
 
 
 @pytest.mark.parametrize(("method", "args"), CALLS, ids=[f"{m}-{i}" for i, (m, _) in

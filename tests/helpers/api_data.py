@@ -3,12 +3,15 @@ them (shared by the PostgREST and reader tests)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, insert
+from sqlalchemy import Engine, insert, text
 
-from sandcrawler.db.engine import begin
+from sandcrawler.db.engine import begin, make_engine
+from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.db.schema import (
     catalogue,
     citation,
@@ -20,6 +23,8 @@ from sandcrawler.db.schema import (
     web_cdx,
 )
 from sandcrawler.storage.pdftable import PdfTable
+from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.postgrest import PostgrestReader
 
 DOI = "10.1017/s1047951103000064"
 DOI_NO_REFS = "10.1007/978-3-030-64953-1_4"
@@ -100,3 +105,26 @@ def _cdx(url: str, dt: str, offset: int, status: int, **extra: Any) -> dict[str,
             "location": None, "sha1hex": None, "sha256hex": None, "md5hex": None,
             "size": 4242 if status == 200 else None, "warc_path": "a.warc.gz",
             "warc_offset": offset, "warc_csize": 321, **extra}
+
+
+def index_plan(database_url: str, query: str) -> str:
+    """PostgreSQL's plan of ``query`` with sequential scans off: whether an index serves it."""
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SET enable_seqscan = off"))
+            return "\n".join(conn.execute(text(f"EXPLAIN {query}")).scalars())
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def both_readers(database_url: str, api_url: str) -> Iterator[dict[str, Reader]]:
+    """The SQL reader and the PostgREST reader of one database, by name."""
+    engine = make_engine(database_url)
+    fetcher = HttpFetcher(timeout=10, addresses=None)  # our own PostgREST on loopback
+    try:
+        yield {"sql": SqlReader(engine), "postgrest": PostgrestReader(api_url, fetcher)}
+    finally:
+        fetcher.close()
+        engine.dispose()

@@ -130,6 +130,12 @@ class Workers:
         for w in self.started:
             w.kill()
 
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.kill_all()
+
 
 def create_topic(bootstrap: Bootstrap, topic: str, partitions: int = 4) -> None:
     """Create ``topic`` now, so that a consumer started before anything is written

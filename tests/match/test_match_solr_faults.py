@@ -33,7 +33,7 @@ from sandcrawler.config import MatchSettings
 from sandcrawler.db.schema import citation
 from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable
 from tests.helpers.cli import run_cli
-from tests.helpers.solr import fault_cluster, whole
+from tests.helpers.solr import whole
 from tests.helpers.waiting import wait_until
 from tests.match.test_match_index import persist
 from tests.match.test_match_refs import age_sources, as_ref, catalog, refs_rows, table
@@ -50,21 +50,11 @@ from tests.match.test_match_solr_load import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def cluster(solr_libs: Path, solr_cluster: SolrCluster, request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> SolrCluster:
-    """The fault tests' cluster. (``solr_cluster`` is not used: taking it puts these
-    tests in its parallel group, tests/conftest.py ``SERVICE_GROUPS``, so that every
-    Solr test runs on one worker, one at a time, and the fault modules share one
-    start of this cluster.)"""
-    return fault_cluster(solr_libs, request.config, tmp_path_factory)
-
-
 @pytest.fixture
-def solr_match(cluster: SolrCluster, request: pytest.FixtureRequest,
+def solr_match(solr_fault_cluster: SolrCluster, request: pytest.FixtureRequest,
                monkeypatch: pytest.MonkeyPatch) -> Iterator[SolrMatch]:
     """As test_match_solr_load.py's, on the fault tests' cluster, every node running."""
-    with alias_of_its_own(whole(cluster), request, monkeypatch) as sm:
+    with alias_of_its_own(whole(solr_fault_cluster), request, monkeypatch) as sm:
         yield sm
 
 

@@ -7,7 +7,6 @@ replicas) into the citation rows the embedded index gives for the same rows
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,13 +15,13 @@ import pytest
 from sqlalchemy import Engine, delete
 
 from sandcrawler.db.schema import citation
-from sandcrawler_testkit.kafka_clients import end_offsets, produce
 from sandcrawler_testkit.solr_cluster import SolrCluster
 from tests.helpers.cli import invoke
-from tests.helpers.kafka import KafkaSpace, Workers, committed, create_topic
+from tests.helpers.kafka import KafkaSpace, Workers
 from tests.match.test_match_index import persist
 from tests.match.test_match_refs import DOC_UUID, MATCHED, catalog, refs_rows, table
 from tests.match.test_match_solr_load import SolrMatch, alias_of_its_own, match_index
+from tests.match.test_match_workers import run_until_resolved
 
 # seconds per test: a worker process, a Kafka consumer group, a Solr collection
 pytestmark = pytest.mark.slow
@@ -51,18 +50,11 @@ def test_worker_on_solr_writes_the_rows_the_embedded_index_gives(
     lines, expected = refs_rows(works, citing=12)
     bad = [b"not json", orjson.dumps({"source": "pubmed", "source_id": "1", "refs_json": []})]
     topic, group = kafka.topic("grobid-refs"), kafka.group("match-refs")
-    create_topic(kafka.bootstrap, topic)
-
     workers = Workers(tmp_path, kafka.settings_env, "match-refs")
     try:
-        w = workers.start("--batch-size", "4")
-        produce(kafka.bootstrap, topic, [*lines, *bad])
         want = {c for c, _ in expected}
-        w.wait_until(lambda: citing_works(engine) == want, 120, "every work's citation rows")
-        ends = {p: o for p, o in end_offsets(kafka.bootstrap, topic).items() if o}
-        w.wait_until(lambda: committed(kafka.bootstrap, group, topic) == ends, 60,
-                     "offsets committed")
-        assert w.stop(signal.SIGTERM) == 0, w.stderr
+        w = run_until_resolved(workers, kafka, topic, group, [*lines, *bad],
+                               lambda: citing_works(engine) == want)
     finally:
         workers.kill_all()
     on_solr = table(engine)

@@ -6,7 +6,7 @@ written down as empty-catalog rows."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from sandcrawler_testkit.kafka_clients import end_offsets, produce
 from tests.helpers.cli import invoke
-from tests.helpers.kafka import KafkaSpace, Workers, committed, create_topic
+from tests.helpers.kafka import KafkaSpace, WorkerProcess, Workers, committed, create_topic
 from tests.match.test_match_refs import DOC_UUID, MATCHED, catalog, refs_rows, table
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -25,11 +25,8 @@ WORKER = "match-refs"
 
 @pytest.fixture
 def workers(tmp_path: Path, kafka: KafkaSpace) -> Iterator[Workers]:
-    ws = Workers(tmp_path, kafka.settings_env, WORKER)
-    try:
+    with Workers(tmp_path, kafka.settings_env, WORKER) as ws:
         yield ws
-    finally:
-        ws.kill_all()
 
 
 def persist_catalog(tmp_path: Path, n: int) -> list[dict[str, object]]:
@@ -51,15 +48,9 @@ def test_worker_resolves_rows_from_the_topic(engine: Engine, tmp_path: Path,
     works = persist_catalog(tmp_path, 40)
     lines, expected = refs_rows(works, citing=10)
     bad = [b"not json", orjson.dumps({"source": "pubmed", "source_id": "1", "refs_json": []})]
-    create_topic(kafka.bootstrap, topic)
-    w = workers.start("--batch-size", "4")
-    produce(kafka.bootstrap, topic, [*lines, *bad])
     want = {c for c, _ in expected}
-    w.wait_until(lambda: citing_works(engine) == want, 120, "every work's citation rows")
-    ends = {p: o for p, o in end_offsets(kafka.bootstrap, topic).items() if o}
-    w.wait_until(lambda: committed(kafka.bootstrap, group, topic) == ends, 60,
-                 "offsets committed")
-    assert w.stop(signal.SIGTERM) == 0, w.stderr
+    w = run_until_resolved(workers, kafka, topic, group, [*lines, *bad],
+                           lambda: citing_works(engine) == want)
     rows = table(engine)
     assert [(c, i) for c, i, *_ in rows] == sorted(expected)
     for c, i, _key, doi, status, *_ in rows:
@@ -88,3 +79,18 @@ def test_worker_waits_out_an_empty_catalog(engine: Engine, tmp_path: Path,
     w.wait_until(lambda: citing_works(engine) == want, 120, "rows once the catalog is there")
     assert w.stop(signal.SIGTERM) == 0, w.stderr
     assert {s for *_, s, _sc, _r in table(engine)} == {"exact"}
+
+
+def run_until_resolved(workers: Workers, kafka: KafkaSpace, topic: str, group: str,
+                       records: list[bytes], resolved: Callable[[], bool]) -> WorkerProcess:
+    """A ``match-refs`` worker fed ``records`` on ``topic``: waits until ``resolved()``
+    and every offset is committed, then stops it with SIGTERM (exit 0)."""
+    create_topic(kafka.bootstrap, topic)
+    w = workers.start("--batch-size", "4")
+    produce(kafka.bootstrap, topic, records)
+    w.wait_until(resolved, 120, "every work's citation rows")
+    ends = {p: o for p, o in end_offsets(kafka.bootstrap, topic).items() if o}
+    w.wait_until(lambda: committed(kafka.bootstrap, group, topic) == ends, 60,
+                 "offsets committed")
+    assert w.stop(signal.SIGTERM) == 0, w.stderr
+    return w

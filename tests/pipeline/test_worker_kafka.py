@@ -60,11 +60,8 @@ def works_topic(kafka: KafkaSpace) -> str:
 
 @pytest.fixture
 def workers(tmp_path: Path, kafka: KafkaSpace) -> Iterator[Workers]:
-    ws = Workers(tmp_path, kafka.settings_env, WORKER)
-    try:
+    with Workers(tmp_path, kafka.settings_env, WORKER) as ws:
         yield ws
-    finally:
-        ws.kill_all()
 
 
 #: the runner's line when a service stops answering, and when it answers again; the

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from sandcrawler_testkit.solr_cluster import SolrCluster
-from tests.helpers.solr import fault_cluster, whole
+from tests.helpers.solr import whole
 from tests.helpers.waiting import wait_until
 from tests.testkit.test_solr_cluster import (
     EVERYTHING,
@@ -60,27 +60,18 @@ def state(pid: int) -> str:
     return stat[stat.rindex(")") + 2]
 
 
-@pytest.fixture(scope="module")
-def cluster(solr_libs: Path, solr_cluster: SolrCluster, request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> SolrCluster:
-    """The fault tests' cluster. (``solr_cluster`` is not used: taking it puts these
-    tests in its parallel group, tests/conftest.py ``SERVICE_GROUPS``, so that every
-    Solr test runs on one worker, one at a time, and the fault modules share one
-    start of this cluster.)"""
-    return fault_cluster(solr_libs, request.config, tmp_path_factory)
-
-
 @pytest.fixture
-def solr(cluster: SolrCluster) -> SolrCluster:
+def solr(solr_fault_cluster: SolrCluster) -> SolrCluster:
     """The fault tests' cluster with every node running (whatever the test before did)."""
-    return whole(cluster)
+    return whole(solr_fault_cluster)
 
 
 @pytest.fixture(scope="module")
-def works(cluster: SolrCluster) -> Iterator[str]:
+def works(solr_fault_cluster: SolrCluster) -> Iterator[str]:
     """A collection of 2 shards x 2 replicas holding WORKS, made once for the module."""
     name = f"kit-works-{uuid.uuid4().hex[:6]}"
-    create_collection(whole(cluster).urls[0], name, shards=2, replicas=2)
+    cluster = whole(solr_fault_cluster)
+    create_collection(cluster.urls[0], name, shards=2, replicas=2)
     index(cluster.urls[0], name, WORKS)
     yield name
     whole(cluster)
