@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +109,19 @@ def test_pdf_extraction_in_the_sandbox(sandbox: Sandbox) -> None:
     deep = sandbox.call(extract_pdf, make_pdf(["deep"], tree_depth=20_000), timeout=60)
     assert deep.status in {"parse-error", "bad-pdf", "success"}
 
+
+
+def test_a_temporary_directory_too_long_for_a_unix_socket_still_starts(tmp_path: Path) -> None:
+    # The fork server's socket lives under TMPDIR; sun_path holds 107 bytes. CI's
+    # pytest tmp_path plus a test's own "tmp" was long enough to break every start.
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    script = ("from sandcrawler.sandbox import Sandbox\n"
+              "import os\n"
+              "with Sandbox() as box:\n"
+              "    print(box.call(os.getpid, timeout=60) != os.getpid())\n")
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(deep)},
+                          capture_output=True, timeout=180)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "True"
+    assert list(deep.iterdir()) == []  # nothing of the socket's left under TMPDIR

@@ -21,7 +21,9 @@ import multiprocessing
 import os
 import resource
 import signal
+import tempfile
 from collections.abc import Callable
+from multiprocessing import forkserver
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -36,6 +38,29 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 START_TIMEOUT = 120.0
 # the sandbox's fork server dies with the process that uses the sandbox
 _CONTEXT.set_forkserver_preload(["sandcrawler.lifetime_preload"])
+
+
+# The fork server listens on a Unix socket at <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX,
+# and a socket's path may hold at most 107 bytes (sun_path). Under a long TMPDIR
+# (a deep data directory, a test's tmp_path) every start failed with "AF_UNIX
+# path too long"; Python 3.13 falls back to a short system directory by itself,
+# and this does the same on 3.11. Only that socket moves, nothing else.
+_SOCKET_ROOM = 107 - len("/pymp-xxxxxxxx/listener-xxxxxxxx")
+_SHORT_TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _start_fork_server() -> None:
+    base = tempfile.gettempdir()
+    if len(os.fsencode(base)) <= _SOCKET_ROOM:
+        forkserver.ensure_running()
+        return
+    short = next((d for d in _SHORT_TEMP_DIRS
+                  if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)), base)
+    saved, tempfile.tempdir = tempfile.tempdir, short
+    try:
+        forkserver.ensure_running()
+    finally:
+        tempfile.tempdir = saved
 
 
 class SandboxError(RecordError):
@@ -99,12 +124,20 @@ class Sandbox:
         self.restarts = 0
 
     def _start(self, modules: tuple[str, ...]) -> None:
+        _start_fork_server()
         parent, child = _CONTEXT.Pipe()
-        self._proc = _CONTEXT.Process(
+        proc = _CONTEXT.Process(
             target=_child, args=(child, self.memory_limit, modules), daemon=True,
             name="sandcrawler-sandbox",
         )
-        self._proc.start()
+        try:
+            proc.start()
+        except OSError as e:  # no process, no file descriptors: a clean status, not a traceback
+            parent.close()
+            child.close()
+            raise TaskCrashed(f"the child process could not be started: {e}") from None
+        # only a started process is kept, so close() never joins one that never ran
+        self._proc = proc
         child.close()
         self._conn = parent
         try:
