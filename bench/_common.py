@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from sandcrawler.timestamps import iso_utc
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 

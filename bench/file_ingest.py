@@ -198,7 +198,7 @@ def build_corpus(n: int) -> Corpus:
 
 def check_corpus(corpus: Corpus) -> None:
     """Set-up check: the crawler's link finding picks each template's PDF URL."""
-    from sandcrawler.web.landing import parse_html
+    from sandcrawler.web.html.landing import parse_html
 
     for article in corpus.articles[: len(TEMPLATES) * 2]:
         body = corpus.answers[article.landing][2]
@@ -398,7 +398,7 @@ def plain_urllib3(corpus: Corpus, routes: dict[str, str]) -> Counter[str]:
 
 
 def plain_fetcher(corpus: Corpus, routes: dict[str, str]) -> Counter[str]:
-    from sandcrawler.web.fetch import HttpFetcher
+    from sandcrawler.web.http.fetch import HttpFetcher
 
     fetcher = HttpFetcher(routes=routes, timeout=10)
     out: Counter[str] = Counter()

@@ -120,7 +120,7 @@ def ours(routes: dict[str, str], data_dir: Path, strategy: str, workers: int,
     worker has them already), so the time is the ingest's own."""
     from sandcrawler.app.services import Services
     from sandcrawler.app.settings import load_settings
-    from sandcrawler.models.fileset import IngestRequest, IngestStrategy
+    from sandcrawler.records.fileset import IngestRequest, IngestStrategy
 
     settings = load_settings(data_dir=data_dir, http_routes=routes,
                              crawl_host_concurrency=host_concurrency, crawl_host_delay=0,

@@ -8,7 +8,7 @@ Measured, best of ``--repeat`` rounds (default 3), all in the same run:
   limit     ``sha1sum FILE``, ``sha256sum FILE`` and ``md5sum FILE`` one after the
             other: the machine's limit for the three digests as the issue defines
             it (the three commands' wall times added up)
-  ours      ``sandcrawler.filemeta.file_metadata(FILE)``: size, the three digests
+  ours      ``sandcrawler.core.filemeta.file_metadata(FILE)``: size, the three digests
             and the sniffed MIME type in one pass, in-process
   serial    the same digests with all three updates on one thread (what
             ``file_metadata`` would cost without its hashing threads)
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from _common import arg_parser, print_header, run_timed, work_dir
 
-from sandcrawler.filemeta import CHUNK, HASHES, file_metadata
+from sandcrawler.core.filemeta import CHUNK, HASHES, file_metadata
 
 
 def cpu() -> float:

@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 from _common import FIXTURES, REPO, arg_parser, median, print_header
 
-from sandcrawler.errors import RecordError
-from sandcrawler.web import landing
+from sandcrawler.core.errors import RecordError
+from sandcrawler.web.html import landing
 
 URL = "https://journal.example.org/articles/7"
 HEAD = b"<!DOCTYPE html><html><head><title>Deep</title></head><body>"

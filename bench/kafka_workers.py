@@ -90,7 +90,7 @@ from _common import (
 
 from sandcrawler.app.workers import WORKERS
 from sandcrawler.config import KafkaSettings
-from sandcrawler.kafka import consumer_config
+from sandcrawler.kafka.client import consumer_config
 from sandcrawler_testkit.kafka_broker import KafkaBroker, KafkaUnavailable, find_kafka_libs
 from sandcrawler_testkit.kafka_clients import create_topics
 from sandcrawler_testkit.postgres import PostgresCluster

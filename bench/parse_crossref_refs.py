@@ -61,7 +61,7 @@ from _common import (
     write_lines,
 )
 
-from sandcrawler.refs.crossref import select_references
+from sandcrawler.refs.crossref_works import select_references
 
 SEED_RATE = 368.0
 GOAL_MS = 0.5

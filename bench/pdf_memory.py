@@ -366,8 +366,8 @@ def measure(what: str, path: Path) -> None:
     if what == "phases":
         phases(path)
         return
-    from sandcrawler.filemeta import file_metadata
-    from sandcrawler.pdf.extract import extract_pdf
+    from sandcrawler.core.filemeta import file_metadata
+    from sandcrawler.pdf.info import extract_pdf
 
     base = _self_status()
     t0 = time.perf_counter()
@@ -396,7 +396,7 @@ def phases(path: Path) -> None:
     """Child mode: extract_pdf's steps one by one, memory after each (JSON lines)."""
     import pypdfium2 as pdfium
 
-    from sandcrawler.pdf.extract import (
+    from sandcrawler.pdf.info import (
         DEFAULT_THUMBNAILS,
         LISTING_WIDTH,
         _encode,

@@ -8,16 +8,16 @@ cache, lazy imports, PDFium and poppler's font set-up).
 Measured in the same run, ``--repeat`` rounds (default 5), each over all papers, the
 variants taking turns in rotating order from round to round:
 
-  ours      in-process, per paper: ``sandcrawler.filemeta.file_metadata(path)`` (size,
+  ours      in-process, per paper: ``sandcrawler.core.filemeta.file_metadata(path)`` (size,
             sha1, sha256, md5, MIME type in one pass), then
-            ``sandcrawler.pdf.extract.extract_pdf(path)`` (PDFium: document info and
+            ``sandcrawler.pdf.info.extract_pdf(path)`` (PDFium: document info and
             XMP, file identifiers, every page's text, page 0 rendered once at the
             largest thumbnail width and scaled down to the PNG thumbnails of
             ``DEFAULT_THUMBNAILS`` plus the ``LISTING_WIDTH`` JPEG). Reported with and
             without the file metadata pass, and split between the two.
   poppler   per paper, one subprocess after another: ``pdfinfo FILE``, ``pdftotext
             FILE -`` (stdout captured), and one page-0 render per thumbnail, at the
-            same widths as ours (read from ``sandcrawler.pdf.extract``): ``pdftoppm
+            same widths as ours (read from ``sandcrawler.pdf.info``): ``pdftoppm
             -f 1 -l 1 -singlefile -png -scale-to-x W -scale-to-y -1 FILE OUT`` for each
             PNG width and ``-jpeg -jpegopt quality=85`` (our JPEG quality) for the
             listing width. Split by tool.
@@ -33,7 +33,7 @@ variants taking turns in rotating order from round to round:
 Printed: PDFs/s (median and best round) for each variant, ours / poppler in throughput
 and in time, ms per paper by tool, a per-paper table, and CPU seconds. Also, for where
 the time goes inside ``extract_pdf``: its steps re-done one by one with the same calls
-(pypdfium2 and ``sandcrawler.pdf.extract._encode``) outside the timed rounds, median of
+(pypdfium2 and ``sandcrawler.pdf.info._encode``) outside the timed rounds, median of
 ``--repeat`` passes, with PNG encoding with Pillow's ``optimize=True`` for scale (what
 the extractor used before this benchmark showed it cost 44 % of the time for files no
 smaller).
@@ -87,8 +87,8 @@ from _common import (
     work_dir,
 )
 
-from sandcrawler.filemeta import file_metadata
-from sandcrawler.pdf.extract import (
+from sandcrawler.core.filemeta import file_metadata
+from sandcrawler.pdf.info import (
     DEFAULT_THUMBNAILS,
     LISTING_WIDTH,
     _encode,
@@ -98,7 +98,7 @@ from sandcrawler.pdf.extract import (
 )
 
 PDF_DIR = SHARED_DATA / "pdfs"
-JPEG_QUALITY = 85  # as sandcrawler.pdf.extract._encode (not exposed as a constant)
+JPEG_QUALITY = 85  # as sandcrawler.pdf.info._encode (not exposed as a constant)
 POPPLER = ("pdfinfo", "pdftotext", "pdftoppm")
 SPAWNS = 20
 _WORD = re.compile(r"\w+")

@@ -28,9 +28,9 @@ import orjson
 
 from sandcrawler.citations.base import biblio_to_dict
 from sandcrawler.citations.tei import parse_citation_list
-from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.grobid.client import GrobidClient
 from sandcrawler.pipeline import Item
-from sandcrawler.refs.worker import _read_work
+from sandcrawler.refs.parse_workers import _read_work
 from sandcrawler_testkit.grobid_server import FakeGrobid
 
 

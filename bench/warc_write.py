@@ -127,8 +127,8 @@ def child(mode: str, server_url: str, workdir: Path, level: int, block_digest: b
         from sandcrawler.db import migrate
         from sandcrawler.db.engine import make_engine
         from sandcrawler.storage.local import LocalBlobStore
-        from sandcrawler.web.archive import WarcSession, WebArchive
-        from sandcrawler.web.fetch import HttpFetcher
+        from sandcrawler.web.archive.captures import WarcSession, WebArchive
+        from sandcrawler.web.http.fetch import HttpFetcher
 
         engine = make_engine(f"sqlite:///{workdir / 'db.sqlite3'}")
         migrate.upgrade(engine)

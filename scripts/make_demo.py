@@ -9,7 +9,7 @@ under CC BY 4.0 (``SOURCES.md`` beside it cites each one), with their title,
 authors, affiliations, date, journal, volume, issue, pages, DOI, abstract and
 reference list. For each it writes what its publisher serves, in that
 publisher's markup: the landing page (the ``citation_*``/``DC.*`` meta tags, the
-link layouts and URL shapes that ``sandcrawler.web.link_rules`` follows for that
+link layouts and URL shapes that ``sandcrawler.web.html.link_rules`` follows for that
 platform), and the full text behind it: a PDF (PLOS ONE, PeerJ, eLife), an HTML
 full text (First Monday, an OJS journal) or SciELO's JATS XML. Every full text
 says that it is a demonstration rendering of the article's metadata, not the

@@ -14,7 +14,7 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import mask_secret
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from tests.helpers.cli import invoke, run_cli
 
 
@@ -239,5 +239,5 @@ def test_reading_the_settings_imports_little() -> None:
     modules = set(result.stdout.decode().split())
     assert "sandcrawler.fileset.platforms.zenodo" in modules  # the sections were read
     assert not modules & {"pydantic_settings", "asyncio", "argparse", "dotenv",
-                          "sandcrawler.models.fileset", "sandcrawler.models.capture",
-                          "sandcrawler.models.ingest", "sandcrawler.web.fetch"}
+                          "sandcrawler.records.fileset", "sandcrawler.records.capture",
+                          "sandcrawler.records.ingest", "sandcrawler.web.http.fetch"}

@@ -21,9 +21,9 @@ import pytest
 from PIL import Image
 from warcio.warcwriter import WARCWriter
 
-from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import CHUNK, file_metadata, hash_chunks
-from sandcrawler.mime import DOCX, SNIFF_BYTES, is_jats, sniff_mime
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import CHUNK, file_metadata, hash_chunks
+from sandcrawler.core.mime import DOCX, SNIFF_BYTES, is_jats, sniff_mime
 from tests.helpers.paths import FIXTURES, SHARED_DATA
 
 PDFS = sorted((SHARED_DATA / "pdfs").glob("*.pdf")) if SHARED_DATA.is_dir() else []

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from sandcrawler.citations.grobid_parser import GrobidCitationParser
-from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
-from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.core.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
+from sandcrawler.grobid.client import GrobidClient
 from sandcrawler_testkit.grobid_server import FakeGrobid
 
 
@@ -136,7 +136,7 @@ def test_parser_204_keeps_unstructured(server: FakeGrobid) -> None:
 def test_form_encode_matches_urllib(value: str) -> None:
     from urllib.parse import urlencode
 
-    from sandcrawler.grobid_client import form_encode
+    from sandcrawler.grobid.client import form_encode
 
     fields = [("citations", value), ("citations", value[::-1]), ("k", "1")]
     assert form_encode(fields) == urlencode(fields).encode()

@@ -9,8 +9,8 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import ConfigError, InvalidName, RecordError
-from sandcrawler.identifiers import (
+from sandcrawler.core.errors import ConfigError, InvalidName, RecordError
+from sandcrawler.core.identifiers import (
     normalize_arxiv,
     normalize_pmcid,
     normalize_pmid,
@@ -18,9 +18,9 @@ from sandcrawler.identifiers import (
     sha1_hex,
     sha1_key,
 )
-from sandcrawler.mime import normalize_mime
+from sandcrawler.core.mime import normalize_mime
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.web.cdx import CdxError, is_cdx_header, parse_cdx_line
+from sandcrawler.web.archive.cdx import CdxError, is_cdx_header, parse_cdx_line
 
 DIGEST = hashlib.sha1(b"sandcrawler").digest()
 HEX = DIGEST.hex()

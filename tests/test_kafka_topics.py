@@ -15,9 +15,9 @@ from confluent_kafka import TopicCollection
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, ResourceType
 
 from sandcrawler.app.workers import WORKERS, WorkerSpec
-from sandcrawler.errors import SchemaError
-from sandcrawler.kafka_admin import TopicState, compare
-from sandcrawler.kafka_topics import (
+from sandcrawler.core.errors import SchemaError
+from sandcrawler.kafka.admin import TopicState, compare
+from sandcrawler.kafka.topics import (
     PDF_FILES,
     PDF_RESULTS,
     TOPICS,

@@ -1,4 +1,4 @@
-"""The one safe-relative-path rule and the one clash check (sandcrawler.paths)."""
+"""The one safe-relative-path rule and the one clash check (sandcrawler.core.paths)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.db.engine import make_engine
-from sandcrawler.db.locks import exclusive
-from sandcrawler.errors import InvalidName, RecordError
-from sandcrawler.file_records import FileLocator, FileRecord, WarcRef
-from sandcrawler.paths import (
+from sandcrawler.core.errors import InvalidName, RecordError
+from sandcrawler.core.paths import (
     MAX_PATH_BYTES,
     MAX_SEGMENT_BYTES,
     UnsafePath,
@@ -19,8 +16,11 @@ from sandcrawler.paths import (
     path_problem,
     safe_relative_path,
 )
+from sandcrawler.db.engine import make_engine
+from sandcrawler.db.locks import exclusive
 from sandcrawler.storage.items import ItemStore
 from sandcrawler.storage.local import LocalBlobStore
+from sandcrawler.web.file_records import FileLocator, FileRecord, WarcRef
 
 NFC_E = "\u00e9"  # é, one code point
 NFD_E = "e\u0301"  # e + combining acute

@@ -1,4 +1,4 @@
-"""The one retry/back-off helper (sandcrawler.retry): schedules computed, nothing slept."""
+"""The one retry/back-off helper (sandcrawler.core.retry): schedules computed, nothing slept."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sandcrawler.retry import Backoff, RetryPolicy, retry_after_seconds
+from sandcrawler.core.retry import Backoff, RetryPolicy, retry_after_seconds
 
 
 class FakeTime:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.errors import RecordError
-from sandcrawler.pdf.extract import extract_pdf
-from sandcrawler.sandbox import Sandbox, TaskCrashed, TaskMemoryLimit, TaskTimeout
+from sandcrawler.core.errors import RecordError
+from sandcrawler.pdf.info import extract_pdf
+from sandcrawler.process.sandbox import Sandbox, TaskCrashed, TaskMemoryLimit, TaskTimeout
 from sandcrawler_testkit.pdfs import make_pdf
 
 # seconds per test: real processes
@@ -116,7 +116,7 @@ def test_a_temporary_directory_too_long_for_a_unix_socket_still_starts(tmp_path:
     # pytest tmp_path plus a test's own "tmp" was long enough to break every start.
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
-    script = ("from sandcrawler.sandbox import Sandbox\n"
+    script = ("from sandcrawler.process.sandbox import Sandbox\n"
               "import os\n"
               "with Sandbox() as box:\n"
               "    print(box.call(os.getpid, timeout=60) != os.getpid())\n")

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from sandcrawler.spool import spool_file, sweep
+from sandcrawler.core.spool import spool_file, sweep
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
 from tests.helpers.cli import run_cli
 

@@ -23,9 +23,9 @@ from enum import StrEnum
 import pytest
 
 import sandcrawler
-from sandcrawler.errors import RecordError
-from sandcrawler.models import statuses
-from sandcrawler.models.statuses import DOMAINS
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records import statuses
+from sandcrawler.records.statuses import DOMAINS
 from tests.helpers.paths import REPO
 
 ROOT = REPO

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from sandcrawler.ingest.safexml import parse_xml, text_of
-from sandcrawler.pdf.extract import extract_pdf
-from sandcrawler.textfix import readable
-from sandcrawler.web.biblio import collect_meta
+from sandcrawler.core.safexml import parse_xml, text_of
+from sandcrawler.core.textfix import readable
+from sandcrawler.pdf.info import extract_pdf
+from sandcrawler.web.html.biblio import collect_meta
 from sandcrawler_testkit.pdfs import make_pdf
 
 

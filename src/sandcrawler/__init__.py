@@ -20,8 +20,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandcrawler.imports import load_object
+from sandcrawler.core import moved
+from sandcrawler.core.imports import load_object
 from sandcrawler.version import __version__
+
+moved.install()  # old import paths of moved modules still work, with a warning
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -32,21 +35,21 @@ if TYPE_CHECKING:
     from sandcrawler.citations.base import CitationParser
     from sandcrawler.citations.registry import CITATION_PARSERS
     from sandcrawler.config import CoreSettings
-    from sandcrawler.errors import (
+    from sandcrawler.core.errors import (
         ConfigError,
         InfrastructureError,
         RecordError,
         SandcrawlerError,
     )
+    from sandcrawler.core.work import Item, Outcome, RecordWorker
     from sandcrawler.fileset.ingest import FilesetIngester
     from sandcrawler.fileset.platforms import PLATFORMS
-    from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
-    from sandcrawler.pdf.extract import PdfExtract, extract_pdf
+    from sandcrawler.pdf.info import PdfExtract, extract_pdf
     from sandcrawler.pipeline.runner import Runner
+    from sandcrawler.records.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
     from sandcrawler.storage.blobs import BlobStore
     from sandcrawler.storage.catalogue import Catalogue
     from sandcrawler.storage.pdftable import PdfTable
-    from sandcrawler.work import Item, Outcome, RecordWorker
 
 #: public name -> the module that defines it
 _EXPORTS = {
@@ -57,24 +60,24 @@ _EXPORTS = {
     "WorkerSpec": "sandcrawler.app.workers",
     "CitationParser": "sandcrawler.citations.base",
     "CITATION_PARSERS": "sandcrawler.citations.registry",
-    "SandcrawlerError": "sandcrawler.errors",
-    "ConfigError": "sandcrawler.errors",
-    "RecordError": "sandcrawler.errors",
-    "InfrastructureError": "sandcrawler.errors",
+    "SandcrawlerError": "sandcrawler.core.errors",
+    "ConfigError": "sandcrawler.core.errors",
+    "RecordError": "sandcrawler.core.errors",
+    "InfrastructureError": "sandcrawler.core.errors",
     "FilesetIngester": "sandcrawler.fileset.ingest",
     "PLATFORMS": "sandcrawler.fileset.platforms",
-    "IngestRequest": "sandcrawler.models.fileset",
-    "IngestStrategy": "sandcrawler.models.fileset",
-    "FilesetIngestResult": "sandcrawler.models.fileset",
-    "PdfExtract": "sandcrawler.pdf.extract",
-    "extract_pdf": "sandcrawler.pdf.extract",
+    "IngestRequest": "sandcrawler.records.fileset",
+    "IngestStrategy": "sandcrawler.records.fileset",
+    "FilesetIngestResult": "sandcrawler.records.fileset",
+    "PdfExtract": "sandcrawler.pdf.info",
+    "extract_pdf": "sandcrawler.pdf.info",
     "Runner": "sandcrawler.pipeline.runner",
     "BlobStore": "sandcrawler.storage.blobs",
     "Catalogue": "sandcrawler.storage.catalogue",
     "PdfTable": "sandcrawler.storage.pdftable",
-    "Item": "sandcrawler.work",
-    "Outcome": "sandcrawler.work",
-    "RecordWorker": "sandcrawler.work",
+    "Item": "sandcrawler.core.work",
+    "Outcome": "sandcrawler.core.work",
+    "RecordWorker": "sandcrawler.core.work",
 }
 
 __all__ = [

@@ -50,7 +50,7 @@ from pydantic import (
     field_validator,
 )
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 ENV_PREFIX = "SANDCRAWLER_"
 CONFIG_ENV = "SANDCRAWLER_CONFIG"

@@ -15,8 +15,8 @@ from sandcrawler.app.services import PROCESSORS
 from sandcrawler.app.workers import WORKERS, build_worker
 from sandcrawler.citations.registry import CITATION_PARSERS
 from sandcrawler.cli import COMMANDS
-from sandcrawler.errors import ConfigError
-from sandcrawler.imports import call_builder, load_object
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import call_builder, load_object
 from sandcrawler.storage.schemes import STORE_SCHEMES
 
 
@@ -48,7 +48,7 @@ def test_the_public_names_resolve_through_the_loader() -> None:
 
 def test_a_worker_builder_is_resolved_from_its_absolute_name() -> None:
     from sandcrawler.app.settings import load_settings
-    from sandcrawler.refs.worker import PersistGrobidRefsWorker
+    from sandcrawler.refs.parse_workers import PersistGrobidRefsWorker
 
     assert WORKERS["persist-grobid-refs"].build == \
         "sandcrawler.app.builders.refs:persist_grobid_refs"

@@ -191,7 +191,7 @@ def test_a_file_locator_does_not_close_the_services_fetcher() -> None:
 
 
 def test_a_file_locator_closes_a_fetcher_it_made() -> None:
-    from sandcrawler.file_records import FileLocator
+    from sandcrawler.web.file_records import FileLocator
 
     locator = FileLocator()
     closed: list[str] = []

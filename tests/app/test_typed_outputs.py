@@ -15,18 +15,18 @@ from sandcrawler.citations.base import CitationJson, ParsedCitation, biblio_to_d
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.citations.crf.parser import CrfCitationParser
 from sandcrawler.citations.worker import ParseCitationsWorker, Reference, read_reference
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.models.pdf import ProcessResult
-from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow, ParsedRefs
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.work import Item, Outcome, PdfCells, Rows, json_line
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 from sandcrawler.pdf.worker import result_key
 from sandcrawler.pipeline.sinks import StdoutSink
-from sandcrawler.refs.worker import (
+from sandcrawler.records.pdf import ProcessResult
+from sandcrawler.records.refs import CrossrefRow, GrobidRefsRow, ParsedRefs
+from sandcrawler.refs.parse_workers import (
     ParseCrossrefRefsWorker,
     PersistCrossrefWorker,
     PersistGrobidRefsWorker,
 )
-from sandcrawler.work import Item, Outcome, PdfCells, Rows, json_line
 
 SHA1 = "a" * 40
 WORK = {"DOI": "10.1234/ABC", "indexed": {"date-time": "2021-05-10T22:08:45Z"},

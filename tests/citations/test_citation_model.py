@@ -13,7 +13,7 @@ from sandcrawler.citations.base import biblio_to_dict
 from sandcrawler.citations.crf.corpus import read_corpus
 from sandcrawler.citations.crf.evaluate import Report, soft
 from sandcrawler.citations.crf.model import MAX_TOKENS, CrfModel, default_model_path, train
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from tests.helpers.cli import invoke
 from tests.helpers.paths import SHARED_DATA
 from tests.helpers.skips import unavailable

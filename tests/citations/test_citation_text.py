@@ -10,7 +10,7 @@ from sandcrawler.citations.crf.corpus import LabelledRef, iter_folds, read_corpu
 from sandcrawler.citations.crf.features import Featurizer, Lexicons, shape
 from sandcrawler.citations.crf.labels import OUTSIDE, label_for
 from sandcrawler.citations.crf.tokens import tokenize
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 
 def test_tokens_keep_exact_offsets() -> None:

@@ -12,13 +12,13 @@ import pytest
 from sqlalchemy import inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.work import Rows
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.persist import write_tables
 from sandcrawler.db.schema import crossref, grobid_refs, metadata
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.models.refs import CrossrefRow, GrobidRefsRow
-from sandcrawler.work import Rows
+from sandcrawler.records.refs import CrossrefRow, GrobidRefsRow
 from tests.helpers.cli import run_cli
 
 # SQL: on SQLite and PostgreSQL
@@ -175,7 +175,7 @@ def test_view_left_join(engine) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_ensure_schema_auto_inits_sqlite_only(tmp_path, pg_cluster) -> None:  # type: ignore[no-untyped-def]
-    from sandcrawler.errors import ConfigError
+    from sandcrawler.core.errors import ConfigError
 
     lite = make_engine(f"sqlite:///{tmp_path / 'auto.sqlite3'}")
     migrate.ensure_schema(lite)

@@ -13,14 +13,14 @@ import orjson
 import pytest
 from sqlalchemy import Engine, insert, select, text
 
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.work import Rows
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.persist import write_tables
 from sandcrawler.db.schema import catalogue, crossref, grobid_refs, web_cdx
 from sandcrawler.db.types import storable_json, storable_text
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.models.refs import CrossrefRow, ParsedRefs
+from sandcrawler.records.refs import CrossrefRow, ParsedRefs
 from sandcrawler.storage.pdftable import PdfTable
-from sandcrawler.work import Rows
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.helpers.cli import invoke
 

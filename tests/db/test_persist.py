@@ -8,13 +8,13 @@ import orjson
 import pytest
 from sqlalchemy import func, select, text
 
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.timestamps import iso_utc
+from sandcrawler.core.work import Outcome, Rows
 from sandcrawler.db.schema import crossref, grobid_refs
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.models.refs import CrossrefRow
-from sandcrawler.models.statuses import RefsStatus
 from sandcrawler.pipeline.db_sink import DatabaseSink
-from sandcrawler.timestamps import iso_utc
-from sandcrawler.work import Outcome, Rows
+from sandcrawler.records.refs import CrossrefRow
+from sandcrawler.records.statuses import RefsStatus
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.helpers.cli import invoke
 from tests.refs.test_parse_crossref_refs import rows, work_line

@@ -11,12 +11,12 @@ import pytest
 from pydantic import BaseModel
 
 from sandcrawler.app.workers import WORKERS
+from sandcrawler.core.imports import load_object
+from sandcrawler.core.work import Item, Outcome, Rows
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
-from sandcrawler.imports import load_object
 from sandcrawler.ingest.worker import PersistIngestFileWorker
-from sandcrawler.models.fileset import IngestResultView
-from sandcrawler.models.refs import GrobidRefsRow
-from sandcrawler.work import Item, Outcome, Rows
+from sandcrawler.records.fileset import IngestResultView
+from sandcrawler.records.refs import GrobidRefsRow
 
 SHA1 = "e0" * 20
 TERMINAL = {"terminal_url": "https://figshare.com/articles/dataset/x/1234/2",

@@ -9,13 +9,13 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.errors import ConfigError, DatabaseUnavailable
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.reader import Reader, SqlReader
-from sandcrawler.errors import ConfigError, DatabaseUnavailable
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.postgrest import PostgrestReader, in_list
+from sandcrawler.readers.postgrest import PostgrestReader, in_list
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.postgres import free_port
 from sandcrawler_testkit.postgrest import PostgrestServer
 from tests.helpers.api_data import (

@@ -24,7 +24,7 @@ from selectolax.lexbor import LexborHTMLParser
 from sandcrawler.app.demo import default_demo_dir
 from sandcrawler.app.settings import load_settings
 from sandcrawler.demo import EXPECTED, REQUESTS, SITE, DemoPage, DemoSite, site_pages
-from sandcrawler.web.landing import parse_html
+from sandcrawler.web.html.landing import parse_html
 from tests.helpers.cli import run_cli
 from tests.helpers.paths import REPO
 from tests.test_packaging import build_wheel

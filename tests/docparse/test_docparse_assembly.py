@@ -15,9 +15,9 @@ from sandcrawler.docparse.layout import Token
 from sandcrawler.docparse.references import reference_strings
 from sandcrawler.docparse.tei import extraction_tei
 from sandcrawler.docparse.text import join_tokens
-from sandcrawler.ingest.references import refs_from_tei
-from sandcrawler.models.extraction import Extraction
-from sandcrawler.models.statuses import ExtractStatus
+from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.statuses import ExtractStatus
+from sandcrawler.refs.reading import refs_from_tei
 
 
 def _tokens(*lines: str, page: int = 0) -> list[Token]:

@@ -13,7 +13,7 @@ import pytest
 from sandcrawler.docparse.layout import LayoutError
 from sandcrawler.docparse.layout_alto import find_pdfalto, parse_alto_text, read_layout_alto
 from sandcrawler.docparse.tokens import split
-from sandcrawler.models.statuses import LayoutStatus
+from sandcrawler.records.statuses import LayoutStatus
 from tests.helpers.paths import SHARED_DATA
 from tests.helpers.skips import unavailable
 

@@ -13,8 +13,8 @@ from sandcrawler.docparse import layout_pdfium
 from sandcrawler.docparse.layout import Layout, LayoutError, Line, Page, Token
 from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
 from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
-from sandcrawler.models.statuses import LayoutStatus
-from sandcrawler.sandbox import Sandbox
+from sandcrawler.process.sandbox import Sandbox
+from sandcrawler.records.statuses import LayoutStatus
 from sandcrawler_testkit.layout_pdf import Run, column, make_layout_pdf
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.helpers.paths import SHARED_DATA

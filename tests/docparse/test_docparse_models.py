@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import crf
 from sandcrawler.docparse.crf import (
     MODELS,
@@ -32,7 +33,6 @@ from sandcrawler.docparse.grobid_corpus import (
     read_document,
 )
 from sandcrawler.docparse.scoring import FieldScores, fields
-from sandcrawler.errors import ConfigError
 from tests.helpers.paths import TEST_DATA
 
 DATA = TEST_DATA / "grobid-layout"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandcrawler.citations.crf.tokens import tokenize
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import textcrf
 from sandcrawler.docparse.affiliations import (
     Address,
@@ -26,7 +27,6 @@ from sandcrawler.docparse.names import (
 )
 from sandcrawler.docparse.textcrf import TextCrfModel
 from sandcrawler.docparse.textmodels import TEXT_MODELS, cross_validate, train_model
-from sandcrawler.errors import ConfigError
 from tests.helpers.paths import REPO, TEST_DATA
 from tests.helpers.skips import unavailable
 

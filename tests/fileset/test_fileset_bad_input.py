@@ -17,12 +17,12 @@ import pytest
 from sqlalchemy import select
 
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.work import Item
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import SUCCESS, FilesetIngester, IngestOutcome
 from sandcrawler.fileset.worker import IngestFilesetWorker
-from sandcrawler.models.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
-from sandcrawler.work import Item
+from sandcrawler.records.fileset import FilesetIngestResult, IngestRequest, IngestStrategy
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.helpers.fileset import open_ingester
 

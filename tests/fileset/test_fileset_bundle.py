@@ -16,8 +16,8 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import file_metadata
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import file_metadata
 from sandcrawler.fileset import bundle
 from sandcrawler.fileset.bundle import BundleEntry, BundleError, list_bundle
 

@@ -18,13 +18,13 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
 from sandcrawler.fileset.parallel import in_parallel
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper, checksums
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
-from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.records.fileset import FilesetPlatformItem, IngestRequest, IngestStrategy
+from sandcrawler.records.statuses import FilesetStatus
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.helpers.fileset import open_ingester
 

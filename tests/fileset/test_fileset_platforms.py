@@ -17,14 +17,14 @@ from sandcrawler.config import FilesetSettings
 from sandcrawler.fileset.ingest import IngestOutcome
 from sandcrawler.fileset.platforms.archiveorg import ArchiveOrgHelper
 from sandcrawler.fileset.platforms.base import choose_strategy, item_name
-from sandcrawler.models.fileset import (
+from sandcrawler.records.fileset import (
     FilesetManifestFile,
     FilesetPlatformItem,
     IngestRequest,
     IngestStrategy,
 )
 from sandcrawler.storage.items import check_item_name
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.helpers.fileset import open_ingester
 

@@ -24,8 +24,8 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
-from sandcrawler.models.capture import REVISIT_MIME, CdxRecord
-from sandcrawler.models.fileset import IngestRequest, IngestStrategy
+from sandcrawler.records.capture import REVISIT_MIME, CdxRecord
+from sandcrawler.records.fileset import IngestRequest, IngestStrategy
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.helpers.fileset import open_ingester
 

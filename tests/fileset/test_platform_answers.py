@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 
 from sandcrawler.app.settings import load_settings, platform_sections
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.records.fileset import FilesetPlatformItem, IngestRequest
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 

@@ -15,8 +15,8 @@ import pytest
 from sandcrawler.app.settings import load_settings, platform_sections
 from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import LandingPage, choose_strategy
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.records.fileset import FilesetPlatformItem, IngestRequest
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 from tests.helpers.platforms import ingest, page_json, paths, process, status

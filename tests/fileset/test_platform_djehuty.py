@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.platforms.base import LandingPage
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from tests.helpers.platforms import ingest, matching, page_json, paths, process, status
 

@@ -17,8 +17,8 @@ import pytest
 
 from sandcrawler.app.settings import load_settings
 from sandcrawler.fileset.platforms.base import file_item_name
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.hosts import HostGate
+from sandcrawler.web.http.fetch import HttpFetcher
+from sandcrawler.web.http.hosts import HostGate
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 from tests.fileset.test_platform_answers import Platforms

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler_testkit.platforms import PlatformServer
 from sandcrawler_testkit.recorded import RECORDED
 from tests.helpers.platforms import ingest, page_json, process, status

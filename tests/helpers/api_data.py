@@ -22,9 +22,9 @@ from sandcrawler.db.schema import (
     ingest_request,
     web_cdx,
 )
+from sandcrawler.readers.postgrest import PostgrestReader
 from sandcrawler.storage.pdftable import PdfTable
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.postgrest import PostgrestReader
+from sandcrawler.web.http.fetch import HttpFetcher
 
 DOI = "10.1017/s1047951103000064"
 DOI_NO_REFS = "10.1007/978-3-030-64953-1_4"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
 from sandcrawler.fileset.ingest import FilesetIngester
-from sandcrawler.models.fileset import IngestStrategy
+from sandcrawler.records.fileset import IngestStrategy
 
 
 def open_ingester(settings: CoreSettings,

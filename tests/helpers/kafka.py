@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from sandcrawler.kafka_topics import topic_name
+from sandcrawler.kafka.topics import topic_name
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import Bootstrap, committed, create_topics
 from tests.helpers.waiting import wait_until

@@ -27,7 +27,7 @@ import orjson
 import pytest
 
 from sandcrawler.config import MatchSettings
-from sandcrawler.imports import load_object
+from sandcrawler.core.imports import load_object
 from sandcrawler.match.dump import load_dump
 from sandcrawler.match.engines import ENGINES
 from sandcrawler.match.index import CandidateIndex

@@ -13,12 +13,12 @@ import pytest
 
 from sandcrawler.app.settings import load_settings, platform_sections
 from sandcrawler.config import CoreSettings
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.ingest import IngestOutcome
 from sandcrawler.fileset.platforms import platform_helpers
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
-from sandcrawler.models.fileset import FilesetPlatformItem, IngestRequest
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.records.fileset import FilesetPlatformItem, IngestRequest
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.platforms import PlatformServer
 from tests.helpers.fileset import open_ingester
 

@@ -26,15 +26,15 @@ from warcio.archiveiterator import ArchiveIterator
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.errors import RecordError
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
-from sandcrawler.errors import RecordError
 from sandcrawler.ingest.file_ingest import FileIngester
-from sandcrawler.models.fileset import IngestRequest as DatasetRequest
-from sandcrawler.models.ingest import IngestRequest
-from sandcrawler.web.addresses import AddressPolicy
-from sandcrawler.web.connections import ConnectRetry
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.records.fileset import IngestRequest as DatasetRequest
+from sandcrawler.records.ingest import IngestRequest
+from sandcrawler.web.http.addresses import AddressPolicy
+from sandcrawler.web.http.connections import ConnectRetry
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
 from sandcrawler_testkit.platforms import PlatformServer
 from tests.helpers.cli import run_cli

@@ -21,7 +21,7 @@ from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import grobid_refs, web_cdx
 from sandcrawler.demo import OJS, OJS_HTML, PLOS, PLOS_PDF, REQUESTS, SCIELO_XML, DemoSite
 from sandcrawler.ingest.file_ingest import FileIngester
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.ingest import IngestRequest
 from sandcrawler.storage.pdftable import CaptureHistory
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.publishers import Answer, WebSite, page, redirect

@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
+from sandcrawler.core.filemeta import file_metadata
+from sandcrawler.core.mime import sniff_mime
 from sandcrawler.db.schema import grobid_refs
-from sandcrawler.filemeta import file_metadata
 from sandcrawler.ingest.found import FoundFile, Processor
 from sandcrawler.ingest.html_fulltext import HtmlProcessor
 from sandcrawler.ingest.jats import JatsProcessor
-from sandcrawler.ingest.references import RefsWriter
-from sandcrawler.mime import sniff_mime
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import IngestRequest
+from sandcrawler.refs.reading import RefsWriter
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.resources import ResourceStore
@@ -95,7 +95,7 @@ def test_real_scielo_jats(shared_data: Path, jats: JatsProcessor, catalogue: Cat
     assert catalogue.resources.get(entry.uuid, "nxml") == path.read_bytes()
     md = catalogue.metadata(entry.uuid)
     # the file declares ISO-8859-1 but holds a Windows-1252 apostrophe (U+0092 as
-    # read): the title is made readable where it is made (sandcrawler.textfix)
+    # read): the title is made readable where it is made (sandcrawler.core.textfix)
     assert md["title"][0] == ("Prevalencia de desnutrición y hábitos alimentarios en niños "
                               "menores de 5 años en las comunidades indígenas de Yby Yau y "
                               "Azote\u2019y, 2011")

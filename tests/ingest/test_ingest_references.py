@@ -1,4 +1,4 @@
-"""References found with a full text (``sandcrawler.ingest.references``): GROBID TEI,
+"""References found with a full text (``sandcrawler.refs.reading``): GROBID TEI,
 JATS ref-lists and Highwire citation_reference tags, on real files from the shared
 data, and their grobid_refs rows on SQLite and PostgreSQL."""
 
@@ -16,16 +16,16 @@ from grobid_tei_xml import GrobidBiblio
 from selectolax.lexbor import LexborHTMLParser
 from sqlalchemy import Engine, func, select
 
+from sandcrawler.core.errors import CitationParseError, InvalidName, RecordError
 from sandcrawler.db.schema import grobid_refs
-from sandcrawler.errors import CitationParseError, InvalidName, RecordError
-from sandcrawler.ingest.references import (
+from sandcrawler.records.statuses import ProcessingStatus
+from sandcrawler.refs.reading import (
     RefsWriter,
     parse_key_values,
     refs_from_jats,
     refs_from_meta,
     refs_from_tei,
 )
-from sandcrawler.models.statuses import ProcessingStatus
 from tests.helpers.paths import FIXTURES
 
 #: real GROBID TEI in the shared data -> references in its listBibl

@@ -15,10 +15,10 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.work import Item, json_line
 from sandcrawler.ingest.worker import IngestWorker
-from sandcrawler.models.fileset import FilesetIngestResult
-from sandcrawler.models.ingest import FileIngestResult
-from sandcrawler.work import Item, json_line
+from sandcrawler.records.fileset import FilesetIngestResult
+from sandcrawler.records.ingest import FileIngestResult
 
 CASES = [
     (b"[1]", "bad-request",

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.safexml import parse_xml
 from sandcrawler.ingest.html_fulltext import HtmlProcessor
 from sandcrawler.ingest.jats import JatsProcessor
-from sandcrawler.ingest.references import RefsWriter
-from sandcrawler.ingest.safexml import parse_xml
+from sandcrawler.refs.reading import RefsWriter
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.resources import ResourceStore
-from sandcrawler.web import landing
-from sandcrawler.web.landing import parse_html
+from sandcrawler.web.html import landing
+from sandcrawler.web.html.landing import parse_html
 from sandcrawler_testkit.publishers import WebSite, page
 from tests.ingest.test_ingest_file import Ingest
 from tests.ingest.test_ingest_processors import found
@@ -146,7 +146,7 @@ def test_xml_nested_100000_deep_is_bad_xml(catalogue: Catalogue, tmp_path: Path)
 def test_a_datasets_landing_page_the_parser_cannot_finish_has_no_metadata() -> None:
     """Dataset ingest reads a landing page's metadata through the same limits: the
     page has none, and the ingest goes on from the platform's API."""
-    from sandcrawler.web.html import html_biblio
+    from sandcrawler.web.html.metadata import html_biblio
 
     assert html_biblio(FORMATTING, URL) is None
     meta = b"<meta name='citation_title' content='A dataset'>"

@@ -24,10 +24,10 @@ from warcio.archiveiterator import ArchiveIterator
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.schema import ingest_file_result, ingest_request, web_cdx
-from sandcrawler.models.capture import CdxRecord
+from sandcrawler.records.capture import CdxRecord
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.web.archive import WARC_PREFIX
+from sandcrawler.web.archive.captures import WARC_PREFIX
 from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.kafka_clients import end_offsets as partition_ends
 from sandcrawler_testkit.pdfs import make_pdf

@@ -24,7 +24,6 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.schema import citation
 from sandcrawler.ingest.jats import JatsProcessor
-from sandcrawler.ingest.references import RefsWriter, refs_from_tei
 from sandcrawler.match.document import (
     DocumentMatcher,
     Origin,
@@ -38,9 +37,10 @@ from sandcrawler.match.document import (
     printed_dois,
     references_tei,
 )
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.match import MatchResult
-from sandcrawler.models.statuses import DocumentMatchStatus, MatchStatus
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.match import MatchResult
+from sandcrawler.records.statuses import DocumentMatchStatus, MatchStatus
+from sandcrawler.refs.reading import RefsWriter, refs_from_tei
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.helpers.cli import invoke

@@ -28,8 +28,8 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.match.matcher import Matcher, parse_with
 from sandcrawler.match.query import BadBiblio
-from sandcrawler.models.match import MATCHED, MatchResult
-from sandcrawler.models.statuses import MatchStatus
+from sandcrawler.records.match import MATCHED, MatchResult
+from sandcrawler.records.statuses import MatchStatus
 from tests.helpers.match_engines import Catalogs
 from tests.helpers.match_engines import catalogs as catalogs
 from tests.helpers.match_engines import match_engine as match_engine

@@ -26,12 +26,12 @@ import orjson
 import pytest
 
 from sandcrawler.config import MatchSettings
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.match.dump import load_dump
 from sandcrawler.match.matcher import Matcher
 from sandcrawler.match.records import from_crossref
 from sandcrawler.match.solr import SolrAdmin, open_reader, open_writer
-from sandcrawler.models.statuses import MatchStatus, Status
+from sandcrawler.records.statuses import MatchStatus, Status
 from sandcrawler_testkit.solr_cluster import SolrCluster
 from tests.helpers.cli import invoke, run_cli
 from tests.helpers.match_engines import solr_settings, write_dump

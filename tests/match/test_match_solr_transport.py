@@ -25,9 +25,9 @@ from urllib.parse import parse_qs
 import orjson
 import pytest
 
-from sandcrawler.errors import ConfigError, SearchUnavailable
+from sandcrawler.core.errors import ConfigError, SearchUnavailable
+from sandcrawler.core.retry import RetryPolicy
 from sandcrawler.match.solr import SolrClient
-from sandcrawler.retry import RetryPolicy
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
 from tests.helpers.skips import unavailable
 

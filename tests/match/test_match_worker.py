@@ -8,13 +8,13 @@ from pathlib import Path
 
 import orjson
 
+from sandcrawler.core.work import Item
 from sandcrawler.match.index import SqliteIndex
 from sandcrawler.match.matcher import Matcher
 from sandcrawler.match.query import Query
 from sandcrawler.match.records import from_crossref
 from sandcrawler.match.worker import MatchBiblioWorker
-from sandcrawler.models.match import MatchResult
-from sandcrawler.work import Item
+from sandcrawler.records.match import MatchResult
 
 WORK = {"title": ["Nitrogen fixation by cyanobacteria in oligotrophic lakes"],
         "author": [{"family": "Howarth"}], "issued": {"date-parts": [[1988]]}}

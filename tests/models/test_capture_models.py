@@ -8,10 +8,10 @@ import hashlib
 import pytest
 from pydantic import ValidationError
 
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta, Terminal
-from sandcrawler.models.fileset import FilesetFile
-from sandcrawler.web.cdx import parse_cdx_line
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta, Terminal
+from sandcrawler.records.fileset import FilesetFile
+from sandcrawler.web.archive.cdx import parse_cdx_line
 
 DIGEST = hashlib.sha1(b"sandcrawler").digest()
 HEX = DIGEST.hex()

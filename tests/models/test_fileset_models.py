@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from sandcrawler.models.fileset import (
+from sandcrawler.records.fileset import (
     ArchiveStrategyResult,
     FilesetIngestResult,
     FilesetManifestFile,

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from pydantic import BaseModel
 
-from sandcrawler.models.statuses import (
+from sandcrawler.records.statuses import (
     DOMAINS,
     FILESET_SUCCESS,
     FilesetStatus,

@@ -34,8 +34,8 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import grobid_refs
-from sandcrawler.ingest.references import refs_from_tei
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.ingest import IngestRequest
+from sandcrawler.refs.reading import refs_from_tei
 from sandcrawler_testkit.article_pdf import Article, render_pdf
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.pdfs import make_pdf

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from sandcrawler.pdf.extract import LISTING_WIDTH, extract_pdf, read_xmp
-from sandcrawler.sandbox import Sandbox
+from sandcrawler.pdf.info import LISTING_WIDTH, extract_pdf, read_xmp
+from sandcrawler.process.sandbox import Sandbox
 from sandcrawler_testkit.pdfs import FILE_ID, make_pdf
 from tests.helpers.paths import FIXTURES, SHARED_DATA
 
@@ -124,7 +124,7 @@ def test_deep_page_tree_does_not_take_the_process_down(tmp_path: Path) -> None:
     in a child process, so a crash would fail this test instead of the suite."""
     path = tmp_path / "deep.pdf"
     path.write_bytes(make_pdf(["deep"], tree_depth=20_000))
-    code = ("import sys; from sandcrawler.pdf.extract import extract_pdf; "
+    code = ("import sys; from sandcrawler.pdf.info import extract_pdf; "
             "print(extract_pdf(open(sys.argv[1], 'rb').read()).status)")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
                           text=True, timeout=120)
@@ -154,7 +154,7 @@ def test_read_xmp_scans_a_file_in_windows(tmp_path: Path, monkeypatch: pytest.Mo
     """The file is read in overlapping windows (flat memory): packets that straddle a
     window edge are found, and a packet cut short at the end falls back to the one
     before."""
-    import sandcrawler.pdf.extract as extract
+    import sandcrawler.pdf.info as extract
 
     monkeypatch.setattr(extract, "SCAN_CHUNK", chunk)
     monkeypatch.setattr(extract, "SCAN_OVERLAP", 16)
@@ -182,7 +182,7 @@ def test_decompression_bomb_image_renders_in_bounded_memory() -> None:
     """A 20000 x 20000 image (400 MB of pixels from ~400 kB of Flate) on page 0:
     PDFium streams and downsamples it while rendering the thumbnails, so it passes
     under a 256 MiB address-space cap instead of being a memory-limit casualty."""
-    from sandcrawler.sandbox import Sandbox
+    from sandcrawler.process.sandbox import Sandbox
 
     bomb = make_pdf(["text on a black page"], page0_image=(20_000, 20_000))
     assert len(bomb) < 1_000_000
@@ -198,7 +198,7 @@ def test_text_is_the_same_when_the_document_is_reopened(
 ) -> None:
     """Past REOPEN_GROWTH of retained page memory the text loop reopens the document;
     with a limit of -1 byte it reopens before every page, and nothing changes."""
-    import sandcrawler.pdf.extract as extract
+    import sandcrawler.pdf.info as extract
 
     path = tmp_path / "many.pdf"
     path.write_bytes(make_pdf([f"page {i} of the reopened document" for i in range(40)],

@@ -10,7 +10,7 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.models.pdf import ProcessResult
+from sandcrawler.records.pdf import ProcessResult
 from sandcrawler.storage.docid import document_uuid
 from sandcrawler_testkit.pdfs import make_pdf
 from tests.helpers.cli import invoke

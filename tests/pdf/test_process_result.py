@@ -8,9 +8,9 @@ import pytest
 from pydantic import ValidationError
 
 from sandcrawler.app.workers import WORKERS
-from sandcrawler.imports import load_object
-from sandcrawler.models.pdf import ProcessResult
-from sandcrawler.models.statuses import CdxStatus, PdfStatus, SandboxStatus
+from sandcrawler.core.imports import load_object
+from sandcrawler.records.pdf import ProcessResult
+from sandcrawler.records.statuses import CdxStatus, PdfStatus, SandboxStatus
 
 SHA1 = "2393f9c72c8661585547c1693419d1b5e720d586"
 FILE = (f'"size":755,"sha1hex":"{SHA1}",'

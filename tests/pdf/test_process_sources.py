@@ -13,7 +13,7 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.pipeline.sources import JsonLinesSource
 from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.pdfs import make_pdf
@@ -58,7 +58,7 @@ def crawl(tmp_path: Path) -> tuple[Path, list[str]]:
 
 
 def _b32(hexdigest: str) -> str:
-    from sandcrawler.identifiers import sha1_base32
+    from sandcrawler.core.identifiers import sha1_base32
 
     return sha1_base32(hexdigest)
 

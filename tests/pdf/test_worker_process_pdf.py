@@ -15,7 +15,7 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.web.cdx import parse_cdx_line
+from sandcrawler.web.archive.cdx import parse_cdx_line
 from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.pdfs import make_pdf

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sandcrawler.errors import InfrastructureError, RecordError
+from sandcrawler.core.errors import InfrastructureError, RecordError
 from sandcrawler.pipeline import Item, Outcome, RecordWorker, Runner
 from sandcrawler.pipeline.runner import process_isolated
 from sandcrawler.pipeline.sinks import Rejection, StdoutSink

@@ -24,13 +24,13 @@ import pytest
 from sqlalchemy import Engine, text
 
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import KafkaUnavailable
-from sandcrawler.kafka import producer_config
-from sandcrawler.models.refs import ParsedRefs
-from sandcrawler.models.statuses import RefsStatus
+from sandcrawler.core.errors import KafkaUnavailable
+from sandcrawler.core.work import Outcome
+from sandcrawler.kafka.client import producer_config
 from sandcrawler.pipeline.kafka_io import KafkaSink
-from sandcrawler.refs.worker import row_key
-from sandcrawler.work import Outcome
+from sandcrawler.records.refs import ParsedRefs
+from sandcrawler.records.statuses import RefsStatus
+from sandcrawler.refs.parse_workers import row_key
 from sandcrawler_testkit import kafka_clients
 from sandcrawler_testkit.kafka_clients import consume, end_offsets, produce
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir

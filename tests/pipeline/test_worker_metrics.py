@@ -21,7 +21,7 @@ import orjson
 import pytest
 from sqlalchemy import Engine
 
-from sandcrawler.errors import ConfigError, DatabaseUnavailable
+from sandcrawler.core.errors import ConfigError, DatabaseUnavailable
 from sandcrawler.pipeline import Item, Outcome, RecordWorker, Runner
 from sandcrawler.pipeline.metrics import WorkerMetrics, assigned_lags, serve_metrics
 from sandcrawler.pipeline.sinks import Rejection

@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from sandcrawler.app.settings import load_settings
-from sandcrawler.kafka import consumer_config
+from sandcrawler.kafka.client import consumer_config
 from sandcrawler.pipeline.kafka_io import KafkaSource
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, produce

@@ -5,15 +5,15 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from sandcrawler.errors import RecordError
-from sandcrawler.refs.clean import clean_unstructured, undouble
-from sandcrawler.refs.crossref import (
+from sandcrawler.core.errors import RecordError
+from sandcrawler.refs.crossref_works import (
     select_references,
     should_reparse,
     unwrap_work,
     work_doi,
     work_indexed,
 )
+from sandcrawler.refs.repair import clean_unstructured, undouble
 
 # The references GROBID was really given for the two fixture works: exactly those
 # without a DOI and without structured metadata.

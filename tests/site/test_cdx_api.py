@@ -16,10 +16,10 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import web_cdx
-from sandcrawler.models.capture import CdxRecord
+from sandcrawler.records.capture import CdxRecord
 from sandcrawler.site.app import create_app
-from sandcrawler.web.cdx import surt
-from sandcrawler.web.cdx_server import FIELDS
+from sandcrawler.web.archive.cdx import surt
+from sandcrawler.web.archive.cdx_server import FIELDS
 from sandcrawler_testkit.http_files import FileServer
 from tests.helpers.isolation import isolated
 

@@ -18,9 +18,9 @@ from starlette.testclient import TestClient
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.identifiers import sha1_base32
 from sandcrawler.db.engine import begin
 from sandcrawler.db.schema import ingest_file_result
-from sandcrawler.identifiers import sha1_base32
 from sandcrawler.site.app import CSP, FILE_CSP, create_app
 from sandcrawler.site.exposure import is_loopback
 from sandcrawler.site.fields import metadata_view, pdftable_view

@@ -29,7 +29,7 @@ import uvicorn
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.identifiers import sha1_base32
+from sandcrawler.core.identifiers import sha1_base32
 from sandcrawler.site.app import create_app
 from tests.helpers.cli import invoke
 from tests.helpers.demo import demo_copy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandcrawler.errors import InvalidName, NotFound
+from sandcrawler.core.errors import InvalidName, NotFound
 from sandcrawler.storage.blobs import BlobStore
 
 DATA = bytes(range(256)) * 40  # 10,240 bytes

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
+from sandcrawler.core.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.s3 import S3BlobStore

@@ -22,11 +22,11 @@ from sqlalchemy import Engine, delete, insert, select, update
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.errors import InvalidName, RecordError
+from sandcrawler.core.identifiers import sha1_base32, sha1_hex
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.schema import catalogue, crossref
-from sandcrawler.errors import InvalidName, RecordError
-from sandcrawler.identifiers import sha1_base32, sha1_hex
 from sandcrawler.storage.catalogue import Catalogue, identifiers_from_metadata, parse_identifier
 from sandcrawler.storage.docid import document_uuid, shard_dir
 from sandcrawler.storage.local import LocalBlobStore

@@ -28,11 +28,11 @@ import pytest
 from sqlalchemy import Engine, text
 
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.errors import DatabaseUnavailable
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
-from sandcrawler.errors import DatabaseUnavailable
 from sandcrawler.fileset.ingest import FilesetIngester, IngestOutcome
-from sandcrawler.models.fileset import IngestRequest
+from sandcrawler.records.fileset import IngestRequest
 from sandcrawler_testkit.platforms import FakeFile, PlatformServer
 from tests.helpers.cli import run_cli
 from tests.helpers.fileset import open_ingester

@@ -18,13 +18,13 @@ from click.testing import CliRunner
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.cli import main
-from sandcrawler.filemeta import file_metadata
+from sandcrawler.core.filemeta import file_metadata
 from sandcrawler.ingest.found import FoundFile
 from sandcrawler.ingest.pdf import PdfIngestProcessor
-from sandcrawler.ingest.references import RefsWriter
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import IngestRequest
+from sandcrawler.refs.reading import RefsWriter
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.precedence import AUTHORITATIVE, Source

@@ -19,11 +19,11 @@ from sqlalchemy import Engine, func, select, update
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
+from sandcrawler.core.errors import CorruptData, InvalidName, RecordError, SchemaError
+from sandcrawler.core.mime import normalize_mime
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.schema import pdftable_cells
 from sandcrawler.db.types import octet_length
-from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
-from sandcrawler.mime import normalize_mime
 from sandcrawler.storage.pdftable import (
     PDF_SCHEMA,
     CaptureHistory,

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from sandcrawler.errors import CorruptData, InvalidName, NotFound
+from sandcrawler.core.errors import CorruptData, InvalidName, NotFound
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.docid import NAMESPACE, document_uuid, parse_uuid, shard_dir
 from sandcrawler.storage.resources import (

@@ -11,7 +11,7 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.schemes import STORE_SCHEMES, open_blob_store
 from sandcrawler_testkit.gcs_store import ROOT_VARIABLE, SCHEME_ENTRY, TestGcsBlobStore

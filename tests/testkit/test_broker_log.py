@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from sandcrawler.kafka import BrokerLog
+from sandcrawler.kafka.client import BrokerLog
 from sandcrawler.pipeline.kafka_io import waited
 
 BROKERS = "kafka1:9092"
@@ -18,7 +18,7 @@ REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
 
 def said(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records
-            if r.name == "sandcrawler.kafka" and r.levelno >= logging.WARNING]
+            if r.name == "sandcrawler.kafka.client" and r.levelno >= logging.WARNING]
 
 
 def test_an_outage_is_said_once_when_a_request_fails_and_its_end_once(

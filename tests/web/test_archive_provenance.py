@@ -20,12 +20,12 @@ from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin, make_engine
 from sandcrawler.db.schema import web_cdx
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.ingest import IngestRequest
 from sandcrawler.version import __version__
-from sandcrawler.web.archive import WARC_FORMAT, WARC_SPEC, WarcInfo
-from sandcrawler.web.cdxj import cdxj_line, write_cdxj
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.archive.captures import WARC_FORMAT, WARC_SPEC, WarcInfo
+from sandcrawler.web.archive.cdxj import cdxj_line, write_cdxj
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler.web.robots import MAX_BYTES, RobotsRules
 from sandcrawler_testkit.publishers import Answer, WebSite, page
 from tests.helpers.cli import invoke
@@ -183,7 +183,7 @@ def test_robots_rules_without_a_session_archive_nothing(tmp_path: Path, web: Web
 
 
 def _row(url: str, ts: str, offset: int, **kw: Any) -> CdxRecord:
-    from sandcrawler.web.cdx import surt
+    from sandcrawler.web.archive.cdx import surt
     return CdxRecord(surt=surt(url), datetime=ts, url=url, warc_path="warcs/w.warc.gz",
                      warc_offset=offset, warc_csize=10, **kw)
 

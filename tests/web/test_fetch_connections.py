@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandcrawler.web.fetch import HttpFetcher
+from sandcrawler.web.http.fetch import HttpFetcher
 from tests.helpers.waiting import wait_until
 
 

@@ -13,14 +13,14 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
+from sandcrawler.core.jsontext import dumps_output
+from sandcrawler.core.work import json_line
 from sandcrawler.ingest.file_ingest import work_identifiers
 from sandcrawler.ingest.found import landing_page_metadata
-from sandcrawler.jsontext import dumps_output
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import FileIngestResult, IngestRequest
-from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.web.landing import parse_html
-from sandcrawler.work import json_line
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import FileIngestResult, IngestRequest
+from sandcrawler.records.statuses import IngestFileStatus
+from sandcrawler.web.html.landing import parse_html
 from tests.helpers.paths import FIXTURES, TEST_DATA
 from tests.helpers.skips import unavailable
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from sandcrawler.web.html import html_biblio
-from sandcrawler.web.landing import MAX_PARSE_BYTES, decode_html, parse_html
-from sandcrawler.web.urls import absolute_url
+from sandcrawler.web.html.landing import MAX_PARSE_BYTES, decode_html, parse_html
+from sandcrawler.web.html.metadata import html_biblio
+from sandcrawler.web.http.urls import absolute_url
 
 PAGE = "https://journal.example.org/articles/7?lang=en"
 

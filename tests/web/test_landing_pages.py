@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandcrawler.web.landing import FulltextLink, HtmlPage, parse_html
-from sandcrawler.web.link_rules import PLATFORM_RULES
+from sandcrawler.web.html.landing import FulltextLink, HtmlPage, parse_html
+from sandcrawler.web.html.link_rules import PLATFORM_RULES
 from tests.helpers.paths import FIXTURES, TEST_DATA
 from tests.helpers.skips import unavailable
 

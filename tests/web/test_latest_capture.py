@@ -18,9 +18,9 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin, make_engine
 from sandcrawler.db.reader import SqlReader
 from sandcrawler.db.schema import ingest_file_result, web_cdx
+from sandcrawler.readers.postgrest import PostgrestReader
 from sandcrawler.site.app import create_app
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.postgrest import PostgrestReader
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.postgrest import PostgrestServer
 
 # SQL: on SQLite and PostgreSQL

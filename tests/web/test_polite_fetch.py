@@ -19,12 +19,12 @@ import pytest
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.core.errors import ConfigError, RecordError
+from sandcrawler.records.statuses import IngestFileStatus
 from sandcrawler.version import __version__
 from sandcrawler.web.blocklist import UrlBlocklist
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.hosts import HostGate
+from sandcrawler.web.http.fetch import HttpFetcher
+from sandcrawler.web.http.hosts import HostGate
 from sandcrawler.web.policy import CrawlPolicy
 from sandcrawler.web.robots import MAX_BYTES, RobotsRules
 from sandcrawler_testkit.sites import Answer, SiteServer
@@ -208,7 +208,7 @@ def test_no_contact_is_said_once_for_a_host_beyond_loopback(
     """Routed origins and loopback are the operator's own: no warning; the first
     request elsewhere (here a name that does not resolve) warns once per fetcher."""
     fetcher = fetcher_for(site, retries=0)
-    with caplog.at_level("WARNING", logger="sandcrawler.web.fetch"):
+    with caplog.at_level("WARNING", logger="sandcrawler.web.http.fetch"):
         get(fetcher, "https://a.example/x")  # routed to the loopback site
         for url in ("http://127.0.0.1:9/", "http://localhost:9/",
                     "http://no-such-host.invalid/", "http://other.invalid/"):
@@ -217,7 +217,8 @@ def test_no_contact_is_said_once_for_a_host_beyond_loopback(
     warnings = [r.getMessage() for r in caplog.records if "crawl.contact" in r.getMessage()]
     assert len(warnings) == 1 and "no-such-host.invalid" in warnings[0]
     caplog.clear()
-    with caplog.at_level("WARNING", logger="sandcrawler.web.fetch"), pytest.raises(RecordError):
+    with (caplog.at_level("WARNING", logger="sandcrawler.web.http.fetch"),
+          pytest.raises(RecordError)):
         get(fetcher_for(site, retries=0, contact="mailto:ops@example.org"),
             "http://no-such-host.invalid/")
     assert not [r for r in caplog.records if "crawl.contact" in r.getMessage()]

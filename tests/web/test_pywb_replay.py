@@ -27,7 +27,7 @@ from sandcrawler.app.demo import run_demo
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.demo import PLOS, PLOS_PDF, DemoSite
-from sandcrawler.models.ingest import IngestRequest
+from sandcrawler.records.ingest import IngestRequest
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.publishers import Answer, WebSite, page

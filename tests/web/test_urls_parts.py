@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sandcrawler.fileset.platforms.base import url_host
-from sandcrawler.web import hosts
-from sandcrawler.web.urls import (
+from sandcrawler.web.http import hosts
+from sandcrawler.web.http.urls import (
     absolute_url,
     canonical_url,
     host_of,
@@ -83,8 +83,8 @@ def test_a_byte_that_is_not_utf8_is_sent_as_that_byte() -> None:
 
 
 def test_an_argument_with_a_byte_that_is_not_utf8_is_a_request_json_can_hold() -> None:
+    from sandcrawler.core.jsontext import dumps_output
     from sandcrawler.ingest.requests import argument_request
-    from sandcrawler.jsontext import dumps_output
 
     request = argument_request("http://a.example/\udcff", source="test", ingest_type="pdf")
     assert request.base_url == "http://a.example/%FF"

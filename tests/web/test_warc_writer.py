@@ -1,4 +1,4 @@
-"""The WARC write path on its own (``sandcrawler.web.warc_writer``): record framing,
+"""The WARC write path on its own (``sandcrawler.web.archive.warc_writer``): record framing,
 gzip members, CRC-32 and sizes, digests against a recomputation, header fields,
 revisits, aborted records, and the block digest setting (issue 24, item 6)."""
 
@@ -19,14 +19,13 @@ from warcio.statusandheaders import StatusAndHeaders
 
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
-from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import FetchStatus
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records.statuses import FetchStatus
 from sandcrawler.storage.blobs import BlobWriter
 from sandcrawler.storage.local import LocalBlobStore
-from sandcrawler.web.archive import WarcSession, WebArchive
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.warc import copy_payload
-from sandcrawler.web.warc_writer import (
+from sandcrawler.web.archive.captures import WarcSession, WebArchive
+from sandcrawler.web.archive.warc import copy_payload
+from sandcrawler.web.archive.warc_writer import (
     REVISIT_PROFILE,
     STORED_MAX,
     Placed,
@@ -35,6 +34,7 @@ from sandcrawler.web.warc_writer import (
     crc32_combine,
     new_record_id,
 )
+from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.http_files import FileServer
 from tests.helpers.db import migrated_sqlite
 

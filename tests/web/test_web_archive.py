@@ -17,19 +17,19 @@ from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
 from warcio.archiveiterator import ArchiveIterator
 
+from sandcrawler.core.errors import DatabaseUnavailable, RecordError
+from sandcrawler.core.timestamps import now14
 from sandcrawler.db.engine import make_engine
 from sandcrawler.db.schema import web_cdx
-from sandcrawler.errors import DatabaseUnavailable, RecordError
-from sandcrawler.models.capture import CdxRecord
+from sandcrawler.records.capture import CdxRecord
 from sandcrawler.storage.blobs import BlobStore
 from sandcrawler.storage.local import LocalBlobStore
 from sandcrawler.storage.s3 import S3BlobStore
-from sandcrawler.timestamps import now14
-from sandcrawler.web.archive import WarcSession, WebArchive, _http_headers
-from sandcrawler.web.cdx import surt
-from sandcrawler.web.fetch import Hop, HttpFetcher, TooLarge
-from sandcrawler.web.warc import copy_payload
-from sandcrawler.web.warc_writer import compressible, crc32_combine
+from sandcrawler.web.archive.captures import WarcSession, WebArchive, _http_headers
+from sandcrawler.web.archive.cdx import surt
+from sandcrawler.web.archive.warc import copy_payload
+from sandcrawler.web.archive.warc_writer import compressible, crc32_combine
+from sandcrawler.web.http.fetch import Hop, HttpFetcher, TooLarge
 from sandcrawler_testkit.http_files import FileServer
 from tests.helpers.cli import invoke
 from tests.helpers.db import migrated_sqlite

@@ -21,17 +21,17 @@ from sqlalchemy import func, select
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
+from sandcrawler.core.jsontext import RawJSON
 from sandcrawler.db.engine import begin
 from sandcrawler.db.persist import TABLES, upsert
 from sandcrawler.db.schema import citation
 from sandcrawler.demo import REQUESTS
 from sandcrawler.demo.catalog import STAND_IN_PREFIX, demo_works
-from sandcrawler.ingest.references import RefsWriter
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.match.refs import citing_document
-from sandcrawler.models.ingest import FileIngestResult, IngestRequest
-from sandcrawler.models.refs import CrossrefRow
+from sandcrawler.match.resolving import citing_document
+from sandcrawler.records.ingest import FileIngestResult, IngestRequest
+from sandcrawler.records.refs import CrossrefRow
+from sandcrawler.refs.reading import RefsWriter
 
 #: the demo's database file in its directory (the embedded default's name)
 DATABASE_FILE = "sandcrawler.sqlite3"

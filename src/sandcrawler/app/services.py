@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sandcrawler.citations.registry import choose_parser
 from sandcrawler.config import CoreSettings
-from sandcrawler.errors import ConfigError
-from sandcrawler.imports import call_builder, load_object
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import call_builder, load_object
 
 # Each service's modules are imported where it is first built, not here: a
 # command pays only for what it uses (`citations parse` needs neither SQLAlchemy
@@ -60,29 +60,29 @@ if TYPE_CHECKING:
 
     from sandcrawler.citations.base import CitationParser
     from sandcrawler.db.reader import Reader
-    from sandcrawler.file_records import FileLocator
     from sandcrawler.fileset.ingest import FilesetIngester
     from sandcrawler.fileset.platforms.base import PlatformHelper
-    from sandcrawler.grobid_client import GrobidClient
+    from sandcrawler.grobid.client import GrobidClient
     from sandcrawler.ingest.file_ingest import FileIngester
     from sandcrawler.ingest.history import IngestHistory
-    from sandcrawler.kafka import BrokerLog
+    from sandcrawler.kafka.client import BrokerLog
     from sandcrawler.match.document import DocumentMatcher
     from sandcrawler.match.engines import Engine as MatchEngine
     from sandcrawler.match.index import CandidateIndex, IndexWriter
     from sandcrawler.match.matcher import Matcher
-    from sandcrawler.models.fileset import IngestStrategy
-    from sandcrawler.pdf.extraction import Extractor
+    from sandcrawler.pdf.cascade import Extractor
     from sandcrawler.pdf.processor import PdfProcessor
     from sandcrawler.pipeline.db_sink import DatabaseSink
+    from sandcrawler.records.fileset import IngestStrategy
     from sandcrawler.storage.blobs import BlobStore
     from sandcrawler.storage.catalogue import Catalogue
     from sandcrawler.storage.items import ItemStore
     from sandcrawler.storage.pdftable import PdfTable
     from sandcrawler.storage.resources import ResourceStore
-    from sandcrawler.web.archive import WebArchive
-    from sandcrawler.web.fetch import HttpFetcher
-    from sandcrawler.web.hosts import HostGate
+    from sandcrawler.web.archive.captures import WebArchive
+    from sandcrawler.web.file_records import FileLocator
+    from sandcrawler.web.http.fetch import HttpFetcher
+    from sandcrawler.web.http.hosts import HostGate
     from sandcrawler.web.policy import CrawlPolicy
 
 T = TypeVar("T")
@@ -220,7 +220,7 @@ class Services:
     def host_gate(self) -> HostGate:
         """This process's per-host politeness, shared by every fetch (crawl.*)."""
         self._require_open()
-        from sandcrawler.web.hosts import HostGate
+        from sandcrawler.web.http.hosts import HostGate
 
         crawl = self.settings.crawl
         return HostGate(concurrency=crawl.host_concurrency, delay=crawl.host_delay)
@@ -228,8 +228,8 @@ class Services:
     @cached_property
     def fetcher(self) -> HttpFetcher:
         self._require_open()
-        from sandcrawler.web.addresses import AddressPolicy
-        from sandcrawler.web.fetch import HttpFetcher
+        from sandcrawler.web.http.addresses import AddressPolicy
+        from sandcrawler.web.http.fetch import HttpFetcher
 
         http, crawl = self.settings.http, self.settings.crawl
         fetcher = HttpFetcher(timeout=http.timeout, request_timeout=http.request_timeout,
@@ -260,7 +260,7 @@ class Services:
     def grobid(self) -> GrobidClient | None:
         """The GROBID client, or None when no GROBID URL is configured."""
         self._require_open()
-        from sandcrawler.grobid_client import GrobidClient
+        from sandcrawler.grobid.client import GrobidClient
 
         g = self.settings.grobid
         if not g.url:
@@ -281,8 +281,8 @@ class Services:
         a fetcher of its own (no politeness gate: it is our server) (api.*)."""
         self._require_open()
         from sandcrawler.db.reader import SqlReader
-        from sandcrawler.web.fetch import HttpFetcher
-        from sandcrawler.web.postgrest import PostgrestReader
+        from sandcrawler.readers.postgrest import PostgrestReader
+        from sandcrawler.web.http.fetch import HttpFetcher
 
         api = self.settings.api
         if api.reader == "sql":
@@ -340,7 +340,7 @@ class Services:
     @cached_property
     def web_archive(self) -> WebArchive:
         self._require_open()
-        from sandcrawler.web.archive import WarcInfo, WebArchive
+        from sandcrawler.web.archive.captures import WarcInfo, WebArchive
 
         crawl = self.settings.crawl
         info = WarcInfo(self.fetcher.user_agent, operator=crawl.operator or crawl.contact,
@@ -355,7 +355,7 @@ class Services:
         """Where downloads wait on disk (``fileset.tmp_dir``, else ``<data_dir>/spool``);
         what processes killed before they could clean up left there is removed now."""
         self._require_open()
-        from sandcrawler.spool import sweep
+        from sandcrawler.core.spool import sweep
 
         directory = self.settings.fileset.tmp_dir or self.settings.data_dir / "spool"
         directory.mkdir(parents=True, exist_ok=True)
@@ -371,7 +371,7 @@ class Services:
 
     def file_locator(self) -> FileLocator:
         """Where file records' bytes come from (``warc.source`` for WARC captures)."""
-        from sandcrawler.file_records import FileLocator
+        from sandcrawler.web.file_records import FileLocator
 
         return FileLocator(catalogue=self.catalogue, fetcher=self.fetcher,
                            warc_source=self.settings.warc.source, spool_dir=self.spool_dir)
@@ -380,7 +380,7 @@ class Services:
                   memory_limit_mb: int | None = None) -> Extractor:
         """The embedded extraction cascade in its own sandbox (the caller closes it)."""
         self._require_open()
-        from sandcrawler.pdf.extraction import Extractor
+        from sandcrawler.pdf.cascade import Extractor
 
         return Extractor(self.settings.extract, timeout=timeout,
                          memory_limit_mb=memory_limit_mb,
@@ -391,9 +391,9 @@ class Services:
         """A PDF processor (its own sandbox: the caller closes it); it identifies
         documents and resolves their references when there is a catalog
         (``document_matcher``)."""
-        from sandcrawler.ingest.references import refs_from_tei
         from sandcrawler.pdf.fulltext import fulltext_options
         from sandcrawler.pdf.processor import PdfProcessor
+        from sandcrawler.refs.reading import refs_from_tei
 
         pdf, grobid = self.settings.pdf, self.settings.grobid
         return PdfProcessor(
@@ -567,7 +567,7 @@ class Services:
     # --- Kafka --------------------------------------------------------------------------
 
     def topic(self, name: str, prefix: str = "sandcrawler") -> str:
-        from sandcrawler.kafka import topic_name
+        from sandcrawler.kafka.client import topic_name
 
         self._require_open()
         return topic_name(self.settings.env, name, prefix)
@@ -576,17 +576,17 @@ class Services:
     def broker_log(self) -> BrokerLog:
         """One for the process's clients: an outage is said once, not per client."""
         self._require_open()
-        from sandcrawler.kafka import BrokerLog, require_brokers
+        from sandcrawler.kafka.client import BrokerLog, require_brokers
 
         return BrokerLog(require_brokers(self.settings.kafka))
 
     def consumer_config(self, group_id: str) -> dict[str, Any]:
-        from sandcrawler.kafka import consumer_config
+        from sandcrawler.kafka.client import consumer_config
 
         return consumer_config(self.settings.kafka, group_id, broker_log=self.broker_log)
 
     def producer_config(self) -> dict[str, Any]:
-        from sandcrawler.kafka import producer_config
+        from sandcrawler.kafka.client import producer_config
 
         return producer_config(self.settings.kafka, broker_log=self.broker_log)
 

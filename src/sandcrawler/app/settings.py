@@ -12,7 +12,7 @@ from typing import Any
 
 from sandcrawler.citations.registry import CITATION_PARSERS, choose_parser
 from sandcrawler.config import CoreSettings, Section, load
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.fileset.platforms import PLATFORMS, PlatformSettings
 from sandcrawler.match.engines import ENGINES
 

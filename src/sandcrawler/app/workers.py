@@ -18,9 +18,10 @@ from typing import Any, Literal
 
 from sandcrawler.app.services import Services
 from sandcrawler.config import CoreSettings
-from sandcrawler.errors import SchemaError
-from sandcrawler.imports import load_object
-from sandcrawler.kafka_topics import (
+from sandcrawler.core.errors import SchemaError
+from sandcrawler.core.imports import load_object
+from sandcrawler.core.work import Worker
+from sandcrawler.kafka.topics import (
     API_CROSSREF,
     GROBID_REFS,
     INGEST_FILE_REQUESTS,
@@ -31,16 +32,15 @@ from sandcrawler.kafka_topics import (
     TOPICS,
     TopicSpec,
 )
-from sandcrawler.work import Worker
 
 Sink = Literal["stdout", "database", "kafka"]
 
-_GROBID_REFS_ROW = "sandcrawler.models.refs:GrobidRefsRow"
-_PROCESS_RESULT = "sandcrawler.models.pdf:ProcessResult"
-_INGEST_REQUEST = "sandcrawler.models.ingest:IngestRequest"
-_FILESET_INGEST_RESULT = "sandcrawler.models.fileset:FilesetIngestResult"
-_INGEST_RESULT_VIEW = "sandcrawler.models.fileset:IngestResultView"
-_FILE_INGEST_RESULT = "sandcrawler.models.ingest:FileIngestResult"
+_GROBID_REFS_ROW = "sandcrawler.records.refs:GrobidRefsRow"
+_PROCESS_RESULT = "sandcrawler.records.pdf:ProcessResult"
+_INGEST_REQUEST = "sandcrawler.records.ingest:IngestRequest"
+_FILESET_INGEST_RESULT = "sandcrawler.records.fileset:FilesetIngestResult"
+_INGEST_RESULT_VIEW = "sandcrawler.records.fileset:IngestResultView"
+_FILE_INGEST_RESULT = "sandcrawler.records.ingest:FileIngestResult"
 
 
 @dataclass(frozen=True, slots=True)

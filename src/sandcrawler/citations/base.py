@@ -11,9 +11,9 @@ from typing import Any, Protocol
 
 from grobid_tei_xml import GrobidBiblio
 
-from sandcrawler.errors import CitationParseError
-from sandcrawler.models.refs import biblio_to_dict as biblio_to_dict  # re-exported
-from sandcrawler.models.statuses import ParserStatus
+from sandcrawler.core.errors import CitationParseError
+from sandcrawler.records.refs import biblio_to_dict as biblio_to_dict  # re-exported
+from sandcrawler.records.statuses import ParserStatus
 
 
 class CitationParser(Protocol):

@@ -11,9 +11,9 @@ from grobid_tei_xml import GrobidBiblio
 from sandcrawler.citations.base import check_alignment
 from sandcrawler.citations.tei import parse_citation_list
 from sandcrawler.config import GrobidSettings
-from sandcrawler.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
-from sandcrawler.grobid_client import GrobidClient
-from sandcrawler.models.statuses import ParserStatus
+from sandcrawler.core.errors import CitationParseError, GrobidRecordError, GrobidUnavailable
+from sandcrawler.grobid.client import GrobidClient
+from sandcrawler.records.statuses import ParserStatus
 
 
 class GrobidCitationParser:

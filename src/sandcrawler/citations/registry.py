@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sandcrawler.errors import ConfigError
-from sandcrawler.imports import load_object
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import load_object
 
 if TYPE_CHECKING:  # the registry is read by --help: it imports no backend
     from sandcrawler.citations.base import CitationParser

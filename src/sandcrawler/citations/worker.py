@@ -21,9 +21,9 @@ from sandcrawler.citations.base import (
     ParsedCitation,
     parse_within_limit,
 )
-from sandcrawler.errors import CitationParseError, RecordError
-from sandcrawler.models.statuses import CitationStatus, PipelineStatus
-from sandcrawler.work import Item, Outcome, decode_json
+from sandcrawler.core.errors import CitationParseError, RecordError
+from sandcrawler.core.work import Item, Outcome, decode_json
+from sandcrawler.records.statuses import CitationStatus, PipelineStatus
 
 
 @dataclass(frozen=True, slots=True)

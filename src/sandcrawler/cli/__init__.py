@@ -16,8 +16,8 @@ from typing import Any
 import click
 
 from sandcrawler.cli.exits import EXIT_FAILED, EXIT_INFRASTRUCTURE, EXIT_INTERRUPTED
-from sandcrawler.errors import InfrastructureError, SandcrawlerError
-from sandcrawler.imports import load_object
+from sandcrawler.core.errors import InfrastructureError, SandcrawlerError
+from sandcrawler.core.imports import load_object
 from sandcrawler.version import __version__
 
 #: command name -> ("module:attribute", its help's first sentence). A module is

@@ -7,7 +7,7 @@ import sys
 import click
 
 from sandcrawler.cli.options import echo_json, open_services
-from sandcrawler.errors import NotFound
+from sandcrawler.core.errors import NotFound
 
 
 @click.group()

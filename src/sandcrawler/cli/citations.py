@@ -16,8 +16,8 @@ from sandcrawler.app.workers import worker_factory
 from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
 from sandcrawler.cli.options import F, open_services, parser_option, pipeline_options, run_pipeline
-from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.work import Item, Worker, json_line
+from sandcrawler.core.errors import ConfigError, RecordError
+from sandcrawler.core.work import Item, Worker, json_line
 
 model_option = click.option(
     "--model", "model_path", type=click.Path(dir_okay=False, exists=True),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from sandcrawler.cli.options import open_services
-from sandcrawler.errors import GrobidUnavailable
+from sandcrawler.core.errors import GrobidUnavailable
 
 
 @click.group()

@@ -17,25 +17,25 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import input_argument, open_services, pipeline_options, run_pipeline
 from sandcrawler.cli.waiting import reporting_waits
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.work import json_line
 from sandcrawler.demo import EXPECTED as DEMO_EXPECTED
 from sandcrawler.demo import REQUESTS, SITE, DemoSite
-from sandcrawler.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.worker import PersistIngestFilesetWorker
 from sandcrawler.ingest.requests import argument_request, doi_requests
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
-from sandcrawler.models.fileset import (
+from sandcrawler.pipeline.opening import OPENING, guess
+from sandcrawler.pipeline.sinks import StdoutSink
+from sandcrawler.pipeline.sources import JsonLinesSource
+from sandcrawler.records.fileset import (
     DatasetFileResult,
     FilesetIngestResult,
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.models.ingest import FILE_INGEST_TYPES, FileIngestResult, IngestType
-from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.pipeline.opening import OPENING, guess
-from sandcrawler.pipeline.sinks import StdoutSink
-from sandcrawler.pipeline.sources import JsonLinesSource
-from sandcrawler.work import json_line
+from sandcrawler.records.ingest import FILE_INGEST_TYPES, FileIngestResult, IngestType
+from sandcrawler.records.statuses import IngestFileStatus
 
 strategy_option = click.option(
     "--strategy", type=click.Choice([s.value for s in IngestStrategy]), default=None,

@@ -9,7 +9,7 @@ import click
 from sandcrawler.app.settings import load_settings
 from sandcrawler.cli.exits import EXIT_FAILED
 from sandcrawler.cli.options import echo_json
-from sandcrawler.kafka_admin import TopicAdmin, TopicRow, TopicState, reconcile
+from sandcrawler.kafka.admin import TopicAdmin, TopicRow, TopicState, reconcile
 
 
 @click.group()

@@ -199,8 +199,8 @@ def refs(source: str, redo: bool, jobs: int, batch_size: int | None, limit: int 
     """
     from sandcrawler.app.builders.match import citation_sink
     from sandcrawler.cli.exits import EXIT_FAILED
-    from sandcrawler.match.refs_source import CitingWorksSource
-    from sandcrawler.match.refs_worker import EMPTY_CATALOG_HELP
+    from sandcrawler.match.resolve_source import CitingWorksSource
+    from sandcrawler.match.resolve_worker import EMPTY_CATALOG_HELP
 
     services = Services.for_process(load_settings())
     services.check_schema()

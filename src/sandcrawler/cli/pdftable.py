@@ -11,8 +11,8 @@ from sandcrawler.cli.options import (
     pipeline_options,
     run_pipeline,
 )
-from sandcrawler.errors import NotFound
-from sandcrawler.mime import normalize_mime
+from sandcrawler.core.errors import NotFound
+from sandcrawler.core.mime import normalize_mime
 from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.pipeline.sources import JsonLinesSource
 

@@ -10,7 +10,6 @@ from sandcrawler.cli.options import (
     processing_options,
     run_pipeline,
 )
-from sandcrawler.file_records import check_warc_source
 from sandcrawler.pipeline.sinks import StdoutSink
 from sandcrawler.pipeline.sources import (
     CdxSource,
@@ -19,6 +18,7 @@ from sandcrawler.pipeline.sources import (
     Source,
     ZipSource,
 )
+from sandcrawler.web.file_records import check_warc_source
 
 
 @click.command()

@@ -15,7 +15,7 @@ from sandcrawler.cli.options import (
 from sandcrawler.pipeline.kafka_io import KafkaSink
 from sandcrawler.pipeline.sinks import Sink, StdoutSink
 from sandcrawler.pipeline.sources import JsonLinesSource
-from sandcrawler.refs.worker import row_key
+from sandcrawler.refs.parse_workers import row_key
 
 
 @click.command("parse-crossref-refs")

@@ -11,7 +11,7 @@ import click
 import uvicorn
 
 from sandcrawler.cli.options import open_services
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.site.app import create_app
 
 

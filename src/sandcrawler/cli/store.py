@@ -11,10 +11,10 @@ import click
 import orjson
 
 from sandcrawler.cli.options import echo_json, open_services
-from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.spool import sweep
+from sandcrawler.core.errors import NotFound, RecordError
+from sandcrawler.core.spool import sweep
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.storage.resources import KINDS, resource_key
-from sandcrawler.timestamps import iso_utc
 
 if TYPE_CHECKING:
     from sandcrawler.storage.blobs import BlobStore

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 import click
 
-from sandcrawler.web.deadlines import WATCHDOG, RequestClock
+from sandcrawler.web.http.deadlines import WATCHDOG, RequestClock
 
 #: a request is said after this long, then again this often (seconds)
 AFTER = 3.0

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from sandcrawler.cli.options import open_services
-from sandcrawler.web.cdxj import write_cdxj
+from sandcrawler.web.archive.cdxj import write_cdxj
 
 
 @click.group()

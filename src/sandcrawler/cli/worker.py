@@ -27,12 +27,12 @@ from sandcrawler.cli.options import (
     processing_options,
     run_pipeline,
 )
-from sandcrawler.file_records import check_warc_source
 from sandcrawler.fileset.worker import result_messages
 from sandcrawler.pipeline.kafka_io import KafkaSink, KafkaSource
 from sandcrawler.pipeline.metrics import WorkerMetrics, serve_metrics
 from sandcrawler.pipeline.sinks import Sink
 from sandcrawler.version import __version__
+from sandcrawler.web.file_records import check_warc_source
 
 
 @click.group()

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.db.engine import begin, describe_engine
-from sandcrawler.errors import ConfigError
 
 #: the relations a reader of this system needs, and nothing else
 EXPOSED = (

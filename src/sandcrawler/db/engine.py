@@ -14,8 +14,8 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
+from sandcrawler.core.errors import ConfigError, DatabaseUnavailable
 from sandcrawler.db.types import storable_json
-from sandcrawler.errors import ConfigError, DatabaseUnavailable
 
 
 def normalise_url(url: str) -> str:

@@ -29,8 +29,8 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from sandcrawler.core.errors import DatabaseUnavailable
 from sandcrawler.db.engine import first_line, unavailable
-from sandcrawler.errors import DatabaseUnavailable
 
 #: lock files of a SQLite database (names share them by their hash)
 SLOTS = 256

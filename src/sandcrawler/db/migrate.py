@@ -14,10 +14,10 @@ from sqlalchemy import Engine, func, inspect, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.db import schema
 from sandcrawler.db.engine import begin, describe_engine, make_engine, unavailable
 from sandcrawler.db.locks import exclusive
-from sandcrawler.errors import ConfigError
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 

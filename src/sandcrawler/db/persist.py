@@ -22,6 +22,8 @@ from sqlalchemy import Connection, DefaultClause, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
 
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.work import Rows
 from sandcrawler.db.schema import (
     citation,
     crossref,
@@ -31,8 +33,6 @@ from sandcrawler.db.schema import (
     ingest_request,
 )
 from sandcrawler.db.types import storable_json, storable_text
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.work import Rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 ``Reader`` has two implementations that answer identically (tests/db/test_reader.py):
 
 * ``SqlReader``: SQL on the database engine (SQLite or PostgreSQL);
-* ``PostgrestReader`` (``sandcrawler.web.postgrest``): the read-only PostgREST
+* ``PostgrestReader`` (``sandcrawler.readers.postgrest``): the read-only PostgREST
   API over HTTP, as the original system's workers do, so a worker on another
   machine needs no database credentials.
 
@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from sandcrawler.core.timestamps import parse_timestamp
 from sandcrawler.db.engine import begin
 from sandcrawler.db.rows import (
     CatalogueRow,
@@ -64,8 +65,7 @@ from sandcrawler.db.schema import (
 )
 from sandcrawler.db.types import JsonDoc, UTCDateTime
 from sandcrawler.db.words import holds_every_word
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.timestamps import parse_timestamp
+from sandcrawler.records.capture import CdxRecord
 
 #: a row as read, before it is typed (``normalise_row``)
 Row = dict[str, Any]

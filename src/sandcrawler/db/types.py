@@ -24,8 +24,8 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator
 
-from sandcrawler.jsontext import RawJSON
-from sandcrawler.timestamps import parse_timestamp
+from sandcrawler.core.jsontext import RawJSON
+from sandcrawler.core.timestamps import parse_timestamp
 
 #: JSONB on PostgreSQL, JSON (text) elsewhere; values serialised by ``storable_json``
 #: (``db/engine.py`` makes it the engine's serialiser).

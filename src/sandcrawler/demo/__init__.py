@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from sandcrawler.loopback import LoopbackHTTPServer
-from sandcrawler.models.statuses import IngestFileStatus
+from sandcrawler.records.statuses import IngestFileStatus
+from sandcrawler.web.http.loopback import LoopbackHTTPServer
 
 #: the generated documents, and ``pages.json``
 SITE = Path(__file__).resolve().parent / "site"

@@ -22,6 +22,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.config import ExtractSettings
+from sandcrawler.core.mime import sniff_mime
 from sandcrawler.docparse.affiliations import default_model as affiliations_model
 from sandcrawler.docparse.affiliations import parse_affiliations
 from sandcrawler.docparse.crf import ColumnModel
@@ -35,9 +36,8 @@ from sandcrawler.docparse.references import reference_strings
 from sandcrawler.docparse.scoring import plain
 from sandcrawler.docparse.textcrf import TextCrfModel
 from sandcrawler.docparse.vectors import header_rows, refseg_rows, segmentation_rows
-from sandcrawler.mime import sniff_mime
-from sandcrawler.models.extraction import Extraction
-from sandcrawler.models.statuses import ExtractStatus, LayoutStatus
+from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.statuses import ExtractStatus, LayoutStatus
 
 #: the segmentation's labels for the zones the cascade reads
 HEADER_ZONE = "<header>"

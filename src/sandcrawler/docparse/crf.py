@@ -35,11 +35,11 @@ from typing import Any
 
 import pycrfsuite
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import crffile
 from sandcrawler.docparse.derived import derivation, derived_columns
 from sandcrawler.docparse.grobid_corpus import LabelledSequence, SkipReason, read_corpus
 from sandcrawler.docparse.scoring import FieldScores
-from sandcrawler.errors import ConfigError
 
 MAGIC = b"sandcrawler column CRF\n"
 FORMAT = 1

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 _LENGTH = 8
 

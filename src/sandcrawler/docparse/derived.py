@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 Derivation = Callable[[Sequence[Sequence[str]]], dict[int, list[str]]]
 

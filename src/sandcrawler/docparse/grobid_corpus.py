@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse.tokens import DELIMITERS, PUNCTUATION
-from sandcrawler.errors import ConfigError
 
 BEGIN = "I-"
 OTHER = "<other>"

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import LayoutStatus
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records.statuses import LayoutStatus
 
 
 class LayoutError(RecordError):

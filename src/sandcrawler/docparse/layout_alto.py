@@ -53,7 +53,7 @@ from sandcrawler.docparse.layout import (
     Token,
 )
 from sandcrawler.docparse.tokens import spans
-from sandcrawler.models.statuses import LayoutStatus
+from sandcrawler.records.statuses import LayoutStatus
 
 __all__ = ["LayoutError", "find_pdfalto", "parse_alto", "parse_alto_text", "read_layout_alto"]
 

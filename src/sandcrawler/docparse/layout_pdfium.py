@@ -26,7 +26,7 @@ the text and graphics matrices.
 
 Coordinates are PDF points from the top left of the page as displayed (its
 crop box, turned by its /Rotate). This runs native code on untrusted files: the
-caller runs it in the sandbox (``sandcrawler.sandbox``) with time and memory
+caller runs it in the sandbox (``sandcrawler.process.sandbox``) with time and memory
 limits. A file PDFium cannot read raises ``LayoutError``.
 """
 
@@ -42,6 +42,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from sandcrawler.core.mime import sniff_mime
 from sandcrawler.docparse.layout import Layout, LayoutError, Page
 from sandcrawler.docparse.layout_geometry import Font, Word, layout_page
 from sandcrawler.docparse.pdfium_calls import (
@@ -59,8 +60,7 @@ from sandcrawler.docparse.pdfium_calls import (
     text_object_font,
 )
 from sandcrawler.docparse.pdfium_drawings import read_drawings
-from sandcrawler.memory import anon_rss
-from sandcrawler.mime import sniff_mime
+from sandcrawler.process.memory import anon_rss
 
 READER = "pdfium"
 

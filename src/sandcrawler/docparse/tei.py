@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 from sandcrawler.citations.tei_write import bibl_struct, sub, tei_root
-from sandcrawler.models.extraction import Extraction
+from sandcrawler.records.extraction import Extraction
 from sandcrawler.version import __version__
 
 

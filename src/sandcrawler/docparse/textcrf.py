@@ -32,9 +32,9 @@ from typing import Any, NamedTuple
 import pycrfsuite
 
 from sandcrawler.citations.crf.tokens import Token, tokenize
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import crffile
 from sandcrawler.docparse.scoring import BEGIN, OTHER, FieldScores, fields, plain
-from sandcrawler.errors import ConfigError
 
 MAGIC = b"sandcrawler text CRF\n"
 FORMAT = 1

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import affiliations, names, textcrf
 from sandcrawler.docparse.scoring import FieldScores
 from sandcrawler.docparse.textcrf import Gazetteers, LabelledText
-from sandcrawler.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import crf, textmodels
 from sandcrawler.docparse.scoring import FieldScores
-from sandcrawler.errors import ConfigError
 
 OnFold = Callable[[int, FieldScores], None]
 

@@ -15,7 +15,7 @@ is refused with a ``BundleError`` whose ``status`` says why:
     directory, or a member whose data is not the size its header says.
 ``unsafe-path``
     a member name (or its Info-ZIP Unicode Path name) that breaks the rule of
-    ``sandcrawler.paths`` (absolute, a drive letter, ``..``, backslashes, control
+    ``sandcrawler.core.paths`` (absolute, a drive letter, ``..``, backslashes, control
     characters, empty components, over-long); a symlink or special file; or a
     name that clashes with another member's (``paths.find_clash``: exactly,
     after NFC normalisation, or as a file where another member needs a
@@ -44,10 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
-from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import CHUNK, file_metadata, open_file
-from sandcrawler.models.statuses import FileRecordStatus, FilesetStatus, StoreStatus
-from sandcrawler.paths import find_clash, path_problem, shown
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import CHUNK, file_metadata, open_file
+from sandcrawler.core.paths import find_clash, path_problem, shown
+from sandcrawler.records.statuses import FileRecordStatus, FilesetStatus, StoreStatus
 
 #: a member must be bigger than this (uncompressed) for its ratio to count: tiny
 #: files of repetitive text compress far beyond any sane ratio and are harmless
@@ -217,7 +217,7 @@ def _check_directory_size(f: IO[bytes], max_entries: int) -> None:
 
 
 def _name_problem(name: str) -> str | None:
-    """Why the member name ``name`` is unsafe for extraction (``sandcrawler.paths``'
+    """Why the member name ``name`` is unsafe for extraction (``sandcrawler.core.paths``'
     rule; a directory entry ends in ``/``), or None."""
     return path_problem(name[:-1] if name.endswith("/") else name)
 

@@ -15,10 +15,10 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import Hasher
-from sandcrawler.models.platform_item import FilesetManifestFile
-from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import Hasher
+from sandcrawler.records.platform_item import FilesetManifestFile
+from sandcrawler.records.statuses import FilesetStatus
 
 #: checksum names (``platforms.base.checksums`` spelling) -> hashlib's names
 HASHLIB = {"sha224": "sha224", "sha384": "sha384", "sha512": "sha512",

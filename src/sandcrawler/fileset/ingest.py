@@ -20,13 +20,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext, make_strategy
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta, Terminal
-from sandcrawler.models.fileset import (
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta, Terminal
+from sandcrawler.records.fileset import (
     ArchiveStrategyResult,
     DatasetFileResult,
     FilesetBundle,
@@ -37,11 +37,11 @@ from sandcrawler.models.fileset import (
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.statuses import FILESET_SUCCESS, FilesetStatus, Status
-from sandcrawler.web.archive import WebCapture
-from sandcrawler.web.html import MAX_HTML, html_biblio
-from sandcrawler.web.urls import request_url
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.statuses import FILESET_SUCCESS, FilesetStatus, Status
+from sandcrawler.web.archive.captures import WebCapture
+from sandcrawler.web.html.metadata import MAX_HTML, html_biblio
+from sandcrawler.web.http.urls import request_url
 
 log = logging.getLogger("sandcrawler.fileset")
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import TypeVar
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -35,25 +35,25 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from sandcrawler.config import FilesetSettings
-from sandcrawler.errors import RecordError
-from sandcrawler.filemeta import MetaWriter, read_chunks
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import MetaWriter, read_chunks
+from sandcrawler.core.spool import spooled
+from sandcrawler.core.timestamps import now14
 from sandcrawler.fileset.bundle import BundleEntry, list_bundle
 from sandcrawler.fileset.checksums import ChecksumWriter, needs_bytes
 from sandcrawler.fileset.parallel import in_parallel
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta, Terminal
-from sandcrawler.models.fileset import (
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta, Terminal
+from sandcrawler.records.fileset import (
     ArchiveStrategyResult,
     FilesetManifestFile,
     FilesetPlatformItem,
     IngestStrategy,
 )
-from sandcrawler.models.statuses import FilesetStatus, Status
-from sandcrawler.spool import spooled
+from sandcrawler.records.statuses import FilesetStatus, Status
 from sandcrawler.storage.items import ItemStore, ItemWrite
-from sandcrawler.timestamps import now14
-from sandcrawler.web.archive import WarcSession, WebArchive, WebCapture
-from sandcrawler.web.fetch import HttpFetcher, TooLarge
+from sandcrawler.web.archive.captures import WarcSession, WebArchive, WebCapture
+from sandcrawler.web.http.fetch import HttpFetcher, TooLarge
 
 DOWNLOAD_ERROR = FilesetStatus.ERROR_PLATFORM_DOWNLOAD
 #: status of a file, or a fileset, that was archived and verified
@@ -74,7 +74,7 @@ class ArchiveContext:
     fetcher: HttpFetcher
     web: WebArchive
     items: ItemStore
-    spool_dir: Path | None = None  # where downloads wait (sandcrawler.spool)
+    spool_dir: Path | None = None  # where downloads wait (sandcrawler.core.spool)
 
 
 _MISMATCH = {"md5": FilesetStatus.MISMATCH_MD5, "sha1": FilesetStatus.MISMATCH_SHA1,

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 import orjson
 
+from sandcrawler.core.work import Item, Outcome, RecordWorker, Rows, TableRow, decode_record
 from sandcrawler.fileset.ingest import SKIP_INGEST_TYPE, FilesetIngester, file_result_of
-from sandcrawler.models.fileset import (
+from sandcrawler.records.fileset import (
     DatasetFileResult,
     FilesetIngestResult,
     IngestRequest,
     IngestResultView,
 )
-from sandcrawler.models.ingest import FileIngestResult
-from sandcrawler.models.statuses import FilesetStatus
-from sandcrawler.work import Item, Outcome, RecordWorker, Rows, TableRow, decode_record
+from sandcrawler.records.ingest import FileIngestResult
+from sandcrawler.records.statuses import FilesetStatus
 
 
 def parse_request(data: bytes) -> IngestRequest:

@@ -29,20 +29,20 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from sandcrawler.errors import NotFound, RecordError
-from sandcrawler.mime import SNIFF_BYTES, normalize_mime, sniff_mime
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import IngestType
-from sandcrawler.models.statuses import FetchStatus, IngestFileStatus, Status
-from sandcrawler.spool import spool_file
-from sandcrawler.web.archive import WarcSession, WebArchive
-from sandcrawler.web.deadlines import check_record_deadline, record_deadline
-from sandcrawler.web.fetch import Hop, SizeLimit
-from sandcrawler.web.landing import HtmlPage, parse_html
+from sandcrawler.core.errors import NotFound, RecordError
+from sandcrawler.core.mime import SNIFF_BYTES, normalize_mime, sniff_mime
+from sandcrawler.core.spool import spool_file
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import IngestType
+from sandcrawler.records.statuses import FetchStatus, IngestFileStatus, Status
+from sandcrawler.web.archive.captures import WarcSession, WebArchive
+from sandcrawler.web.html.landing import HtmlPage, parse_html
+from sandcrawler.web.http.deadlines import check_record_deadline, record_deadline
+from sandcrawler.web.http.fetch import Hop, SizeLimit
+from sandcrawler.web.http.urls import canonical_url
 from sandcrawler.web.policy import CrawlPolicy
-from sandcrawler.web.urls import canonical_url
 
 #: what the bytes of a terminal are, for the crawl
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -136,7 +136,7 @@ class Crawler:
         replayed; robots.txt is asked only before a fetch); ``record_timeout``:
         seconds one crawl may take (its requests end with it, but for a download
         still coming at the fetcher's minimum rate); ``spool_dir``: where bodies
-        replayed from the archive are put on disk (``sandcrawler.spool``)."""
+        replayed from the archive are put on disk (``sandcrawler.core.spool``)."""
         self.archive = archive
         self.policy = policy
         self.max_hops = max_hops

@@ -24,24 +24,24 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.ingest.crawl import Crawler, CrawlResult, close_all
 from sandcrawler.ingest.found import FoundFile, Processor
 from sandcrawler.ingest.history import IngestHistory
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta, Terminal
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import (
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta, Terminal
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import (
     FILE_INGEST_TYPES,
     FileIngestResult,
     IngestRequest,
     IngestType,
     Processing,
 )
-from sandcrawler.models.statuses import IngestFileStatus, ProcessingStatus, Status
+from sandcrawler.records.statuses import IngestFileStatus, ProcessingStatus, Status
 from sandcrawler.storage.catalogue import identifiers_from_metadata
-from sandcrawler.web.archive import WarcSession, WebArchive
-from sandcrawler.web.urls import request_url
+from sandcrawler.web.archive.captures import WarcSession, WebArchive
+from sandcrawler.web.http.urls import request_url
 
 #: processing statuses that mean an HTML page is not the article's full text
 NOT_FULLTEXT = frozenset({ProcessingStatus.NO_MAIN_TEXT})

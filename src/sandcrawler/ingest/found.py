@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.files import FileMeta
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.ingest import IngestRequest, Processing
-from sandcrawler.models.statuses import ProcessingStatus
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.files import FileMeta
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.ingest import IngestRequest, Processing
+from sandcrawler.records.statuses import ProcessingStatus
 from sandcrawler.storage.precedence import IDENTIFIER_FIELDS, Layer, Source
 
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 
 from sandcrawler.db.reader import Reader
 from sandcrawler.db.rows import IngestFileResultRow
-from sandcrawler.models.ingest import IngestType, Processing
-from sandcrawler.models.statuses import PdfStatus
+from sandcrawler.records.ingest import IngestType, Processing
+from sandcrawler.records.statuses import PdfStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
 

@@ -39,16 +39,16 @@ import trafilatura
 from selectolax.lexbor import LexborHTMLParser
 
 from sandcrawler.citations.base import CitationParser
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.jats import ParserHolder, capture_time
-from sandcrawler.ingest.references import RefsWriter, refs_from_meta
 from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
-from sandcrawler.models.ingest import Processing
-from sandcrawler.models.statuses import ProcessingStatus
+from sandcrawler.records.ingest import Processing
+from sandcrawler.records.statuses import ProcessingStatus
+from sandcrawler.refs.reading import RefsWriter, refs_from_meta
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.precedence import Layer, Source
-from sandcrawler.web.bounded import shared_work
+from sandcrawler.web.html.bounded import shared_work
 
 KIND = "html"
 #: pages larger than this are not parsed (trafilatura's own limit is 20 MB)

@@ -22,22 +22,22 @@ from datetime import datetime
 from typing import Any
 
 from sandcrawler.citations.base import CitationParser
-from sandcrawler.errors import RecordError
-from sandcrawler.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
+from sandcrawler.core.safexml import MAX_XML_BYTES, XLINK_HREF, XML_LANG, parse_xml, text_of
+from sandcrawler.core.timestamps import parse_timestamp
 from sandcrawler.ingest.found import FoundFile, over_limit
-from sandcrawler.ingest.references import (
+from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
+from sandcrawler.records.ingest import Processing
+from sandcrawler.records.statuses import ProcessingStatus
+from sandcrawler.refs.reading import (
     RefsWriter,
     find_article,
     refs_from_jats,
     refs_from_meta,
 )
-from sandcrawler.ingest.safexml import MAX_XML_BYTES, XLINK_HREF, XML_LANG, parse_xml, text_of
-from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
-from sandcrawler.models.ingest import Processing
-from sandcrawler.models.statuses import ProcessingStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.precedence import Layer, Source
-from sandcrawler.timestamps import parse_timestamp
 
 KIND = "xml"
 #: pub-date types, most wanted first (``pub-type`` in NLM/JATS 1.0, ``date-type`` after)

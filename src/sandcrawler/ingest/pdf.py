@@ -9,9 +9,9 @@ GROBID gave none (``pdf.processor``, ``match.document``)."""
 from __future__ import annotations
 
 from sandcrawler.ingest.found import FoundFile
-from sandcrawler.ingest.references import RefsWriter, refs_from_meta, refs_from_tei
-from sandcrawler.models.ingest import IngestType, Processing
 from sandcrawler.pdf.processor import PdfProcessor
+from sandcrawler.records.ingest import IngestType, Processing
+from sandcrawler.refs.reading import RefsWriter, refs_from_meta, refs_from_tei
 from sandcrawler.storage.pdftable import CaptureHistory
 from sandcrawler.storage.precedence import Layer, Source
 

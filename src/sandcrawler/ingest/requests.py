@@ -8,13 +8,13 @@ from urllib.parse import quote
 
 import orjson
 
-from sandcrawler.errors import RecordError
-from sandcrawler.identifiers import normalize_doi
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.ingest.worker import parse_request
-from sandcrawler.models.ingest import IngestRequest
-from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.web.hosts import host_of
-from sandcrawler.web.urls import request_url
+from sandcrawler.records.ingest import IngestRequest
+from sandcrawler.records.statuses import IngestFileStatus
+from sandcrawler.web.http.hosts import host_of
+from sandcrawler.web.http.urls import request_url
 
 
 def doi_request(doi: str, *, ingest_type: str = "pdf", resolver: str = "https://doi.org/",

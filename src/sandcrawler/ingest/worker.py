@@ -11,21 +11,8 @@ from typing import Any
 import orjson
 from sqlalchemy import Engine
 
-from sandcrawler.db.engine import begin
-from sandcrawler.db.persist import write_tables
-from sandcrawler.errors import RecordError
-from sandcrawler.fileset.ingest import FilesetIngester
-from sandcrawler.ingest.file_ingest import FileIngester
-from sandcrawler.models.fileset import FilesetIngestResult, IngestResultView
-from sandcrawler.models.ingest import (
-    FILE_INGEST_TYPES,
-    FileIngestResult,
-    IngestRequest,
-    IngestRequestRow,
-    IngestType,
-)
-from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.work import (
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.work import (
     Item,
     Outcome,
     RecordWorker,
@@ -34,6 +21,19 @@ from sandcrawler.work import (
     decode_json,
     decode_record,
 )
+from sandcrawler.db.engine import begin
+from sandcrawler.db.persist import write_tables
+from sandcrawler.fileset.ingest import FilesetIngester
+from sandcrawler.ingest.file_ingest import FileIngester
+from sandcrawler.records.fileset import FilesetIngestResult, IngestResultView
+from sandcrawler.records.ingest import (
+    FILE_INGEST_TYPES,
+    FileIngestResult,
+    IngestRequest,
+    IngestRequestRow,
+    IngestType,
+)
+from sandcrawler.records.statuses import IngestFileStatus
 
 
 def parse_request(data: bytes) -> IngestRequest:

@@ -48,16 +48,16 @@ from typing import Any
 from sqlalchemy import Engine
 
 from sandcrawler.citations.tei_write import bibl_struct, sub, tei_root
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.db.engine import begin
-from sandcrawler.errors import RecordError
-from sandcrawler.identifiers import normalize_doi
 from sandcrawler.match.matcher import Matcher
-from sandcrawler.match.refs import CitationRow, citing_document, resolve
-from sandcrawler.match.refs_worker import CitationRows
-from sandcrawler.match.refs_worker import write_citations as write_citation_rows
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.match import MatchResult, RunnerUp
-from sandcrawler.models.statuses import DocumentMatchStatus, MatchStatus, Status
+from sandcrawler.match.resolve_worker import CitationRows
+from sandcrawler.match.resolve_worker import write_citations as write_citation_rows
+from sandcrawler.match.resolving import CitationRow, citing_document, resolve
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.match import MatchResult, RunnerUp
+from sandcrawler.records.statuses import DocumentMatchStatus, MatchStatus, Status
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.precedence import AUTHORITATIVE, IDENTIFIER_FIELDS, Source, source_of

@@ -36,8 +36,8 @@ from typing import IO, Any, TypeVar
 
 import orjson
 
-from sandcrawler.errors import RecordError, SandcrawlerError
-from sandcrawler.identifiers import normalize_doi
+from sandcrawler.core.errors import RecordError, SandcrawlerError
+from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.match.index import IndexWriter
 from sandcrawler.match.records import CatalogRecord, from_crossref
 from sandcrawler.match.sync import SyncStats

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from sandcrawler.config import MatchSettings
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.match.records import CatalogRecord
 
 SCHEMA_VERSION = "3"

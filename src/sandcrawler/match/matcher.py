@@ -23,14 +23,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from sandcrawler.citations.base import CitationParser, biblio_to_dict
-from sandcrawler.errors import CitationParseError, RecordError
+from sandcrawler.core.errors import CitationParseError, RecordError
 from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
 from sandcrawler.match.text import STOPWORDS, content_tokens, journals_agree, surname_last
-from sandcrawler.models.match import MatchResult, RunnerUp
-from sandcrawler.models.statuses import MatchStatus
+from sandcrawler.records.match import MatchResult, RunnerUp
+from sandcrawler.records.statuses import MatchStatus
 
 #: points a candidate needs to be a match
 STRONG = 5.0

@@ -16,8 +16,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from sandcrawler.errors import RecordError
-from sandcrawler.identifiers import normalize_arxiv, normalize_doi, normalize_pmcid, normalize_pmid
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.identifiers import (
+    normalize_arxiv,
+    normalize_doi,
+    normalize_pmcid,
+    normalize_pmid,
+)
 from sandcrawler.match.text import (
     author_list_surnames,
     first_page,
@@ -30,7 +35,7 @@ from sandcrawler.match.text import (
     surname_key,
     year_of,
 )
-from sandcrawler.models.statuses import MatchStatus
+from sandcrawler.records.statuses import MatchStatus
 
 #: longer than any real title: the rest is not read (a 10,000-character "title"
 #: is an extraction gone wrong, and folding it whole would cost for nothing)

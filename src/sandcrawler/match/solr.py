@@ -51,11 +51,11 @@ from urllib.parse import urlencode
 import orjson
 
 from sandcrawler.config import MatchSettings
-from sandcrawler.errors import ConfigError, SearchUnavailable
+from sandcrawler.core.errors import ConfigError, SearchUnavailable
+from sandcrawler.core.retry import Backoff, RetryPolicy
 from sandcrawler.match.index import choose_words
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.match.solr_http import NodeConnections, TooSlow, split_base, tls_context
-from sandcrawler.retry import Backoff, RetryPolicy
 
 log = logging.getLogger(__name__)
 

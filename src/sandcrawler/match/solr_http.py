@@ -25,7 +25,7 @@ from collections import deque
 from typing import Any
 from urllib.parse import urlsplit
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 #: the most an answer may hold (a match's lookups bring back kilobytes)
 MAX_ANSWER_BYTES = 256 * 1024 * 1024

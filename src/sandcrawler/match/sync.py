@@ -36,10 +36,10 @@ from sqlalchemy import (
     type_coerce,
 )
 
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db.schema import crossref
 from sandcrawler.match.index import IndexWriter
 from sandcrawler.match.records import CatalogRecord, from_crossref
-from sandcrawler.timestamps import iso_utc
 
 MARK = "crossref_updated"
 #: how far before the mark each run starts reading again (longer than a

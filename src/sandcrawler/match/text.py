@@ -15,7 +15,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from sandcrawler.textfix import readable
+from sandcrawler.core.textfix import readable
 
 _TAG = re.compile(r"<[^>]{0,200}>")
 _NON_WORD = re.compile(r"[\W_]+")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sandcrawler.errors import InfrastructureError, RecordError
+from sandcrawler.core.errors import InfrastructureError, RecordError
+from sandcrawler.core.work import Item, Outcome, decode_json
 from sandcrawler.match.matcher import Matcher
-from sandcrawler.models.match import MatchResult
-from sandcrawler.models.statuses import PipelineStatus
-from sandcrawler.work import Item, Outcome, decode_json
+from sandcrawler.records.match import MatchResult
+from sandcrawler.records.statuses import PipelineStatus
 
 log = logging.getLogger(__name__)
 

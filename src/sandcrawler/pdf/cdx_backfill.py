@@ -9,10 +9,10 @@ is kept: the table holds one version per cell.
 
 from __future__ import annotations
 
-from sandcrawler.mime import normalize_mime
-from sandcrawler.models.statuses import BackfillStatus
-from sandcrawler.web.cdx import CaptureSkip, read_capture
-from sandcrawler.work import Item, Outcome, PdfCells, RecordWorker
+from sandcrawler.core.mime import normalize_mime
+from sandcrawler.core.work import Item, Outcome, PdfCells, RecordWorker
+from sandcrawler.records.statuses import BackfillStatus
+from sandcrawler.web.archive.cdx import CaptureSkip, read_capture
 
 
 class BackfillCdxWorker(RecordWorker):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 
-from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import ExtractStatus, StoreStatus
-from sandcrawler.pdf.extraction import USABLE, ExtractedFile, Extractor
-from sandcrawler.work import Item, Kind, Outcome, RecordWorker
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.work import Item, Kind, Outcome, RecordWorker
+from sandcrawler.pdf.cascade import USABLE, ExtractedFile, Extractor
+from sandcrawler.records.statuses import ExtractStatus, StoreStatus
 
 
 class ExtractPdfWorker(RecordWorker):

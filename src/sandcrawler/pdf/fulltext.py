@@ -16,9 +16,9 @@ from typing import Any, Literal
 import grobid_tei_xml
 
 from sandcrawler.config import GrobidSettings
-from sandcrawler.errors import GrobidRecordError
-from sandcrawler.grobid_client import GrobidClient
-from sandcrawler.models.statuses import FulltextStatus, ParserStatus
+from sandcrawler.core.errors import GrobidRecordError
+from sandcrawler.grobid.client import GrobidClient
+from sandcrawler.records.statuses import FulltextStatus, ParserStatus
 
 MIN_BODY_CHARS = 500
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sandcrawler.core.errors import RecordError
 from sandcrawler.docparse.tei import extraction_tei
-from sandcrawler.errors import RecordError
-from sandcrawler.grobid_client import GrobidClient
+from sandcrawler.grobid.client import GrobidClient
 from sandcrawler.match.document import (
     FAMILY,
     DocumentMatcher,
@@ -28,15 +28,15 @@ from sandcrawler.match.document import (
     landing_source,
     pdf_sources,
 )
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.extraction import Extraction
-from sandcrawler.models.files import FileMeta
-from sandcrawler.models.html_biblio import HtmlBiblio
-from sandcrawler.models.statuses import FulltextStatus, PdfStatus, SandboxStatus
-from sandcrawler.pdf.extract import PdfExtract, extract_pdf
-from sandcrawler.pdf.extraction import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
+from sandcrawler.pdf.cascade import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
 from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
-from sandcrawler.sandbox import Sandbox, SandboxError
+from sandcrawler.pdf.info import PdfExtract, extract_pdf
+from sandcrawler.process.sandbox import Sandbox, SandboxError
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.files import FileMeta
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.statuses import FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.precedence import Layer, Source

@@ -1,7 +1,7 @@
 """``sandcrawler process``: a file record in, its processing result out.
 
 A record is a path, a URL, a capture in a WARC (from a CDX line), or the sha1
-of a file already stored (see ``sandcrawler.file_records``). For each file:
+of a file already stored (see ``sandcrawler.web.file_records``). For each file:
 metadata in one pass (size, hashes, sniffed MIME type); for a PDF, extraction
 in the sandbox (time and memory limits); then the primary file and its
 thumbnails into the resource store under the document's UUID, the ``file`` and
@@ -15,20 +15,20 @@ Statuses: the extraction's and ``exists`` (``PdfStatus``), the sandbox's
 (``SandboxStatus``); for the record itself ``FileRecordStatus`` and
 ``FetchStatus`` (and ``not-found``, ``bad-name``, ``bad-sha1``, ``bad-json``);
 for CDX lines ``CdxStatus``. docs/pdf.md has their tables. The result line is
-a ``ProcessResult`` (``sandcrawler.models.pdf``), built once per record.
+a ``ProcessResult`` (``sandcrawler.records.pdf``), built once per record.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sandcrawler.errors import RecordError
-from sandcrawler.file_records import FileLocator, FileRecord, parse_file_record
-from sandcrawler.filemeta import file_metadata
-from sandcrawler.models.pdf import ProcessResult, ProcessStatus
-from sandcrawler.models.statuses import FileRecordStatus, PdfStatus
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.filemeta import file_metadata
+from sandcrawler.core.work import Item, Kind, Outcome, RecordWorker
 from sandcrawler.pdf.processor import STORED, PdfProcessor
-from sandcrawler.work import Item, Kind, Outcome, RecordWorker
+from sandcrawler.records.pdf import ProcessResult, ProcessStatus
+from sandcrawler.records.statuses import FileRecordStatus, PdfStatus
+from sandcrawler.web.file_records import FileLocator, FileRecord, parse_file_record
 
 
 class ProcessPdfWorker(RecordWorker):

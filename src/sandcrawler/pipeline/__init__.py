@@ -7,7 +7,7 @@ progress, per-status counts, per-record error isolation and what happens when
 infrastructure fails (stop, or back off and retry without dropping records).
 """
 
+from sandcrawler.core.work import Item, Outcome, RecordWorker, Worker, decode_json
 from sandcrawler.pipeline.runner import Runner, RunSummary
-from sandcrawler.work import Item, Outcome, RecordWorker, Worker, decode_json
 
 __all__ = ["Item", "Outcome", "RecordWorker", "RunSummary", "Runner", "Worker", "decode_json"]

@@ -8,11 +8,11 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DataError, IntegrityError
 
+from sandcrawler.core.work import Outcome
 from sandcrawler.db.engine import begin, first_line
 from sandcrawler.db.persist import write_tables
-from sandcrawler.models.statuses import PipelineStatus
 from sandcrawler.pipeline.sinks import Rejection
-from sandcrawler.work import Outcome
+from sandcrawler.records.statuses import PipelineStatus
 
 #: writes a batch's outputs on the connection (what it returns, a count, is not used)
 Writer = Callable[[Connection, list[Any]], object]

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 import orjson
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from sandcrawler.kafka import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
+from sandcrawler.core.retry import Backoff
+from sandcrawler.core.work import Item, Outcome, json_line
+from sandcrawler.kafka.client import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
 from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
-from sandcrawler.retry import Backoff
-from sandcrawler.work import Item, Outcome, json_line
 
 T = TypeVar("T")
 

@@ -29,7 +29,7 @@ from prometheus_client import (
     start_http_server,
 )
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 log = logging.getLogger("sandcrawler.metrics")
 

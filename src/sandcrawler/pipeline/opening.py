@@ -13,9 +13,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandcrawler.errors import SandcrawlerError
-from sandcrawler.models.statuses import PipelineStatus
-from sandcrawler.work import Item, Outcome
+from sandcrawler.core.errors import SandcrawlerError
+from sandcrawler.core.work import Item, Outcome
+from sandcrawler.records.statuses import PipelineStatus
 
 #: how many undecodable records, with no good one before them, end the run
 OPENING = 5

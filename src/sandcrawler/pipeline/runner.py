@@ -19,12 +19,12 @@ from typing import IO, TYPE_CHECKING, Literal, Never, TypeVar
 
 from tqdm import tqdm
 
-from sandcrawler.errors import InfrastructureError
-from sandcrawler.lifetime import die_with_parent
-from sandcrawler.models.statuses import PipelineStatus
+from sandcrawler.core.errors import InfrastructureError
+from sandcrawler.core.retry import Backoff, RetryPolicy
+from sandcrawler.core.work import Item, Outcome, Worker
 from sandcrawler.pipeline.opening import Expected, OpeningCheck, WrongInput
-from sandcrawler.retry import Backoff, RetryPolicy
-from sandcrawler.work import Item, Outcome, Worker
+from sandcrawler.process.lifetime import die_with_parent
+from sandcrawler.records.statuses import PipelineStatus
 
 if TYPE_CHECKING:
     from sandcrawler.pipeline.observer import RunObserver
@@ -251,7 +251,7 @@ class Runner:
         ctx = multiprocessing.get_context("forkserver")
         # The fork server dies with this process, and each worker with the fork
         # server: a SIGKILL of the command leaves nothing behind.
-        ctx.set_forkserver_preload(["sandcrawler.lifetime_preload", *self.preload])
+        ctx.set_forkserver_preload(["sandcrawler.process.lifetime_preload", *self.preload])
         pending: deque[tuple[list[Item], Future[list[Outcome]]]] = deque()
         with ProcessPoolExecutor(
             self.jobs, mp_context=ctx, initializer=_init_process, initargs=(self.worker_factory,)

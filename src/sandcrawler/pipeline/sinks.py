@@ -12,9 +12,9 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol, TypeVar
 
-from sandcrawler.models.statuses import PipelineStatus, Status
-from sandcrawler.retry import RetryPolicy
-from sandcrawler.work import Outcome, Output, json_line
+from sandcrawler.core.retry import RetryPolicy
+from sandcrawler.core.work import Outcome, Output, json_line
+from sandcrawler.records.statuses import PipelineStatus, Status
 
 T = TypeVar("T")
 #: (index into the outcomes list, status, message) for outputs the sink refused

@@ -15,12 +15,12 @@ from typing import IO, Protocol
 
 import orjson
 
-from sandcrawler.errors import ConfigError, RecordError
-from sandcrawler.file_records import cdx_file_record
-from sandcrawler.models.pdf import ProcessResult
-from sandcrawler.models.statuses import FileRecordStatus, PipelineStatus
-from sandcrawler.web.cdx import CaptureSkip, read_capture
-from sandcrawler.work import Item, Outcome, in_batches
+from sandcrawler.core.errors import ConfigError, RecordError
+from sandcrawler.core.work import Item, Outcome, in_batches
+from sandcrawler.records.pdf import ProcessResult
+from sandcrawler.records.statuses import FileRecordStatus, PipelineStatus
+from sandcrawler.web.archive.cdx import CaptureSkip, read_capture
+from sandcrawler.web.file_records import cdx_file_record
 
 
 class Source(Protocol):

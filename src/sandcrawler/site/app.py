@@ -36,7 +36,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sandcrawler.app.services import Services
-from sandcrawler.errors import (
+from sandcrawler.core.errors import (
     CorruptData,
     InfrastructureError,
     InvalidName,
@@ -44,6 +44,7 @@ from sandcrawler.errors import (
     RecordError,
     SandcrawlerError,
 )
+from sandcrawler.core.textfix import readable
 from sandcrawler.site import (
     cdx_api,
     charts,
@@ -56,9 +57,8 @@ from sandcrawler.site import (
 )
 from sandcrawler.site.page_data import ErrorPage, PageData
 from sandcrawler.storage.resources import KINDS
-from sandcrawler.textfix import readable
 from sandcrawler.version import __version__
-from sandcrawler.web.warc import BadWarc
+from sandcrawler.web.archive.warc import BadWarc
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from sandcrawler.app.services import Services
-from sandcrawler.errors import InfrastructureError
-from sandcrawler.web.cdx_server import CdxQuery, CdxQueryError, render, run_query
+from sandcrawler.core.errors import InfrastructureError
+from sandcrawler.web.archive.cdx_server import CdxQuery, CdxQueryError, render, run_query
 
 log = logging.getLogger(__name__)
 

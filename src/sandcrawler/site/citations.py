@@ -21,11 +21,11 @@ import orjson
 from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.errors import InvalidName
 from sandcrawler.db import reader
 from sandcrawler.db.rows import CitationTableRow, JsonObject
-from sandcrawler.errors import InvalidName
-from sandcrawler.models.match import MATCHED
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.records.match import MATCHED
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.site import formats
 from sandcrawler.site.page_data import (
     CitedBy,

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from sandcrawler.config import ServeSettings
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 ANY = "*"
 TOKEN_MIN = 16

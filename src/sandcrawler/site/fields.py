@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from sandcrawler.core.textfix import readable
 from sandcrawler.site import formats
-from sandcrawler.textfix import readable
 
 #: longest text shown in a field (full texts, TEI, abstracts); the JSON has it all
 LONG = 2000

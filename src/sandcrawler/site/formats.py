@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sandcrawler.textfix import readable
-from sandcrawler.timestamps import parse_timestamp
+from sandcrawler.core.textfix import readable
+from sandcrawler.core.timestamps import parse_timestamp
 
 _DT14 = re.compile(r"\d{14}")
 _UNITS = ("KB", "MB", "GB", "TB")

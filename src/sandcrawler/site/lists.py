@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.errors import InvalidName
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
-from sandcrawler.errors import InvalidName
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.site.page_data import (
     IngestListPage,
     ListedIngestView,
@@ -17,7 +18,6 @@ from sandcrawler.site.page_data import (
     TimelinePage,
 )
 from sandcrawler.site.reads import capture_link, ingest_link
-from sandcrawler.timestamps import iso_utc
 
 PER_PAGE = 50
 MAX_PAGE = 100_000

@@ -19,6 +19,9 @@ from urllib.parse import urlencode
 from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.errors import CorruptData, InvalidName, NotFound
+from sandcrawler.core.textfix import readable
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db import reader
 from sandcrawler.db.engine import begin
 from sandcrawler.db.rows import (
@@ -28,10 +31,9 @@ from sandcrawler.db.rows import (
     IngestStatus,
     JsonObject,
 )
-from sandcrawler.errors import CorruptData, InvalidName, NotFound
-from sandcrawler.match.refs import citing_document, citing_doi
-from sandcrawler.models.capture import CdxRecord
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.match.resolving import citing_document, citing_doi
+from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.site import citations, fields, formats
 from sandcrawler.site.page_data import (
     CaptureCopies,
@@ -69,10 +71,8 @@ from sandcrawler.site.page_data import (
 from sandcrawler.storage.blobs import check_key
 from sandcrawler.storage.docid import SCHEMES, parse_uuid
 from sandcrawler.storage.resources import KINDS
-from sandcrawler.textfix import readable
-from sandcrawler.timestamps import iso_utc
-from sandcrawler.web.archive import REDIRECT_CODES
-from sandcrawler.web.warc import BadWarc
+from sandcrawler.web.archive.captures import REDIRECT_CODES
+from sandcrawler.web.archive.warc import BadWarc
 
 #: tables counted on the dashboard, in the order shown, and what their rows are
 TABLES = ("catalogue", "crossref", "grobid_refs", "citation", "ingest_request",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from sandcrawler.app.services import Services
-from sandcrawler.errors import InvalidName, RecordError
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.core.errors import InvalidName, RecordError
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.site import reads
 from sandcrawler.site.page_data import SearchPage
 from sandcrawler.storage.catalogue import parse_identifier

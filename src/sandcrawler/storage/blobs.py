@@ -21,10 +21,10 @@ from datetime import datetime
 from types import TracebackType
 from typing import IO
 
-from sandcrawler.errors import InvalidName
-from sandcrawler.filemeta import new_hashers
-from sandcrawler.models.statuses import StoreStatus
-from sandcrawler.paths import safe_relative_path
+from sandcrawler.core.errors import InvalidName
+from sandcrawler.core.filemeta import new_hashers
+from sandcrawler.core.paths import safe_relative_path
+from sandcrawler.records.statuses import StoreStatus
 
 #: hashes computed on every write unless a caller asks for others; both run at
 #: over 1.5 GB/s with the CPU's SHA instructions, md5 at half that.
@@ -36,7 +36,7 @@ RESERVED_SEGMENT = ".tmp"
 
 def check_key(key: str) -> str:
     """``key`` in NFC if it is a safe relative name, else InvalidName (status
-    ``bad-key``) saying why: the rule of ``sandcrawler.paths`` (no empty, ``.`` or
+    ``bad-key``) saying why: the rule of ``sandcrawler.core.paths`` (no empty, ``.`` or
     ``..`` segments, absolute paths, drive letters, backslashes, control
     characters or invalid Unicode; at most 1,024 bytes, 255 per segment), and not
     the reserved ``.tmp/`` area. A key can therefore never name a file outside

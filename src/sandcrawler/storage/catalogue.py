@@ -24,17 +24,18 @@ from sqlalchemy import Connection, Engine, delete, func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from sandcrawler.core.errors import CorruptData, InvalidName, NotFound, RecordError
+from sandcrawler.core.filemeta import hash_stream, open_file
+from sandcrawler.core.identifiers import sha1_hex
+from sandcrawler.core.mime import SNIFF_BYTES, sniff_mime
+from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db.engine import begin
 from sandcrawler.db.locks import exclusive
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.rows import JsonObject
 from sandcrawler.db.schema import catalogue
 from sandcrawler.db.words import holds_every_word
-from sandcrawler.errors import CorruptData, InvalidName, NotFound, RecordError
-from sandcrawler.filemeta import hash_stream, open_file
-from sandcrawler.identifiers import sha1_hex
-from sandcrawler.mime import SNIFF_BYTES, sniff_mime
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.storage.docid import SCHEMES, document_uuid, parse_uuid
 from sandcrawler.storage.precedence import IDENTIFIER_FIELDS, Layer, Source, merge
 from sandcrawler.storage.resources import (
@@ -44,7 +45,6 @@ from sandcrawler.storage.resources import (
     resource_key,
     resource_kind,
 )
-from sandcrawler.timestamps import iso_utc
 
 IDENTIFIERS = tuple(SCHEMES)  # sha1, doi, pmid, pmcid, arxiv
 #: where each identifier may sit in a metadata record

@@ -19,15 +19,15 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sandcrawler.errors import InvalidName
-from sandcrawler.identifiers import (
+from sandcrawler.core.errors import InvalidName
+from sandcrawler.core.identifiers import (
     normalize_arxiv,
     normalize_doi,
     normalize_pmcid,
     normalize_pmid,
     sha1_hex,
 )
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.records.statuses import StoreStatus
 
 #: fixed forever: changing it would rename every document
 NAMESPACE = uuid.UUID("5c1b0a52-7d2e-4f43-9a4c-2f0e6d3b8a11")

@@ -26,7 +26,7 @@ lock (the database connection or the lock file's descriptor dies with it);
 what files it wrote stay, unlisted, until the next write of the item.
 
 Paths come from platforms, so every path is checked (``unsafe-path``) before
-anything is written: the rule of ``sandcrawler.paths`` (no ``..``, no absolute
+anything is written: the rule of ``sandcrawler.core.paths`` (no ``..``, no absolute
 paths, no control characters, ...; stored in NFC), the whole key within the
 blob store's limits, and not the metadata file's own name; ``check_paths`` also
 refuses paths that clash (``paths.find_clash``).
@@ -42,9 +42,9 @@ from typing import IO, Any
 
 import orjson
 
+from sandcrawler.core.errors import DatabaseUnavailable, InvalidName, NotFound
+from sandcrawler.core.paths import UnsafePath, find_clash, safe_relative_path, shown
 from sandcrawler.db.locks import Held, NamedLocks
-from sandcrawler.errors import DatabaseUnavailable, InvalidName, NotFound
-from sandcrawler.paths import UnsafePath, find_clash, safe_relative_path, shown
 from sandcrawler.storage.blobs import BlobStore, BlobWriter, check_key
 
 log = logging.getLogger("sandcrawler.items")

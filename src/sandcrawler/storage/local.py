@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import IO
 
 from sandcrawler.config import StoreSettings
-from sandcrawler.errors import ConfigError, InvalidName, NotFound
-from sandcrawler.models.statuses import StoreStatus
-from sandcrawler.retry import Backoff, RetryPolicy
+from sandcrawler.core.errors import ConfigError, InvalidName, NotFound
+from sandcrawler.core.retry import Backoff, RetryPolicy
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.storage.blobs import (
     DEFAULT_HASHES,
     RESERVED_SEGMENT,

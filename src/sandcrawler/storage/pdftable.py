@@ -23,13 +23,13 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
+from sandcrawler.core.errors import CorruptData, InvalidName, RecordError, SchemaError
+from sandcrawler.core.identifiers import sha1_base32, sha1_key
 from sandcrawler.db.engine import begin
 from sandcrawler.db.persist import UpsertSpec, upsert
 from sandcrawler.db.schema import pdftable_cells, pdftables
 from sandcrawler.db.types import storable_json, storable_text
-from sandcrawler.errors import CorruptData, InvalidName, RecordError, SchemaError
-from sandcrawler.identifiers import sha1_base32, sha1_key
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.records.statuses import StoreStatus
 
 ValueType = Literal["json", "str", "int", "bytes"]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")

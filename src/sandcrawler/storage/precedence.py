@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sandcrawler.errors import RecordError
+from sandcrawler.core.errors import RecordError
 from sandcrawler.storage.docid import SCHEMES
 
 

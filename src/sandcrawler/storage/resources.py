@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO
 
-from sandcrawler.errors import CorruptData, InvalidName
-from sandcrawler.models.statuses import StoreStatus
+from sandcrawler.core.errors import CorruptData, InvalidName
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.storage.blobs import CHUNK, BlobInfo, BlobStore
 from sandcrawler.storage.docid import parse_uuid, shard_dir
 

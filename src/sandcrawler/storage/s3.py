@@ -22,10 +22,10 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sandcrawler.config import S3Settings
-from sandcrawler.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
-from sandcrawler.filemeta import new_hashers
-from sandcrawler.models.statuses import StoreStatus
-from sandcrawler.paths import MAX_PATH_BYTES
+from sandcrawler.core.errors import ConfigError, InvalidName, NotFound, StoreUnavailable
+from sandcrawler.core.filemeta import new_hashers
+from sandcrawler.core.paths import MAX_PATH_BYTES
+from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.storage.blobs import (
     CHUNK,
     DEFAULT_HASHES,

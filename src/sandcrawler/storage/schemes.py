@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from sandcrawler.errors import ConfigError
-from sandcrawler.imports import call_builder, load_object
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import call_builder, load_object
 from sandcrawler.storage.blobs import BlobStore
 
 #: scheme -> ``package.module:Class``, a BlobStore with ``from_url``

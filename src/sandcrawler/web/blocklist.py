@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from sandcrawler.errors import ConfigError
-from sandcrawler.web.hosts import host_of
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.web.http.hosts import host_of
 
 
 def normalise_domain(domain: str) -> str:

@@ -7,9 +7,9 @@ and every link it follows."""
 
 from __future__ import annotations
 
-from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import IngestFileStatus
-from sandcrawler.web.archive import WarcSession
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records.statuses import IngestFileStatus
+from sandcrawler.web.archive.captures import WarcSession
 from sandcrawler.web.blocklist import UrlBlocklist
 from sandcrawler.web.robots import RobotsRules
 

@@ -42,11 +42,11 @@ import urllib3
 from protego import Protego
 from urllib3.exceptions import HTTPError
 
-from sandcrawler.errors import RecordError
-from sandcrawler.models.statuses import FetchStatus, IngestFileStatus, Status
-from sandcrawler.web.archive import WarcSession
-from sandcrawler.web.fetch import HttpFetcher
-from sandcrawler.web.hosts import HostGate, host_of
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records.statuses import FetchStatus, IngestFileStatus, Status
+from sandcrawler.web.archive.captures import WarcSession
+from sandcrawler.web.http.fetch import HttpFetcher
+from sandcrawler.web.http.hosts import HostGate, host_of
 
 #: what a robots.txt that cannot be had for these reasons is: unavailable, not unreachable
 UNAVAILABLE = frozenset({FetchStatus.REDIRECT_LOOP, FetchStatus.BLOCKED_ADDRESS,

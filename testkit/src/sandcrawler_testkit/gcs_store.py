@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 from sandcrawler.storage.blobs import DEFAULT_HASHES, BlobInfo, BlobStore, BlobWriter
 from sandcrawler.storage.local import LocalBlobStore
 

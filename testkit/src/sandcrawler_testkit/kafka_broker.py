@@ -30,7 +30,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from sandcrawler.lifetime import die_with_parent
+from sandcrawler.process.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit._cache import tool_cache
 from sandcrawler_testkit.postgres import free_port

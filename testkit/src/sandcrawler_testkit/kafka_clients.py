@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sandcrawler.kafka import kafka_error
-from sandcrawler.retry import Backoff, RetryPolicy
+from sandcrawler.core.retry import Backoff, RetryPolicy
+from sandcrawler.kafka.client import kafka_error
 
 Bootstrap = str | dict[str, str]
 T = TypeVar("T")

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandcrawler.retry import Backoff, RetryPolicy
+from sandcrawler.core.retry import Backoff, RetryPolicy
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit.postgres import free_port
 from sandcrawler_testkit.starts import record_start

@@ -48,7 +48,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
-from sandcrawler.lifetime import die_with_parent
+from sandcrawler.process.lifetime import die_with_parent
 from sandcrawler_testkit import _cli
 from sandcrawler_testkit._cache import tool_cache
 from sandcrawler_testkit.starts import record_start

@@ -17,9 +17,9 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from sandcrawler.identifiers import sha1_base32
-from sandcrawler.timestamps import warc_date
-from sandcrawler.web.cdx import surt
+from sandcrawler.core.identifiers import sha1_base32
+from sandcrawler.core.timestamps import warc_date
+from sandcrawler.web.archive.cdx import surt
 
 
 @dataclass

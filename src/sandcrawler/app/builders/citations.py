@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sandcrawler.app.services import Services
 from sandcrawler.citations.worker import ParseCitationsWorker
-from sandcrawler.work import Worker
+from sandcrawler.core.work import Worker
 
 
 def parse_citations(services: Services, parser: str | None = None) -> Worker:

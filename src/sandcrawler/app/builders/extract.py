@@ -4,8 +4,8 @@ imports the cascade and not PDF processing's store, catalogue and matching."""
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.work import Worker
 from sandcrawler.pdf.extract_worker import ExtractPdfWorker
-from sandcrawler.work import Worker
 
 
 def extract_pdf(services: Services, timeout: float | None = None,

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.work import Worker
 from sandcrawler.fileset.worker import IngestFilesetWorker, PersistIngestFilesetWorker
-from sandcrawler.models.fileset import IngestStrategy
-from sandcrawler.work import Worker
+from sandcrawler.records.fileset import IngestStrategy
 
 
 def ingest_fileset(services: Services, strategy: IngestStrategy | None = None) -> Worker:

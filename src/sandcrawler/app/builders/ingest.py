@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.work import Worker
 from sandcrawler.ingest.worker import IngestWorker, PersistIngestFileWorker
-from sandcrawler.models.fileset import IngestStrategy
-from sandcrawler.work import Worker
+from sandcrawler.records.fileset import IngestStrategy
 
 
 def ingest(services: Services, strategy: IngestStrategy | None = None) -> Worker:

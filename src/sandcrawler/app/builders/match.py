@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
-from sandcrawler.match.refs_worker import MatchRefsWorker, write_citations
+from sandcrawler.core.work import Worker
+from sandcrawler.match.resolve_worker import MatchRefsWorker, write_citations
 from sandcrawler.match.worker import MatchBiblioWorker
 from sandcrawler.pipeline.db_sink import DatabaseSink
-from sandcrawler.work import Worker
 
 
 def match_biblio(services: Services) -> Worker:

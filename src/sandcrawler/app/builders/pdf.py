@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.work import Worker
 from sandcrawler.pdf.cdx_backfill import BackfillCdxWorker
 from sandcrawler.pdf.worker import ProcessPdfWorker
-from sandcrawler.work import Worker
 
 
 def backfill_cdx(_services: Services, mimetypes: frozenset[str] = frozenset()) -> Worker:

@@ -8,7 +8,7 @@ from sandcrawler.ingest.found import Processor
 from sandcrawler.ingest.html_fulltext import HtmlProcessor
 from sandcrawler.ingest.jats import JatsProcessor
 from sandcrawler.ingest.pdf import PdfIngestProcessor
-from sandcrawler.ingest.references import RefsWriter
+from sandcrawler.refs.reading import RefsWriter
 
 
 def pdf(services: Services) -> Processor:

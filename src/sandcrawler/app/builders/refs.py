@@ -9,19 +9,19 @@ from collections.abc import Callable
 from sqlalchemy import Engine, select
 
 from sandcrawler.app.services import Services
+from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.timestamps import parse_timestamp
+from sandcrawler.core.work import Outcome, Rows, Worker
 from sandcrawler.db.schema import crossref
-from sandcrawler.errors import ConfigError
 from sandcrawler.match.sync import IndexFeed
-from sandcrawler.models.refs import CrossrefRow
 from sandcrawler.pipeline.db_sink import DatabaseSink
 from sandcrawler.pipeline.sinks import Rejection
-from sandcrawler.refs.worker import (
+from sandcrawler.records.refs import CrossrefRow
+from sandcrawler.refs.parse_workers import (
     ParseCrossrefRefsWorker,
     PersistCrossrefWorker,
     PersistGrobidRefsWorker,
 )
-from sandcrawler.timestamps import parse_timestamp
-from sandcrawler.work import Outcome, Rows, Worker
 
 log = logging.getLogger(__name__)
 

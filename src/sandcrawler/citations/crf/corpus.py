@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sandcrawler.citations.crf.labels import OUTSIDE, label_for
 from sandcrawler.citations.crf.tokens import tokenize
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 _SPACE = re.compile(r"\s")
 

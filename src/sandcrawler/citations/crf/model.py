@@ -25,7 +25,7 @@ from sandcrawler.citations.crf.corpus import LabelledRef
 from sandcrawler.citations.crf.features import Featurizer, Lexicons
 from sandcrawler.citations.crf.labels import OUTSIDE
 from sandcrawler.citations.crf.tokens import Token, tokenize
-from sandcrawler.errors import ConfigError
+from sandcrawler.core.errors import ConfigError
 
 MAGIC = b"sandcrawler citation CRF\n"
 FORMAT = 1

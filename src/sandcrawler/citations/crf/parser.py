@@ -9,7 +9,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.config import CitationSettings
-from sandcrawler.errors import CitationParseError
+from sandcrawler.core.errors import CitationParseError
 
 log = logging.getLogger(__name__)
 

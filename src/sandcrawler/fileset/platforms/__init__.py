@@ -30,7 +30,7 @@ from sandcrawler.fileset.platforms.osf import OsfHelper, OsfSettings
 from sandcrawler.fileset.platforms.zenodo import ZenodoHelper, ZenodoSettings
 
 if TYPE_CHECKING:
-    from sandcrawler.web.fetch import HttpFetcher
+    from sandcrawler.web.http.fetch import HttpFetcher
 
 
 @dataclass(frozen=True, slots=True)

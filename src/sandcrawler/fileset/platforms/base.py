@@ -20,14 +20,14 @@ from urllib.parse import parse_qs, urlsplit
 import orjson
 
 from sandcrawler.config import FilesetSettings, Section
-from sandcrawler.errors import RecordError
-from sandcrawler.models.platform_item import FilesetPlatformItem, IngestStrategy
-from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.core.errors import RecordError
+from sandcrawler.records.platform_item import FilesetPlatformItem, IngestStrategy
+from sandcrawler.records.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
-    from sandcrawler.models.html_biblio import HtmlBiblio
-    from sandcrawler.models.ingest import IngestRequest
-    from sandcrawler.web.fetch import HttpFetcher, JsonAnswer
+    from sandcrawler.records.html_biblio import HtmlBiblio
+    from sandcrawler.records.ingest import IngestRequest
+    from sandcrawler.web.http.fetch import HttpFetcher, JsonAnswer
 
 
 class PlatformScopeError(RecordError):
@@ -261,7 +261,7 @@ def url_host(url: str) -> str:
     """``web.urls.host_of``, imported on first use: every command reads this module
     (the settings' platform sections), and ``sandcrawler.web`` is not for start-up
     (tests/cli/test_cli_startup.py)."""
-    from sandcrawler.web.urls import host_of
+    from sandcrawler.web.http.urls import host_of
 
     return host_of(url)
 

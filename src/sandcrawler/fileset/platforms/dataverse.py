@@ -39,12 +39,12 @@ from sandcrawler.fileset.platforms.base import (
     query_param,
     url_host,
 )
-from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
-from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.records.platform_item import FilesetManifestFile, FilesetPlatformItem
+from sandcrawler.records.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
-    from sandcrawler.models.html_biblio import HtmlBiblio
-    from sandcrawler.models.ingest import IngestRequest
+    from sandcrawler.records.html_biblio import HtmlBiblio
+    from sandcrawler.records.ingest import IngestRequest
 
 
 class DataverseSettings(Section):

@@ -43,13 +43,13 @@ from sandcrawler.fileset.platforms.base import (
     item_name,
     url_host,
 )
-from sandcrawler.models.platform_item import FilesetManifestFile, FilesetPlatformItem
-from sandcrawler.models.statuses import FilesetStatus
+from sandcrawler.records.platform_item import FilesetManifestFile, FilesetPlatformItem
+from sandcrawler.records.statuses import FilesetStatus
 
 if TYPE_CHECKING:  # the settings (and so every command) read this module
-    from sandcrawler.models.html_biblio import HtmlBiblio
-    from sandcrawler.models.ingest import IngestRequest
-    from sandcrawler.web.fetch import JsonAnswer
+    from sandcrawler.records.html_biblio import HtmlBiblio
+    from sandcrawler.records.ingest import IngestRequest
+    from sandcrawler.web.http.fetch import JsonAnswer
 
 
 class DryadSettings(Section):

@@ -1,0 +1,70 @@
+"""The embedded extraction cascade (``docparse``) on PDFs on disk, each run in
+the sandbox with a time and a memory limit (docs/extraction.md): a file that
+makes the cascade loop, allocate without bound or crash gets the sandbox's
+status (``timeout``, ``memory-limit``, ``crashed``) and the next file goes on.
+
+Shared by ``sandcrawler extract`` (nothing stored) and ``PdfProcessor``
+(``process`` and file ingest: the ``extract0`` family, the catalogue, the
+references).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandcrawler.config import ExtractSettings
+from sandcrawler.docparse.cascade import extract_document
+from sandcrawler.process.sandbox import Sandbox, SandboxError
+from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.statuses import ExtractStatus, SandboxStatus
+
+#: the PDF table's family for the cascade (``storage.pdftable``): a family of its
+#: own beside ``grobid0``, its column names unique across families
+EXTRACT_FAMILY = "extract0"
+#: what gives a header and references
+USABLE = frozenset({ExtractStatus.SUCCESS, ExtractStatus.PARTIAL})
+
+
+def extraction_cells(found: Extraction) -> dict[str, Any]:
+    """The ``extract0`` family's cells."""
+    cells: dict[str, Any] = {"xstatus": str(found.status), "xinfo": found.info()}
+    if found.status in USABLE:
+        header = found.header_json()
+        if found.abstract:
+            header["abstract"] = found.abstract
+        cells["xheader"] = header
+        cells["xrefs"] = found.references_json()
+    return cells
+
+
+class Extractor:
+    def __init__(self, settings: ExtractSettings, *, timeout: float | None = None,
+                 memory_limit_mb: int | None = None, citation_model: Path | None = None) -> None:
+        self.settings = settings
+        self.citation_model = citation_model
+        self.timeout = timeout or settings.timeout
+        self.sandbox = Sandbox(memory_limit=(memory_limit_mb or settings.memory_limit_mb)
+                               * 2**20)
+
+    def extract(self, path: str) -> Extraction:
+        try:
+            return self.sandbox.call(extract_document, path, self.settings,
+                                     self.citation_model, timeout=self.timeout)
+        except SandboxError as e:
+            return Extraction(SandboxStatus(e.status), error=str(e))
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedFile:
+    """One ``sandcrawler extract`` line: the path and what the cascade found."""
+
+    path: str
+    extraction: Extraction
+
+    def to_json(self) -> dict[str, Any]:
+        return self.extraction.to_json(self.path)

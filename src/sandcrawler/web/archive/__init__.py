@@ -1,0 +1,7 @@
+"""Our web archive: WARC records written (``warc_writer``) and read (``warc``), CDX
+and CDXJ lines, captures into the blob store (``captures``) and the CDX server."""
+
+from sandcrawler.core.moved import forward_attributes
+
+# this package was the module now ``sandcrawler.web.archive.captures``: its names still resolve here
+__getattr__ = forward_attributes("sandcrawler.web.archive", "sandcrawler.web.archive.captures")
