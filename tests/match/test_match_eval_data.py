@@ -1,5 +1,5 @@
 """The matching evaluation data (bench/data/match/, docs/matching-evaluation.md) is
-well-formed, is what bench/match_data.py builds, and covers every hard case of the
+well-formed, is what bench/build/match_data.py builds, and covers every hard case of the
 issue; the scoring counts what the docs say. No matcher needed."""
 
 from __future__ import annotations
@@ -44,14 +44,16 @@ def read(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def bench_modules() -> dict[str, ModuleType]:
-    """bench/match_*.py, which import each other by bare name (run as scripts)."""
-    sys.path.insert(0, str(BENCH))
+    """bench/build/match_*.py and bench/eval/match_score.py, which import each other by
+    bare name (run as scripts, each with its own directory on sys.path)."""
+    saved = list(sys.path)
+    sys.path[:0] = [str(BENCH / "build"), str(BENCH / "eval")]
     try:
         import match_data
         import match_score
         import match_synth
     finally:
-        sys.path.remove(str(BENCH))
+        sys.path[:] = saved
     return {"data": match_data, "score": match_score, "synth": match_synth}
 
 

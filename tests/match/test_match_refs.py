@@ -3,7 +3,7 @@ citation table, on SQLite and PostgreSQL; resumed, run twice at once, killed;
 and `persist crossref` keeping the match index current by itself.
 
 The catalog is real Crossref metadata from the matching evaluation's sources
-(bench/data/match/refs/catalog.jsonl.gz; bench/match_sources.py cites them).
+(bench/data/match/refs/catalog.jsonl.gz; bench/build/match_sources.py cites them).
 The references are those works as refs_json objects, as a parser gives them,
 plus references that are bad in each way the issue names.
 """

@@ -33,7 +33,8 @@ from sqlalchemy import Engine
 
 from sandcrawler.config import MatchSettings
 from sandcrawler.match.dump import load_dump
-from sandcrawler.match.solr import META_ID, open_writer
+from sandcrawler.match.solr import open_writer
+from sandcrawler.match.solr.index import META_ID
 from sandcrawler_testkit.solr_cluster import SolrCluster
 from tests.helpers.cli import run_cli
 from tests.helpers.solr import whole

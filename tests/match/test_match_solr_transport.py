@@ -1,4 +1,4 @@
-"""The Solr client's transport (match/solr_http.py) against loopback servers
+"""The Solr client's transport (match/solr/connections.py) against loopback servers
 that are not Solr: HTTPS with the operator's CA or without verification, HTTP
 basic authentication, a keep-alive connection the server closed while it was
 idle, and hostile servers dripping their headers or sending a body without end.
@@ -27,7 +27,7 @@ import pytest
 
 from sandcrawler.core.errors import ConfigError, SearchUnavailable
 from sandcrawler.core.retry import RetryPolicy
-from sandcrawler.match.solr import SolrClient
+from sandcrawler.match.solr.client import SolrClient
 from sandcrawler_testkit.hostile import HostileServer, Reply, raw_reply
 from tests.helpers.skips import unavailable
 

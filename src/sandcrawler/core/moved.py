@@ -35,6 +35,7 @@ MOVED: dict[str, str] = {
     "loopback": "web.http.loopback",
     "match.refs": "match.resolving",
     "match.refs_source": "match.resolve_source",
+    "match.solr_http": "match.solr.connections",
     "match.refs_worker": "match.resolve_worker",
     "memory": "process.memory",
     "mime": "core.mime",
@@ -70,10 +71,11 @@ MOVED: dict[str, str] = {
 }
 #: modules that became packages of the same name: their package ``__init__`` forwards
 #: the old names (``forward_attributes``)
-BECAME_PACKAGES: dict[str, str] = {
-    "kafka": "kafka.client",
-    "web.archive": "web.archive.captures",
-    "web.html": "web.html.metadata",
+BECAME_PACKAGES: dict[str, tuple[str, ...]] = {
+    "kafka": ("kafka.client",),
+    "web.archive": ("web.archive.captures",),
+    "web.html": ("web.html.metadata",),
+    "match.solr": ("match.solr.client", "match.solr.index", "match.solr.admin"),
 }
 #: old packages whose every submodule moved with them
 MOVED_PACKAGES: dict[str, str] = {"models": "records"}
@@ -132,17 +134,21 @@ class _MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
 
-def forward_attributes(package: str, target: str) -> Callable[[str], Any]:
+def forward_attributes(package: str) -> Callable[[str], Any]:
     """A package ``__getattr__`` for a module that became a package of the same name
-    (``sandcrawler.kafka`` was the module now ``sandcrawler.kafka.client``)."""
+    (``sandcrawler.kafka`` was the module now ``sandcrawler.kafka.client``): the old
+    names are looked up in its ``BECAME_PACKAGES`` modules, in order."""
+    targets = [_PREFIX + t for t in BECAME_PACKAGES[package[len(_PREFIX):]]]
 
     def __getattr__(name: str) -> Any:
-        module = importlib.import_module(target)
-        if name.startswith("__") or not hasattr(module, name):
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        warnings.warn(f"{package}.{name} moved to {target}; the old path goes in the next "
-                      "release", DeprecationWarning, stacklevel=2)
-        return getattr(module, name)
+        if not name.startswith("__"):
+            for target in targets:
+                module = importlib.import_module(target)
+                if hasattr(module, name):
+                    warnings.warn(f"{package}.{name} moved to {target}; the old path goes in "
+                                  "the next release", DeprecationWarning, stacklevel=2)
+                    return getattr(module, name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return __getattr__
 

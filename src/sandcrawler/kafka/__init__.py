@@ -3,5 +3,5 @@ admin calls that create and check them (``admin``)."""
 
 from sandcrawler.core.moved import forward_attributes
 
-# this package was the module now ``sandcrawler.kafka.client``: its names still resolve here
-__getattr__ = forward_attributes("sandcrawler.kafka", "sandcrawler.kafka.client")
+# this package was a module: its names still resolve here, for one release
+__getattr__ = forward_attributes("sandcrawler.kafka")

@@ -3,5 +3,5 @@ and CDXJ lines, captures into the blob store (``captures``) and the CDX server."
 
 from sandcrawler.core.moved import forward_attributes
 
-# this package was the module now ``sandcrawler.web.archive.captures``: its names still resolve here
-__getattr__ = forward_attributes("sandcrawler.web.archive", "sandcrawler.web.archive.captures")
+# this package was a module: its names still resolve here, for one release
+__getattr__ = forward_attributes("sandcrawler.web.archive")

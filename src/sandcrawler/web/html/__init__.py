@@ -4,5 +4,5 @@ child process with limits (``bounded``)."""
 
 from sandcrawler.core.moved import forward_attributes
 
-# this package was the module now ``sandcrawler.web.html.metadata``: its names still resolve here
-__getattr__ = forward_attributes("sandcrawler.web.html", "sandcrawler.web.html.metadata")
+# this package was a module: its names still resolve here, for one release
+__getattr__ = forward_attributes("sandcrawler.web.html")
