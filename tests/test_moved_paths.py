@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from sandcrawler.core.moved import BECAME_PACKAGES, MOVED, MOVED_PACKAGES, new_name
+from sandcrawler.core.moved import BECAME_PACKAGES, MOVED, MOVED_PACKAGES, SPLIT, new_name
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -57,3 +57,15 @@ def test_a_module_that_became_a_package_still_gives_its_names(old: str) -> None:
                 and n not in vars(package))  # a name the package does not hold itself
     with pytest.warns(DeprecationWarning, match=f"moved to {target.__name__}"):
         assert getattr(package, name) is getattr(target, name)
+
+
+@pytest.mark.parametrize("old", sorted(SPLIT))
+def test_a_module_split_in_several_gives_each_name_from_where_it_went(old: str) -> None:
+    sys.modules.pop(f"sandcrawler.{old}", None)
+    with pytest.warns(DeprecationWarning, match=f"sandcrawler.{old} moved to"):
+        stand_in = importlib.import_module(f"sandcrawler.{old}")
+    for new in SPLIT[old]:
+        module = importlib.import_module(f"sandcrawler.{new}")
+        own = [n for n, v in vars(module).items()
+               if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__]
+        assert own and all(getattr(stand_in, n) is getattr(module, n) for n in own)

@@ -18,8 +18,9 @@ from sqlalchemy import Engine, func, insert, select, text
 
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import begin, make_engine
-from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.db.schema import citation
+from sandcrawler.readers.base import Reader
+from sandcrawler.readers.sql import SqlReader
 from sandcrawler_testkit.postgrest import PostgrestServer
 from tests.helpers.api_data import (
     CITATIONS,

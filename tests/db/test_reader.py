@@ -12,8 +12,9 @@ from sandcrawler.app.settings import load_settings
 from sandcrawler.core.errors import ConfigError, DatabaseUnavailable
 from sandcrawler.db import migrate
 from sandcrawler.db.engine import make_engine
-from sandcrawler.db.reader import Reader, SqlReader
+from sandcrawler.readers.base import Reader
 from sandcrawler.readers.postgrest import PostgrestReader, in_list
+from sandcrawler.readers.sql import SqlReader
 from sandcrawler.records.capture import CdxRecord
 from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.postgres import free_port

@@ -11,7 +11,6 @@ from typing import Any
 from sqlalchemy import Engine, insert, text
 
 from sandcrawler.db.engine import begin, make_engine
-from sandcrawler.db.reader import Reader, SqlReader
 from sandcrawler.db.schema import (
     catalogue,
     citation,
@@ -22,7 +21,9 @@ from sandcrawler.db.schema import (
     ingest_request,
     web_cdx,
 )
+from sandcrawler.readers.base import Reader
 from sandcrawler.readers.postgrest import PostgrestReader
+from sandcrawler.readers.sql import SqlReader
 from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.web.http.fetch import HttpFetcher
 

@@ -1,4 +1,4 @@
-""""The latest capture of a URL" has one definition (``db.reader.CAPTURE_ORDER``):
+""""The latest capture of a URL" has one definition (``db.queries.CAPTURE_ORDER``):
 for two captures in the same second, the page, both readers (SQL and the real
 PostgREST) and the web archive's replay pick the same one."""
 
@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin, make_engine
-from sandcrawler.db.reader import SqlReader
+from sandcrawler.readers.sql import SqlReader
 from sandcrawler.db.schema import ingest_file_result, web_cdx
 from sandcrawler.readers.postgrest import PostgrestReader
 from sandcrawler.site.app import create_app

@@ -1,41 +1,11 @@
 """The composition root: the services of one process, built once from the settings.
 
 Every command, and every ``-j N`` worker process, has one ``Services``. It owns
-what is expensive or holds connections and derives the rest from them.
-Components get the collaborators and the settings section they use, never the
-whole configuration.
-
-    Settings ──▶ Services ─┬─ engine (schema checked once) ─┬─ Catalogue ◀── ResourceStore ◀─┐
-                           ├─ blob store ───────────────────┼─ PdfTable                       │
-                           ├─ HTTP fetcher ◀─ host gate ────┼─ WebArchive ◀───────────────────┤
-                           ├─ GROBID client                 └─ DatabaseSink                   │
-                           ├─ platform helpers ─▶ FilesetIngester ◀─ ItemStore ◀─────────────┘
-                           └─ crawl policy (blocklist, robots.txt via the fetcher)
-
-Who owns what (the rules; tests/app/test_services_ownership.py checks each):
-
-- **What it caches, it closes.** The attributes built once and kept (``raw_engine``,
-  ``blobs``, ``fetcher``, ``grobid``, ``reader`` and its PostgREST fetcher, and what
-  is derived from them: ``host_gate``, ``crawl_policy``, ``resources``,
-  ``catalogue``, ``pdftable``, ``items``, ``web_archive``, ``spool_dir``,
-  ``ingest_history``, ``broker_log``) belong to the ``Services``; ``close()``
-  releases them, the most recent first. Nobody else closes or disposes them.
-- **What a method builds, the caller closes.** ``citation_parser()``,
-  ``pdf_processor()`` (its sandbox), ``file_ingester()`` (its processors),
-  ``fileset_ingester()``, ``file_locator()`` and ``database_sink()`` return a new
-  object each call; closing it releases only what it built, never the services
-  it was given.
-- **Use after close raises** ``ServicesClosedError``: a closed ``Services`` never
-  reconnects behind its caller's back. ``close()`` twice is harmless.
-- **``for_process`` closes what it replaces.** Another call with other settings in
-  the same process closes the previous ``Services``. In a forked child, the
-  parent's ``Services`` is abandoned, not closed: its database connections are
-  the parent's sockets, so the engine is disposed with ``close=False`` (the pool
-  forgets them without ending the parent's sessions) and nothing else is touched.
-
-Registries' builders (citation parsers, store backends) are called by
-``imports.call_builder``: each gets only the settings sections and services its
-parameters name.
+what is expensive or holds connections and derives the rest from them;
+components get the collaborators and the settings section they use, never the
+whole configuration. The picture of what it builds and the rules of who closes
+what (tests/app/test_services_ownership.py checks each) are in
+docs/architecture.md, "The composition root" and "Services owns what it builds".
 """
 
 from __future__ import annotations
@@ -59,7 +29,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from sandcrawler.citations.base import CitationParser
-    from sandcrawler.db.reader import Reader
+    from sandcrawler.readers.base import Reader
     from sandcrawler.fileset.ingest import FilesetIngester
     from sandcrawler.fileset.platforms.base import PlatformHelper
     from sandcrawler.grobid.client import GrobidClient
@@ -280,7 +250,7 @@ class Services:
         """The system's lookups of its own records: SQL, or PostgREST over HTTP with
         a fetcher of its own (no politeness gate: it is our server) (api.*)."""
         self._require_open()
-        from sandcrawler.db.reader import SqlReader
+        from sandcrawler.readers.sql import SqlReader
         from sandcrawler.readers.postgrest import PostgrestReader
         from sandcrawler.web.http.fetch import HttpFetcher
 

@@ -19,6 +19,9 @@ from typing import Any
 
 #: old module (under ``sandcrawler.``) -> where it lives now
 MOVED: dict[str, str] = {
+    "docparse.crffile": "tagging.crf",
+    "docparse.scoring": "tagging.scoring",
+    "citations.crf.tokens": "tagging.tokens",
     "errors": "core.errors",
     "file_records": "web.file_records",
     "filemeta": "core.filemeta",
@@ -69,6 +72,10 @@ MOVED: dict[str, str] = {
     "web.warc_writer": "web.archive.warc_writer",
     "work": "core.work",
 }
+#: old modules split in several: the stand-in looks a name up in each, in order
+SPLIT: dict[str, tuple[str, ...]] = {
+    "db.reader": ("db.queries", "readers.base", "readers.sql"),
+}
 #: modules that became packages of the same name: their package ``__init__`` forwards
 #: the old names (``forward_attributes``)
 BECAME_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -82,8 +89,16 @@ MOVED_PACKAGES: dict[str, str] = {"models": "records"}
 _PREFIX = "sandcrawler."
 
 
+def new_names(old: str) -> tuple[str, ...]:
+    """The modules an old dotted name's names are now in (empty: it did not move)."""
+    if old.startswith(_PREFIX) and old[len(_PREFIX):] in SPLIT:
+        return tuple(_PREFIX + n for n in SPLIT[old[len(_PREFIX):]])
+    new = new_name(old)
+    return (new,) if new else ()
+
+
 def new_name(old: str) -> str | None:
-    """The module an old dotted name now is, or None when it did not move."""
+    """The module an old dotted name now is, or None when it did not move (or split)."""
     if not old.startswith(_PREFIX):
         return None
     rest = old[len(_PREFIX):]
@@ -98,36 +113,36 @@ def new_name(old: str) -> str | None:
 class _Forward(ModuleType):
     """A stand-in whose attributes are read from the moved module."""
 
-    _target: ModuleType
+    _targets: list[ModuleType]
 
     def __getattr__(self, name: str) -> Any:
         # dunders stay the stand-in's own: a forwarded __path__ would let the path
         # finder load the new files a second time under the old names
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self._target, name)
+        if not name.startswith("__"):
+            for target in self._targets:
+                if hasattr(target, name):
+                    return getattr(target, name)
+        raise AttributeError(name)
 
     def __dir__(self) -> list[str]:
-        return dir(self._target)
+        return sorted({n for t in self._targets for n in dir(t)})
 
 
 class _MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        new = new_name(fullname)
-        if new is None:
+        if not new_names(fullname):
             return None
         # an old package must stay a package, so its old submodules can be imported
         package = fullname[len(_PREFIX):] in MOVED_PACKAGES
         return importlib.util.spec_from_loader(fullname, self, is_package=package)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        new = new_name(spec.name)
-        assert new is not None
-        warnings.warn(f"{spec.name} moved to {new}; the old path goes in the next release",
-                      DeprecationWarning, stacklevel=2)
+        new = new_names(spec.name)
+        warnings.warn(f"{spec.name} moved to {' and '.join(new)}; the old path goes in the "
+                      "next release", DeprecationWarning, stacklevel=2)
         module = _Forward(spec.name)
-        module._target = importlib.import_module(new)
+        module._targets = [importlib.import_module(n) for n in new]
         return module
 
     def exec_module(self, module: ModuleType) -> None:

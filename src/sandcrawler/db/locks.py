@@ -1,21 +1,10 @@
 """Locks among every process that uses one database: migrations, writers of one
 document's metadata, writers of one item of the item store.
 
-PostgreSQL: an advisory lock, held by the transaction of a connection of its
-own (so it spans whatever the caller does meanwhile, in the store or in other
-transactions, and is released if the process dies). A transaction lock rather
-than a session lock: it stays right behind a pooler in transaction mode, and
-nothing is ever written in that transaction, so it ends with a rollback.
-
-SQLite, a file on this machine: an exclusive ``flock`` on one of ``SLOTS`` files
-in ``<database file>.locks/``, chosen by the name's hash. An item is written
-under its lock for as long as its downloads take, so one file for every name
-would make every other writer of the database wait that long; names that share
-a slot still take turns, which is only slower. The kernel releases a ``flock``
-when its process dies.
-
-Locks do not nest: a holder that asks for a second name may wait for itself
-(two names in one SQLite slot).
+PostgreSQL: a transaction advisory lock on a connection of its own. SQLite: an
+exclusive ``flock`` on one of ``SLOTS`` files chosen by the name's hash. Either
+is released if the process dies. Locks do not nest: a holder that asks for a
+second name may wait for itself (docs/architecture.md, "Locks among processes").
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Idempotent bulk upserts of the rows workers write (crossref, grobid_refs,
 ingest results, citation).
 
-Rows arrive typed (``work.Rows``: each row names its table and gives its column
-values, JSON-shaped, timestamps as ISO strings, when it is written). A newer upstream
-version always wins and an older one never overwrites a newer one, so replaying
-a topic or a file is safe: ``indexed`` orders crossref rows, ``source_ts``
-orders grobid_refs rows (a row without ``source_ts`` is always taken).
-
-PostgreSQL bulk path: COPY into a temporary staging table, then one
-``INSERT ... SELECT ... ON CONFLICT DO UPDATE``. SQLite: executemany upserts.
+Rows arrive typed (``work.Rows``). A newer upstream version always wins and an
+older one never overwrites it (``indexed`` orders crossref rows, ``source_ts``
+grobid_refs rows), so replaying a topic or a file is safe. PostgreSQL: COPY
+into a staging table, then one ``INSERT ... ON CONFLICT``; SQLite: executemany.
 """
 
 from __future__ import annotations

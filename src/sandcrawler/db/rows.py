@@ -1,4 +1,4 @@
-"""The rows the readers answer, as typed records (``db/reader.py``, ``web/postgrest.py``).
+"""The rows the readers answer, as typed records (``readers/``).
 
 A whole row of a relation is a ``TypedDict`` of its columns (``db/schema.py``):
 it stays the dict every reader answered before (SQL and PostgREST alike, compared

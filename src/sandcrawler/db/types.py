@@ -1,13 +1,10 @@
 """Column types and SQL functions that behave the same on SQLite and PostgreSQL.
 
-Every string bound for the database is made storable here, the one place: a NUL
-(PostgreSQL refuses it in ``text``, and ``\\u0000`` in ``jsonb``) and a lone
-surrogate (no driver can encode one; ``os.fsdecode`` makes them of a file name's
-bytes that are not UTF-8, and JSON may escape them) become U+FFFD. Text columns are
-``SafeText``; JSON goes through ``storable_json`` (the engine's JSON serialiser, and
-the COPY of ``db/persist.py``). Other control characters are data PostgreSQL takes,
-and are kept. Replaced, not removed: removing would join what was apart, and a
-string that held a NUL could then pass for another one (a URL, an identifier).
+Every string bound for the database is made storable here, the one place: a
+NUL and a lone surrogate become U+FFFD (replaced, not removed, so that two
+strings never become one). Text columns are ``SafeText``; JSON goes through
+``storable_json``. Other control characters are kept (docs/architecture.md,
+"Database").
 """
 
 from __future__ import annotations

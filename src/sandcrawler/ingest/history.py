@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sandcrawler.db.reader import Reader
+from sandcrawler.readers.base import Reader
 from sandcrawler.db.rows import IngestFileResultRow
 from sandcrawler.records.ingest import IngestType, Processing
 from sandcrawler.records.statuses import PdfStatus

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import orjson
 
 from sandcrawler.core.errors import ConfigError, DatabaseUnavailable, RecordError
-from sandcrawler.db.reader import (
+from sandcrawler.db.queries import (
     CAPTURE_ORDER,
     CITED_BY_ORDER,
     Key,

@@ -1,14 +1,11 @@
-"""What the pages show of matching (issue 25): each reference of a work with its
-match, the works whose references resolved to a DOI ("cited by"), and what a
-document was identified as (the PDF table's ``match0``).
+"""What the pages show of matching: each reference of a work with its match, the
+works whose references resolved to a DOI ("cited by"), and what a document was
+identified as (the PDF table's ``match0``).
 
-The rows are ``citation``'s (``db/reader.py``: ``citations_of``, ``cited_by``),
-read on the page's connection. A reference's row is the one at its place in the
-parsed list (``ref_index`` counts every entry of ``refs_json`` from 0, as
-``match refs`` does); rows past the list (the list was parsed again, shorter)
-are shown on their own rather than dropped. ``match0`` is written by another
-part of the system and may be missing or partial: every cell is read as
-optional, and a document without one is "not matched yet".
+The rows are ``citation``'s (``db/queries.py``), read on the page's connection; a
+reference's row is the one at its place in the parsed list (``ref_index``), and
+rows past the list are shown on their own. ``match0`` may be missing or
+partial: every cell is optional.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
 from sandcrawler.core.errors import InvalidName
-from sandcrawler.db import reader
+from sandcrawler.db import queries
 from sandcrawler.db.rows import CitationTableRow, JsonObject
 from sandcrawler.records.match import MATCHED
 from sandcrawler.records.statuses import StoreStatus
@@ -58,7 +55,7 @@ def crossref_link(doi: str) -> str:
 def held_dois(conn: Connection, rows: Sequence[CitationTableRow]) -> set[str]:
     """The cited DOIs among ``rows`` whose Crossref record the table holds (a link to
     a page that would be a 404 is never drawn)."""
-    return {r["doi"] for r in reader.crossref_titles_of(
+    return {r["doi"] for r in queries.crossref_titles_of(
         conn, [row["cited_doi"] for row in rows if row["cited_doi"]])}
 
 
@@ -137,13 +134,13 @@ def cited_by(services: Services, conn: Connection, doi: str | None, page: int) -
     if not doi:
         return {"doi": None, "total": 0, "page": 1, "pages": 1, "works": [],
                 "previous": None, "next": None}
-    total, rows = reader.cited_by(conn, doi, offset=(page - 1) * CITED_PER_PAGE,
+    total, rows = queries.cited_by(conn, doi, offset=(page - 1) * CITED_PER_PAGE,
                                   limit=CITED_PER_PAGE)
     pages = max(1, -(-total // CITED_PER_PAGE))
     cited_dois = [c.partition(":")[2] for c in (r["citing"] for r in rows)
                   if c.startswith("doi:")]
     titles = {r["doi"]: formats.first_text(r["title"])
-              for r in reader.crossref_titles_of(conn, cited_dois)}
+              for r in queries.crossref_titles_of(conn, cited_dois)}
     docs: dict[str, str | None] = {}
     for row in rows:
         scheme, _, value = row["citing"].partition(":")
@@ -185,7 +182,7 @@ def identification(conn: Connection, pdftable: PdfTableRowView | None) -> Identi
     title: str | None = None
     link: str | None = None
     if doi:
-        found = reader.crossref_titles_of(conn, [doi])
+        found = queries.crossref_titles_of(conn, [doi])
         if found:
             title, link = formats.first_text(found[0]["title"]), crossref_link(doi)
     info = info if isinstance(info, dict) else None

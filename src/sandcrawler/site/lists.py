@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 from sandcrawler.app.services import Services
 from sandcrawler.core.errors import InvalidName
 from sandcrawler.core.timestamps import iso_utc
-from sandcrawler.db import reader
+from sandcrawler.db import queries
 from sandcrawler.db.engine import begin
 from sandcrawler.records.statuses import StoreStatus
 from sandcrawler.site.page_data import (
@@ -61,7 +61,7 @@ def ingest_list(services: Services, ingest_type: str = "", status: str = "", pag
         raise InvalidName(f"sort must be one of {', '.join(SORTS)}, not {sort[:40]!r}",
                           status=StoreStatus.BAD_KEY)
     with begin(services.engine) as conn:
-        total, found = reader.list_ingest_results(
+        total, found = queries.list_ingest_results(
             conn, ingest_type=ingest_type, status=None if status == NO_STATUS else status,
             oldest_first=sort == "date", offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
     paging = Paging(page, PER_PAGE, total)
@@ -82,11 +82,11 @@ def timeline(services: Services, url: str, page: int = 1) -> TimelinePage | None
         raise InvalidName("give the URL: ?url=…", status=StoreStatus.BAD_KEY)
     check_page(page)
     with begin(services.engine) as conn:
-        total = reader.capture_count(conn, url)
+        total = queries.capture_count(conn, url)
         if not total:
             return None
         paging = Paging(page, PER_PAGE * 4, total)
-        found = reader.capture_timeline(conn, url, offset=paging.offset,
+        found = queries.capture_timeline(conn, url, offset=paging.offset,
                                         limit=paging.per_page)
     captures: list[TimelineCaptureView] = [
         {**r, "link": capture_link(r["warc_path"], r["warc_offset"])} for r in found]

@@ -1,13 +1,9 @@
 """What each page shows, read from the database and the store through the services.
 
-The lookups are their owners' (docs/architecture.md, "Who owns which lookup"):
-documents by identifier ``Catalogue``, PDF table rows ``PdfTable``, the latest
-capture of a URL and an ingest result by request ``db.reader``, which the web
-archive and the readers use too; this module assembles pages from them.
-
-Every page function returns the page's typed record (``site/page_data.py``): the
-page's template renders it and the same record is the page's JSON. ``None`` means
-"no such thing" (a 404); malformed input raises ``InvalidName`` (a 400).
+The lookups are their owners' (docs/architecture.md, "Who owns which lookup");
+this module assembles pages from them. Every page function returns the page's
+typed record (``site/page_data.py``), rendered by its template and served as
+its JSON; ``None`` is a 404, malformed input raises ``InvalidName`` (a 400).
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from sandcrawler.app.services import Services
 from sandcrawler.core.errors import CorruptData, InvalidName, NotFound
 from sandcrawler.core.textfix import readable
 from sandcrawler.core.timestamps import iso_utc
-from sandcrawler.db import reader
+from sandcrawler.db import queries
 from sandcrawler.db.engine import begin
 from sandcrawler.db.rows import (
     IngestFileResultRow,
@@ -147,15 +143,15 @@ def capture_row_view(row: CdxRecord) -> CaptureView:
 
 def dashboard(services: Services) -> Dashboard:
     with begin(services.engine) as conn:
-        counts = reader.row_counts(conn, TABLES)
+        counts = queries.row_counts(conn, TABLES)
         ingest: dict[str, dict[str, int]] = {}
-        for c in reader.ingest_status_counts(conn):
+        for c in queries.ingest_status_counts(conn):
             ingest.setdefault(c["ingest_type"], {})[c["status"] or "(none)"] = c["count"]
-        refs = reader.refs_by_source(conn)
+        refs = queries.refs_by_source(conn)
         processing = _pdftable_statuses(conn, services)
-        recent_ingest = reader.recent_ingest_results(conn, RECENT)
+        recent_ingest = queries.recent_ingest_results(conn, RECENT)
         recent_documents = services.catalogue.recent(RECENT, conn=conn)
-        recent_captures = reader.recent_captures(conn, RECENT)
+        recent_captures = queries.recent_captures(conn, RECENT)
     ingest_rows: list[RecentIngestView] = [
         {**r, "updated": iso_utc(r["updated"]),
          "link": ingest_link(r["ingest_type"], r["base_url"])} for r in recent_ingest]
@@ -206,23 +202,23 @@ def document(services: Services, doc_uuid: str, cited_page: int = 1) -> Document
         if entry is None:
             return None
         pdftable = _pdftable_row(services, entry.sha1, conn) if entry.sha1 else None
-        parsed = reader.parsed_refs(conn, "document", doc)
+        parsed = queries.parsed_refs(conn, "document", doc)
         indexed = citations.indexed_refs(parsed)
         references: list[JsonObject] = [r for _, r in indexed]
-        resolved = reader.citations_of(conn, citing_document(doc))
+        resolved = queries.citations_of(conn, citing_document(doc))
         reference_rows = citations.resolved_rows(
             indexed, resolved, citations.held_dois(conn, resolved), ref_row)
         identified = citations.identification(conn, pdftable)
         cited = citations.cited_by(services, conn, entry.doi, cited_page)
-        has_crossref = entry.doi is not None and bool(entry.doi) and reader.has_crossref(
+        has_crossref = entry.doi is not None and bool(entry.doi) and queries.has_crossref(
             conn, entry.doi)
         results: list[IngestResultView] = []
         captures: list[CaptureView] = []
         if entry.sha1:
             results = [_result_view(r) for r in
-                       reader.ingest_results_ending_in(conn, entry.sha1, RELATED)]
+                       queries.ingest_results_ending_in(conn, entry.sha1, RELATED)]
             captures = [capture_row_view(c) for c in
-                        reader.captures(conn, sha1hex=entry.sha1, limit=RELATED)]
+                        queries.captures(conn, sha1hex=entry.sha1, limit=RELATED)]
         chain = hops(conn, results[0]["base_url"], results[0]["terminal_url"]) if results else []
     metadata: JsonObject | None = None
     metadata_error: str | None = None
@@ -305,7 +301,7 @@ def hops(conn: Connection, base_url: str, terminal_url: str | None,
         url = start
         while url and url not in seen and len(chain) < max_hops:
             seen.add(url)
-            row = reader.latest_capture(conn, url)
+            row = queries.latest_capture(conn, url)
             if row is None:
                 break
             chain.append(capture_row_view(row))
@@ -318,9 +314,9 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> Ingest
         raise InvalidName("give the request's base URL: ?url=…", status=StoreStatus.BAD_KEY)
     with begin(services.engine) as conn:
         requests = [_request_view(r) for r in
-                    reader.ingest_requests(conn, ingest_type, base_url, RELATED)]
-        found = reader.ingest_file_result_row(conn, ingest_type, base_url)
-        dataset = reader.ingest_fileset_row(conn, ingest_type, base_url)
+                    queries.ingest_requests(conn, ingest_type, base_url, RELATED)]
+        found = queries.ingest_file_result_row(conn, ingest_type, base_url)
+        dataset = queries.ingest_fileset_row(conn, ingest_type, base_url)
         if found is None and dataset is None:
             return None
         out: IngestPage = {"ingest_type": ingest_type, "base_url": base_url,
@@ -332,7 +328,7 @@ def ingest_result(services: Services, ingest_type: str, base_url: str) -> Ingest
             out["documents"] = [d["uuid"] for d in out["document_list"]]
             terminal = None
             if found["terminal_url"] and found["terminal_dt"]:
-                at = reader.capture_at(conn, found["terminal_url"], found["terminal_dt"])
+                at = queries.capture_at(conn, found["terminal_url"], found["terminal_dt"])
                 terminal = capture_row_view(at) if at is not None else None
             out["terminal_capture"] = terminal
         if dataset is not None:
@@ -346,7 +342,7 @@ def _dataset(conn: Connection, row: IngestFilesetRow) -> DatasetView:
     manifest: list[JsonObject] = [m for m in row["manifest"] or [] if isinstance(m, dict)]
     for entry in manifest:
         if entry.get("terminal_url") and entry.get("terminal_dt"):
-            found = reader.capture_at(conn, entry["terminal_url"], entry["terminal_dt"])
+            found = queries.capture_at(conn, entry["terminal_url"], entry["terminal_dt"])
             if found:
                 entry["capture_link"] = capture_link(found.warc_path, found.warc_offset)
     # every column named: a spread could bring a key the record does not declare
@@ -361,7 +357,7 @@ def _dataset(conn: Connection, row: IngestFilesetRow) -> DatasetView:
         "web_bundle_url": row["web_bundle_url"], "web_bundle_dt": row["web_bundle_dt"],
         "manifest": manifest}
     if row["web_bundle_url"] and row["web_bundle_dt"]:
-        bundle = reader.capture_at(conn, row["web_bundle_url"], row["web_bundle_dt"])
+        bundle = queries.capture_at(conn, row["web_bundle_url"], row["web_bundle_dt"])
         out["bundle_capture_link"] = (capture_link(bundle.warc_path, bundle.warc_offset)
                                       if bundle else None)
     return out
@@ -398,8 +394,8 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> Capture
                      if original is not None and original is not row else None)
     with begin(services.engine) as conn:
         document_list = documents_of(services, conn, row.sha1hex) if row.sha1hex else []
-        capture_count = reader.capture_count(conn, row.url)
-        results = reader.ingest_statuses_ending_at(conn, row.url, row.datetime, RELATED)
+        capture_count = queries.capture_count(conn, row.url)
+        results = queries.ingest_statuses_ending_at(conn, row.url, row.datetime, RELATED)
     return {
         **capture_fields(row),
         "sha1b32": row.sha1b32,
@@ -426,11 +422,11 @@ def capture(services: Services, row: CdxRecord, replay_url: str = "") -> Capture
 def crossref_refs(services: Services, doi: str, cited_page: int = 1) -> CrossrefPage | None:
     doi = SCHEMES["doi"](doi)
     with begin(services.engine) as conn:
-        row = reader.crossref_with_refs_row(conn, doi)
+        row = queries.crossref_with_refs_row(conn, doi)
         if row is None:
             return None
         docs = [d.uuid for d in services.catalogue.find("doi", doi, limit=RELATED, conn=conn)]
-        resolved = reader.citations_of(conn, citing_doi(doi))
+        resolved = queries.citations_of(conn, citing_doi(doi))
         held = citations.held_dois(conn, resolved)
         cited = citations.cited_by(services, conn, doi, cited_page)
     record = row["record"] or {}
@@ -507,8 +503,8 @@ def find_documents(services: Services, scheme: str, value: str) -> list[FoundDoc
 
 def find_url(services: Services, url: str) -> UrlFinds:
     with begin(services.engine) as conn:
-        results = reader.ingest_statuses_of_url(conn, url, RELATED)
-        captures = [capture_row_view(c) for c in reader.captures(conn, url=url, limit=RELATED)]
+        results = queries.ingest_statuses_of_url(conn, url, RELATED)
+        captures = [capture_row_view(c) for c in queries.captures(conn, url=url, limit=RELATED)]
     return {"ingest_results": _once(results), "captures": same_once(captures),
             "timeline_link": timeline_link(url) if captures else None}
 
@@ -550,7 +546,7 @@ def find_title(services: Services, words: list[str], page: int,
     with begin(services.engine) as conn:
         found = cat.with_title_words(words, offset=(page - 1) * per_page, limit=per_page + 1,
                                      conn=conn)
-        rows = reader.crossref_with_title_words(conn, words, offset=(page - 1) * per_page,
+        rows = queries.crossref_with_title_words(conn, words, offset=(page - 1) * per_page,
                                                 limit=per_page + 1)
         dois = [r["doi"] for r in rows[:per_page]]
         docs = cat.with_dois(dois, conn=conn)
@@ -571,14 +567,14 @@ def find_title(services: Services, words: list[str], page: int,
 def find_sha1(services: Services, sha1: str) -> Sha1Finds:
     """Ingest results that ended in this file, captures of it."""
     with begin(services.engine) as conn:
-        results = reader.ingest_statuses_ending_in(conn, sha1, RELATED)
+        results = queries.ingest_statuses_ending_in(conn, sha1, RELATED)
         captures = [capture_row_view(c)
-                    for c in reader.captures(conn, sha1hex=sha1, limit=RELATED)]
+                    for c in queries.captures(conn, sha1hex=sha1, limit=RELATED)]
     return {"ingest_results": [_status_view(r) for r in results], "captures": captures}
 
 
 def find_crossref(services: Services, doi: str) -> list[CrossrefLink]:
     with begin(services.engine) as conn:
-        rows = reader.crossref_titles(conn, doi)
+        rows = queries.crossref_titles(conn, doi)
     return [{"doi": r["doi"], "title": formats.first_text(r["title"]),
              "link": f"/crossref/{r['doi']}"} for r in rows]

@@ -1,25 +1,12 @@
 """Our own web archive: captures written as WARC files into the blob store and
 indexed in SQL (``web_cdx``), so a capture can be found by URL or by payload.
 
-A capture fetches a URL hop by hop and writes, for every hop, a WARC ``request``
-record and a ``response`` record (redirects included, so the chain can be
-replayed); a final body whose sha1 the archive already holds is written as a
-``revisit`` record (identical-payload-digest profile) that refers to the first
-capture instead of storing the bytes again.
-
-A body is read once, in 1 MiB chunks, while its digests are worked out on hash
-threads and its MIME type is sniffed, so memory stays flat for any size. The
-bytes of the records (straight into the WARC file or through a spool file, each
-record its own gzip member, and why not warcio's writer) are
-``sandcrawler.web.archive.warc_writer``'s; this module fetches, chooses between a
-response and a revisit, and indexes.
-
-A ``WarcSession`` is one WARC file in the making. Nothing it holds is visible
-(neither the file in the store nor its index rows) until ``commit()``; ``abort()``
-leaves nothing behind. That is what lets a dataset be archived all or nothing.
-Several threads may capture into one session at once (a dataset's files fetched
-in parallel): bodies kept (``keep_body``) stream into spool files of their own,
-and only the records' writing into the WARC file takes turns.
+A capture writes a request and a response record for every hop; a body the
+archive already holds becomes a ``revisit``. This module fetches, chooses
+between a response and a revisit, and indexes; the bytes are
+``web.archive.warc_writer``'s. A ``WarcSession`` is one WARC file in the making:
+nothing is visible until ``commit()``, ``abort()`` leaves nothing, and several
+threads may capture into it at once (docs/ingest.md, "Captures").
 """
 
 from __future__ import annotations
@@ -47,7 +34,7 @@ from sandcrawler.core.filemeta import file_metadata
 from sandcrawler.core.mime import normalize_mime
 from sandcrawler.core.timestamps import now14, warc_date
 from sandcrawler.db.engine import begin
-from sandcrawler.db.reader import latest_capture
+from sandcrawler.db.queries import latest_capture
 from sandcrawler.db.schema import web_cdx
 from sandcrawler.records.capture import REVISIT_MIME, CdxRecord
 from sandcrawler.records.files import FileMeta
@@ -366,7 +353,7 @@ class WebArchive:
             return [CdxRecord.from_row(r._mapping) for r in conn.execute(query)]
 
     def latest(self, url: str) -> CdxRecord | None:
-        """The latest capture of exactly ``url`` (``db.reader.CAPTURE_ORDER``: what
+        """The latest capture of exactly ``url`` (``db.queries.CAPTURE_ORDER``: what
         the pages and the readers show is what is replayed)."""
         with begin(self.engine) as conn:
             return latest_capture(conn, url)

@@ -1,27 +1,13 @@
-"""The lookups the system makes of its own records, behind one interface.
-
-``Reader`` has two implementations that answer identically (tests/db/test_reader.py):
-
-* ``SqlReader``: SQL on the database engine (SQLite or PostgreSQL);
-* ``PostgrestReader`` (``sandcrawler.readers.postgrest``): the read-only PostgREST
-  API over HTTP, as the original system's workers do, so a worker on another
-  machine needs no database credentials.
-
-``api.reader`` picks one (``Services.reader``). Rows are the relation's typed rows
-(``db/rows.py``): JSON columns as Python values, timestamps as aware UTC datetimes;
-``capture`` answers a ``CdxRecord``. DOIs are looked up lower-cased, as stored.
-
-The functions on an open connection below are the lookups the web pages make
-(``site/``), each written once here: a page reads several in one transaction.
-"""
+"""The lookups of the system's own records on an open connection, each written once:
+the pages (``site/``) read several in one transaction, the web archive's replay
+and ``readers.sql.SqlReader`` use them too. Rows come typed (``db/rows.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from sqlalchemy import (
-    Engine,
     Select,
     column,
     func,
@@ -35,13 +21,10 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from sandcrawler.core.timestamps import parse_timestamp
-from sandcrawler.db.engine import begin
 from sandcrawler.db.rows import (
-    CatalogueRow,
     CitationTableRow,
     CrossrefTitle,
     CrossrefWithRefsRow,
-    GrobidRefsRow,
     IngestFileResultRow,
     IngestFilesetRow,
     IngestRequestRow,
@@ -53,7 +36,6 @@ from sandcrawler.db.rows import (
     TimelineCapture,
 )
 from sandcrawler.db.schema import (
-    catalogue,
     citation,
     crossref,
     grobid_refs,
@@ -384,123 +366,3 @@ def normalise_row(relation: str, row: Mapping[Any, Any]) -> Row:
 
 def lower_doi(doi: str) -> str:
     return doi.strip().lower()
-
-
-class Reader(Protocol):
-    """The system's lookups of its own records (see the module docstring)."""
-
-    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, IngestFileResultRow]:
-        """The ``ingest_file_result`` rows that are hits among ``(ingest_type, base_url)``."""
-        ...
-
-    def ingest_file_result(self, ingest_type: str,
-                           base_url: str) -> IngestFileResultRow | None:
-        """The recorded result of this request, hit or not."""
-        ...
-
-    def capture(self, url: str) -> CdxRecord | None:
-        """The latest ``web_cdx`` capture of exactly this URL."""
-        ...
-
-    def document_by_sha1(self, sha1hex: str) -> list[CatalogueRow]:
-        """``catalogue`` rows of documents holding this file, by UUID."""
-        ...
-
-    def document_by_doi(self, doi: str) -> list[CatalogueRow]:
-        """``catalogue`` rows of documents with this DOI, by UUID."""
-        ...
-
-    def grobid_refs(self, source: str, source_id: str) -> GrobidRefsRow | None:
-        """The ``grobid_refs`` row (``source_id`` lower-cased for ``crossref``: a DOI)."""
-        ...
-
-    def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
-        """The Crossref record with its parsed references, if any."""
-        ...
-
-    def citations(self, citing: str) -> list[CitationTableRow]:
-        """The ``citation`` rows of a citing side (``doi:<doi>``, ``uuid:<uuid>``;
-        lower-cased), by ``ref_index``."""
-        ...
-
-    def cited_by(self, doi: str, *, offset: int = 0,
-                 limit: int = 50) -> tuple[int, list[CitationTableRow]]:
-        """How many ``citation`` rows resolved to ``doi`` (lower-cased), and a page of
-        them by citing side, then ``ref_index``."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class SqlReader:
-    """``Reader`` over SQL (the engine is the caller's)."""
-
-    def __init__(self, engine: Engine, *, batch: int = 500) -> None:
-        self.engine = engine
-        self.batch = batch
-
-    def _rows(self, relation: str, query: Any) -> list[Row]:
-        with begin(self.engine) as conn:
-            return [normalise_row(relation, r) for r in conn.execute(query).mappings()]
-
-    def _one(self, relation: str, query: Any) -> Row | None:
-        rows = self._rows(relation, query.limit(1))
-        return rows[0] if rows else None
-
-    def ingest_hits(self, keys: Iterable[Key]) -> dict[Key, IngestFileResultRow]:
-        wanted = set(keys)
-        urls = sorted({url for _, url in wanted})
-        t = ingest_file_result
-        found: dict[Key, IngestFileResultRow] = {}
-        for start in range(0, len(urls), self.batch):
-            query = select(t).where(t.c.base_url.in_(urls[start:start + self.batch]),
-                                    t.c.hit.is_(True))
-            for row in self._rows(t.name, query):
-                key = (row["ingest_type"], row["base_url"])
-                if key in wanted:
-                    found[key] = cast(IngestFileResultRow, row)
-        return found
-
-    def ingest_file_result(self, ingest_type: str,
-                           base_url: str) -> IngestFileResultRow | None:
-        with begin(self.engine) as conn:
-            return ingest_file_result_row(conn, ingest_type, base_url)
-
-    def capture(self, url: str) -> CdxRecord | None:
-        with begin(self.engine) as conn:
-            return latest_capture(conn, url)
-
-    def _documents(self, name: str, value: str) -> list[CatalogueRow]:
-        rows: list[Any] = self._rows(catalogue.name, select(catalogue).where(
-            catalogue.c[name] == value).order_by(catalogue.c.uuid))
-        return rows
-
-    def document_by_sha1(self, sha1hex: str) -> list[CatalogueRow]:
-        return self._documents("sha1", sha1hex.lower())
-
-    def document_by_doi(self, doi: str) -> list[CatalogueRow]:
-        return self._documents("doi", lower_doi(doi))
-
-    def grobid_refs(self, source: str, source_id: str) -> GrobidRefsRow | None:
-        if source == "crossref":
-            source_id = lower_doi(source_id)
-        t = grobid_refs
-        return cast("GrobidRefsRow | None", self._one(
-            t.name, select(t).where(t.c.source == source, t.c.source_id == source_id)))
-
-    def crossref_with_refs(self, doi: str) -> CrossrefWithRefsRow | None:
-        v = crossref_with_refs
-        return cast("CrossrefWithRefsRow | None",
-                    self._one(v.name, select(v).where(v.c.doi == lower_doi(doi))))
-
-    def citations(self, citing: str) -> list[CitationTableRow]:
-        with begin(self.engine) as conn:
-            return citations_of(conn, citing)
-
-    def cited_by(self, doi: str, *, offset: int = 0,
-                 limit: int = 50) -> tuple[int, list[CitationTableRow]]:
-        with begin(self.engine) as conn:
-            return cited_by(conn, doi, offset=offset, limit=limit)
-
-    def close(self) -> None:
-        """The engine belongs to the caller."""
