@@ -13,8 +13,9 @@ from typing import Any
 
 from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import affiliations, names, textcrf
-from sandcrawler.docparse.scoring import FieldScores
-from sandcrawler.docparse.textcrf import Gazetteers, LabelledText
+from sandcrawler.docparse.textcrf import Gazetteers
+from sandcrawler.tagging.corpus import LabelledText
+from sandcrawler.tagging.scoring import FieldScores
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,24 +20,22 @@ from __future__ import annotations
 
 import tempfile
 import unicodedata
-import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import pycrfsuite
-
-from sandcrawler.citations.crf.tokens import Token, tokenize
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import crffile
-from sandcrawler.docparse.scoring import BEGIN, OTHER, FieldScores, fields, plain
+from sandcrawler.tagging.corpus import LabelledText, LabelOf, TeiReading, folds_of
+from sandcrawler.tagging.corpus import read_corpus as read_tei_corpus
+from sandcrawler.tagging.crf import BASE_PARAMS, CrfTagger, ModelKind
+from sandcrawler.tagging.scoring import OTHER, FieldScores, fields, plain
+from sandcrawler.tagging.tokens import Token, tokenize
 
-MAGIC = b"sandcrawler text CRF\n"
-FORMAT = 1
+KIND = ModelKind("text CRF", b"sandcrawler text CRF\n")
 #: tokens labelled in one CRF pass; an author list or affiliation block rarely has
 #: 300. Longer input is labelled in pieces cut at line breaks.
 CHUNK_TOKENS = 400
@@ -47,19 +45,11 @@ MAX_TOKENS = 4000
 #: characters read per text at most (the tokenizer's own time is bounded too)
 MAX_CHARS = 40_000
 
-DEFAULT_PARAMS: dict[str, Any] = {
-    "c1": 0.05,
-    "c2": 0.01,
-    "max_iterations": 300,
-    "feature.possible_transitions": True,
-}
+DEFAULT_PARAMS: dict[str, Any] = {**BASE_PARAMS, "c1": 0.05, "c2": 0.01, "max_iterations": 300}
 
 #: a word is in the training lexicon when it is seen this often, mostly in one field
 LEXICON_MIN_COUNT = 2
 LEXICON_MIN_SHARE = 0.6
-
-#: tag, attributes -> label; None: the element only holds text or other elements
-LabelOf = Callable[[str, Mapping[str, str]], str | None]
 
 
 def normalize(text: str) -> str:
@@ -68,141 +58,16 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text[:MAX_CHARS])
 
 
-# --- labelled corpus -------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LabelledText:
-    """One training sequence: the text with whitespace collapsed (a TEI ``<lb/>`` is a
-    newline), a label per character and a field number per character, so that any
-    tokenization of the text gets its labels and field starts."""
-
-    text: str
-    char_labels: tuple[str, ...]
-    char_fields: tuple[int, ...]
-    source: str  # file name, for messages
-
-    def token_labels(self, tokens: Sequence[Token] | None = None) -> list[str]:
-        """GROBID's labels: a token takes the label of its first character, marked
-        ``I-`` where a new field starts."""
-        out: list[str] = []
-        previous = -1
-        for tok in tokens if tokens is not None else tokenize(self.text):
-            label, number = self.char_labels[tok.start], self.char_fields[tok.start]
-            out.append(BEGIN + label if number != previous else label)
-            previous = number
-        return out
-
-    def fields(self) -> list[tuple[str, str]]:
-        """(label, text) of each annotated field, in order, ``<other>`` left out."""
-        spans: dict[int, list[int]] = {}
-        labels: dict[int, str] = {}
-        for i, number in enumerate(self.char_fields):
-            if number >= 0 and self.char_labels[i] != OTHER:
-                spans.setdefault(number, [i, i])[1] = i
-                labels[number] = self.char_labels[i]
-        return [(labels[n], self.text[a : b + 1]) for n, (a, b) in sorted(spans.items())]
-
-
-class _Builder:
-    """Collects (text, label, field) pieces into a :class:`LabelledText`."""
-
-    def __init__(self) -> None:
-        self.chars: list[str] = []
-        self.labels: list[str] = []
-        self.fields: list[int] = []
-        self.pending = ""  # whitespace seen since the last character: "", " " or "\n"
-
-    def newline(self) -> None:
-        self.pending = "\n"
-
-    def add(self, text: str, label: str, number: int) -> None:
-        for ch in normalize(text):
-            if ch.isspace():
-                if self.pending != "\n":
-                    self.pending = " "
-                continue
-            if self.chars:
-                glued = (not self.pending and self.fields[-1] != number
-                         and self.chars[-1].isalnum() and ch.isalnum())
-                # two annotated fields written without a space would merge into one
-                # token; GROBID tokenizes each field apart, so they stay apart here
-                gap = self.pending or (" " if glued else "")
-                if gap:
-                    self.chars.append(gap)
-                    self.labels.append(OTHER)
-                    self.fields.append(-1)
-            self.pending = ""
-            self.chars.append(ch)
-            self.labels.append(label)
-            self.fields.append(number)
-
-    def build(self, source: str) -> LabelledText | None:
-        if not self.chars:
-            return None
-        return LabelledText("".join(self.chars), tuple(self.labels), tuple(self.fields), source)
-
-
-def local_name(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _walk(elem: ET.Element, label: str, number: int, label_of: LabelOf, out: _Builder,
-          counter: Iterator[int]) -> None:
-    """Text inside an annotated element has its label and one field number; text
-    between annotations is ``<other>``, one field per run (a line break inside a
-    run does not end it)."""
-    if elem.text:
-        out.add(elem.text, label, number)
-    for child in elem:
-        tag = local_name(child.tag)
-        if tag in ("lb", "pb"):
-            out.newline()
-        else:
-            child_label = label_of(tag, child.attrib) if label == OTHER else None
-            if child_label is not None:
-                _walk(child, child_label, next(counter), label_of, out, counter)
-            else:
-                _walk(child, label, number if label != OTHER else next(counter), label_of,
-                      out, counter)
-        if child.tail:
-            if label == OTHER and tag not in ("lb", "pb"):
-                number = next(counter)
-            out.add(child.tail, label, number)
-
-
-def read_tei(path: Path, unit: str, label_of: LabelOf) -> list[LabelledText]:
-    """Every ``unit`` element of a TEI file (GROBID's sequence: one ``<author>``
-    block) as a labelled text."""
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as e:
-        raise ConfigError(f"{path}: not well-formed XML: {e}") from e
-    out = []
-    counter = iter(range(1 << 62))
-    for elem in root.iter():
-        if local_name(elem.tag) == unit:
-            builder = _Builder()
-            _walk(elem, OTHER, next(counter), label_of, builder, counter)
-            text = builder.build(path.name)
-            if text is not None:
-                out.append(text)
-    return out
-
-
-def corpus_files(directory: Path) -> list[Path]:
-    if not directory.is_dir():
-        raise ConfigError(f"corpus directory {directory} does not exist")
-    files = sorted(p for p in directory.iterdir() if p.suffix == ".xml" and p.is_file())
-    if not files:
-        raise ConfigError(f"no .xml files in corpus directory {directory}")
-    return files
+def reading(unit: str, label_of: LabelOf) -> TeiReading:
+    """How a name or affiliation corpus is read: NFKC-folded as texts are tagged,
+    ``<lb/>`` and ``<pb/>`` line breaks, fields written glued kept apart."""
+    return TeiReading(unit, label_of, OTHER, normalize=normalize)
 
 
 def read_corpus(directory: Path, unit: str, label_of: LabelOf) -> list[LabelledText]:
     """The sequences of every ``*.xml`` of a directory, in a stable order (sorted
     file names, document order)."""
-    return [t for path in corpus_files(directory) for t in read_tei(path, unit, label_of)]
+    return read_tei_corpus(directory, reading(unit, label_of))
 
 
 # --- features --------------------------------------------------------------------
@@ -419,12 +284,12 @@ def _chunks(text: str, tokens: Sequence[Token]) -> list[tuple[int, int]]:
 
 @dataclass
 class TextCrfModel:
-    tagger: pycrfsuite.Tagger
+    tagger: CrfTagger
     featurizer: Featurizer
-    meta: dict[str, Any] = field(default_factory=dict)
-    # CRFsuite reads the model in place from this buffer: it must live as long as
-    # the tagger, or tagging reads freed memory
-    buffer: bytes = b""
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.tagger.header
 
     @property
     def name(self) -> str:
@@ -432,16 +297,12 @@ class TextCrfModel:
 
     @classmethod
     def load(cls, path: Path | str) -> TextCrfModel:
-        meta, buffer = crffile.read(Path(path), MAGIC, FORMAT)
-        lexicon, gazetteers = meta.pop("lexicon", None), meta.pop("gazetteers", None)
+        tagger = CrfTagger.load(Path(path), KIND)
+        lexicon = tagger.header.pop("lexicon", None)
+        gazetteers = tagger.header.pop("gazetteers", None)
         if not isinstance(lexicon, dict) or not isinstance(gazetteers, dict):
             raise ConfigError(f"{path}: model header lacks its lexicons")
-        tagger = pycrfsuite.Tagger()
-        try:
-            tagger.open_inmemory(buffer)
-        except Exception as e:  # CRFsuite reports a bad model as a bare error
-            raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
-        return cls(tagger, Featurizer(lexicon, Gazetteers(gazetteers)), meta, buffer)
+        return cls(tagger, Featurizer(lexicon, Gazetteers(gazetteers)))
 
     def label(self, text: str) -> tuple[str, list[Token], list[str]]:
         """(the normalized text, its tokens, a GROBID label per token)."""
@@ -481,44 +342,21 @@ def train(
     params = {**DEFAULT_PARAMS, **(params or {})}
     lexicon = build_lexicon((tokens, labels) for _, tokens, labels in pairs)
     featurizer = Featurizer(lexicon, gazetteers)
-    trainer = pycrfsuite.Trainer(verbose=False)
-    for text, tokens, labels in pairs:
-        for a, b in _chunks(text, tokens):
-            trainer.append(featurizer.sequence(text, tokens[a:b]), labels[a:b])
-    trainer.set_params(params)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        crf_path = Path(tmp) / "model.crfsuite"
-        trainer.train(str(crf_path))
-        crf_bytes = crf_path.read_bytes()
-    last = trainer.logparser.last_iteration or {}
-    meta = {
+    tagger = CrfTagger.train(KIND, ((featurizer.sequence(text, tokens[a:b]), labels[a:b])
+                                    for text, tokens, labels in pairs
+                                    for a, b in _chunks(text, tokens)), params)
+    header = tagger.save(Path(out), {
         "model": name,
         "labels": sorted({plain(x) for _, _, labels in pairs for x in labels}),
-        "params": params,
         "sequences": len(pairs),
         "tokens": sum(len(t) for _, t, _ in pairs),
-        "iterations": last.get("num"),
-        "active_features": last.get("active_features"),
         **(info or {}),
         "lexicon": lexicon,
         "gazetteers": gazetteers.to_json(),
-    }
-    header = crffile.write(out, MAGIC, FORMAT, meta, crf_bytes)
+    })
     header.pop("lexicon")
     header.pop("gazetteers")
     return header
-
-
-def folds_of(texts: Sequence[LabelledText], folds: int
-             ) -> list[tuple[list[LabelledText], list[LabelledText]]]:
-    """(train, test) pairs: sequence i is tested in fold i mod k, so every fold mixes
-    the corpus's sources (GROBID shuffles its sequences before cutting folds)."""
-    if folds < 2:
-        raise ConfigError(f"cross-validation needs at least 2 folds, not {folds}")
-    return [([t for i, t in enumerate(texts) if i % folds != k],
-             [t for i, t in enumerate(texts) if i % folds == k]) for k in range(folds)]
 
 
 def score(model: TextCrfModel, texts: Iterable[LabelledText]) -> FieldScores:

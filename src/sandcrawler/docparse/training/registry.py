@@ -14,7 +14,7 @@ from typing import Any
 
 from sandcrawler.core.errors import ConfigError
 from sandcrawler.docparse import crf, textmodels
-from sandcrawler.docparse.scoring import FieldScores
+from sandcrawler.tagging.scoring import FieldScores
 
 OnFold = Callable[[int, FieldScores], None]
 

@@ -26,23 +26,20 @@ import hashlib
 import re
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import pycrfsuite
-
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import crffile
 from sandcrawler.docparse.derived import derivation, derived_columns
 from sandcrawler.docparse.grobid_corpus import LabelledSequence, SkipReason, read_corpus
-from sandcrawler.docparse.scoring import FieldScores
+from sandcrawler.tagging.crf import BASE_PARAMS, CrfTagger, ModelKind
+from sandcrawler.tagging.scoring import FieldScores
 
-MAGIC = b"sandcrawler column CRF\n"
-FORMAT = 1
+KIND = ModelKind("column CRF", b"sandcrawler column CRF\n")
 #: rows tagged per CRFsuite call: a longer sequence (a book) is tagged in
 #: overlapping chunks so that memory stays bounded; the labels of a chunk's
 #: overlap come from the chunk that sees most context around them
@@ -129,11 +126,7 @@ class ModelSpec:
                         / f"{self.name}.crfmodel"))
 
 
-_LBFGS: dict[str, Any] = {
-    "feature.possible_transitions": True,
-    "num_memories": 6,
-    "period": 10,
-}
+_LBFGS: dict[str, Any] = {**BASE_PARAMS, "num_memories": 6, "period": 10}
 
 # the flag columns of GROBID's feature vectors (FeaturesVectorSegmentation,
 # FeaturesVectorHeader, FeaturesVectorReferenceSegmenter): bold, italic, a
@@ -236,19 +229,20 @@ class ColumnModel:
     windows: tuple[Window, ...]
     omit: dict[int, str]
     derived: str | None
-    tagger: pycrfsuite.Tagger
-    meta: dict[str, Any] = field(default_factory=dict)
-    # CRFsuite reads the model in place from this buffer: it lives as long as the tagger
-    buffer: bytes = b""
+    tagger: CrfTagger
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.tagger.header
 
     @property
     def version(self) -> str:
         """The first 12 hex digits of the CRFsuite part's SHA-256."""
-        return str(self.meta.get("crf_sha256", ""))[:12]
+        return self.tagger.version
 
     @property
     def labels(self) -> list[str]:
-        return list(self.tagger.labels())
+        return self.tagger.labels()
 
     @classmethod
     def load(cls, name_or_path: str | Path) -> ColumnModel:
@@ -259,7 +253,8 @@ class ColumnModel:
             path = Path(name_or_path)
             if not path.suffix and not path.exists():
                 model_spec(str(name_or_path))  # raises: neither a model nor a file
-        meta, buffer = crffile.read(path, MAGIC, FORMAT)
+        tagger = CrfTagger.load(path, KIND)
+        meta = tagger.header
         try:
             windows = tuple(tuple((int(o), int(c)) for o, c in w) for w in meta["windows"])
             name, columns = str(meta["name"]), int(meta["columns"])
@@ -269,12 +264,7 @@ class ColumnModel:
                 derivation(str(derived))  # a model of a newer version: say so now
         except (KeyError, TypeError, ValueError) as e:
             raise ConfigError(f"{path}: model header lacks its name, columns or windows") from e
-        tagger = pycrfsuite.Tagger()
-        try:
-            tagger.open_inmemory(buffer)
-        except Exception as e:  # CRFsuite reports a bad model as a bare error
-            raise ConfigError(f"{path}: corrupt CRFsuite model: {e}") from e
-        return cls(name, columns, windows, omit, derived, tagger, meta, buffer)
+        return cls(name, columns, windows, omit, derived, tagger)
 
     def tag(self, rows: Sequence[Sequence[str]]) -> list[str]:
         """One label per row, GROBID's names with the ``I-`` mark kept. Rows
@@ -296,9 +286,7 @@ class ColumnModel:
         return labels
 
     def _tag(self, rows: Sequence[Sequence[str]], extra: Mapping[int, Sequence[str]]) -> list[str]:
-        if not rows:
-            return []
-        return list(self.tagger.tag(attributes(self.windows, rows, self.omit, extra)))
+        return self.tagger.tag(attributes(self.windows, rows, self.omit, extra))
 
 
 # -- training and evaluation -------------------------------------------------------
@@ -338,34 +326,25 @@ def train_sequences(
     if not sequences:
         raise ConfigError(f"{spec.name}: no training sequences")
     chosen = _params(spec, params)
-    trainer = pycrfsuite.Trainer(verbose=False)
-    for seq in sequences:
-        _check_rows(seq.rows, spec.columns, f"{spec.name} {seq.doc}")
-        extra = derived_columns(spec.derived, seq.rows)
-        trainer.append(attributes(spec.windows, seq.rows, spec.omit, extra), seq.labels)
-    trainer.set_params(chosen)
-    out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out_path.parent) as tmp:
-        crf_path = Path(tmp) / "model.crfsuite"
-        trainer.train(str(crf_path))
-        crf_bytes = crf_path.read_bytes()
-    last = trainer.logparser.last_iteration or {}
-    meta: dict[str, Any] = {
+
+    def attributed() -> Iterator[tuple[list[list[str]], Sequence[str]]]:
+        for seq in sequences:
+            _check_rows(seq.rows, spec.columns, f"{spec.name} {seq.doc}")
+            extra = derived_columns(spec.derived, seq.rows)
+            yield attributes(spec.windows, seq.rows, spec.omit, extra), seq.labels
+
+    tagger = CrfTagger.train(KIND, attributed(), chosen)
+    return tagger.save(Path(out_path), {
         "name": spec.name,
         "columns": spec.columns,
         "windows": [list(map(list, w)) for w in spec.windows],
         "omit": {str(c): v for c, v in sorted(spec.omit.items())},
         "derived": spec.derived,
         "labels": sorted({label for seq in sequences for label in seq.labels}),
-        "params": chosen,
         "documents": len(sequences),
         "rows": sum(len(seq.rows) for seq in sequences),
-        "iterations": last.get("num"),
-        "active_features": last.get("active_features"),
         **(info or {}),
-    }
-    return crffile.write(out_path, MAGIC, FORMAT, meta, crf_bytes)
+    })
 
 
 def train_model(
