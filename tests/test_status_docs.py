@@ -1,4 +1,4 @@
-"""The status tables of ``docs/`` and the status enums (``models/statuses.py``) agree.
+"""The status tables of ``docs/`` and the status enums (``records/statuses.py``) agree.
 
 A table is marked in the Markdown source by the comment on the line before it:
 
