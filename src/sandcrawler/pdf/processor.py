@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandcrawler.core.errors import RecordError
-from sandcrawler.docparse.tei import extraction_tei
+from sandcrawler.docparse.assembly.tei import extraction_tei
 from sandcrawler.grobid.client import GrobidClient
 from sandcrawler.match.document import (
     FAMILY,
@@ -33,9 +33,11 @@ from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_
 from sandcrawler.pdf.info import PdfExtract, extract_pdf
 from sandcrawler.process.sandbox import Sandbox, SandboxError
 from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.catalogue_metadata import CrossrefAuthor
 from sandcrawler.records.extraction import Extraction
 from sandcrawler.records.files import FileMeta
 from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.refs import BiblioJson, biblio_json
 from sandcrawler.records.statuses import FulltextStatus, PdfStatus, SandboxStatus
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
@@ -56,7 +58,7 @@ class StoredPdf:
     grobid_quality: Quality | None = None
     tei: str | None = None
     #: the document's references: GROBID's (``tei_references``), else the page's
-    references: list[dict[str, Any]] = field(default_factory=list)
+    references: list[BiblioJson] = field(default_factory=list)
     #: what the document is (``match0``), when there is a catalog to match against
     identification: Identification | None = None
     resolved: ResolvedReferences | None = None
@@ -65,6 +67,19 @@ class StoredPdf:
 
 
 class PdfProcessor:
+    """One PDF on disk through extraction, GROBID, the cascade, the store, the
+    catalogue and the PDF table.
+
+    - ``catalogue``, ``table``: where documents and their PDF facts are recorded.
+    - ``timeout``, ``memory_limit``, ``extract_options``: the sandboxed PDFium
+      extraction's limits and options (``pdf.info.extract_pdf``).
+    - ``grobid``, ``grobid_options``, ``grobid_max_bytes``: the GROBID client (None:
+      no GROBID), its form fields, and the largest file sent to it.
+    - ``extractor``: the embedded cascade (``extract.enabled``); ``documents``: the
+      catalog matcher (None: no catalog); ``tei_references``: reads GROBID's TEI
+      references, given by the composition root.
+    """
+
     def __init__(
         self,
         catalogue: Catalogue,
@@ -77,7 +92,7 @@ class PdfProcessor:
         grobid_options: list[tuple[str, str]] | None = None,
         grobid_max_bytes: int = 256 * 2**20,
         documents: DocumentMatcher | None = None,
-        tei_references: Callable[[str], list[dict[str, Any]]] | None = None,
+        tei_references: Callable[[str], list[BiblioJson]] | None = None,
         extractor: Extractor | None = None,
     ) -> None:
         self.catalogue = catalogue
@@ -85,8 +100,8 @@ class PdfProcessor:
         self.extractor = extractor
         #: identifies documents and resolves their references; None: no catalog
         self.documents = documents
-        #: reads the references of GROBID's TEI (``ingest.references.refs_from_tei``,
-        #: given by the composition root: file ingest sits above this package)
+        #: reads the references of GROBID's TEI (``refs.reading.refs_from_tei``,
+        #: given by the composition root: refs is this package's independent sibling)
         self.tei_references = tei_references
         self.table = table
         self.grobid = grobid
@@ -110,7 +125,7 @@ class PdfProcessor:
     def store(self, path: str, meta: FileMeta, out: PdfExtract, *,
               cdx: CdxRecord | None = None, layers: Sequence[Layer] = (),
               page: HtmlBiblio | None = None,
-              page_references: Sequence[Mapping[str, Any]] = ()) -> StoredPdf:
+              page_references: Sequence[BiblioJson] = ()) -> StoredPdf:
         """Write the file's cells (and, for a usable document, its resources and
         catalogue row). The catalogue metadata is ``layers`` (what the caller
         knows: the request's identifiers, a landing page's meta tags) and what
@@ -153,7 +168,7 @@ class PdfProcessor:
                                grobid_quality=fulltext.quality, tei=fulltext.tei,
                                references=self._references(fulltext)
                                or _extracted_references(extraction)
-                               or [dict(r) for r in page_references],
+                               or [r.copy() for r in page_references],
                                extraction=extraction)
             if self.documents is not None:
                 found = self.documents.identify(entry.uuid,
@@ -168,7 +183,7 @@ class PdfProcessor:
         self.table.put(meta.sha1hex, cells)
         return stored
 
-    def _references(self, fulltext: Fulltext) -> list[dict[str, Any]]:
+    def _references(self, fulltext: Fulltext) -> list[BiblioJson]:
         if self.tei_references is None or fulltext.tei is None \
                 or fulltext.status != FulltextStatus.SUCCESS:
             return []
@@ -206,10 +221,10 @@ def _sources(out: PdfExtract, fulltext: Fulltext, extraction: Extraction | None,
     return [s for s in found if s is not None] + pdf_sources(out.info, out.xmp, out.text)
 
 
-def _extracted_references(extraction: Extraction | None) -> list[dict[str, Any]]:
+def _extracted_references(extraction: Extraction | None) -> list[BiblioJson]:
     if extraction is None or extraction.status not in USABLE:
         return []
-    return extraction.references_json()
+    return [biblio_json(ref) for ref in extraction.references]
 
 
 def _header_layer(source: Source, title: str | None, authors: list[dict[str, Any]],
@@ -226,10 +241,10 @@ def _header_layer(source: Source, title: str | None, authors: list[dict[str, Any
     return Layer(source, meta) if meta else None
 
 
-def _author(a: dict[str, Any]) -> dict[str, Any]:
+def _author(a: Mapping[str, Any]) -> CrossrefAuthor:
     """A biblio's author in Crossref's names, its affiliation as Crossref writes
     one (``[{"name": ...}]``: department, laboratory, institution, place)."""
-    out: dict[str, Any] = {"given": a.get("given_name"), "family": a.get("surname"),
+    out: CrossrefAuthor = {"given": a.get("given_name"), "family": a.get("surname"),
                            "name": a.get("full_name")}
     aff = a.get("affiliation")
     if isinstance(aff, dict):

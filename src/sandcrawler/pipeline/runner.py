@@ -128,12 +128,19 @@ def _internal_error(item: Item, exc: BaseException | None) -> Outcome:
 class Runner:
     """Drives one source → worker → sink run and keeps the books.
 
-    ``on_infrastructure_error``: ``"fail"`` ends the run with ``summary.failure``
-    set (batch commands); ``"retry"`` backs off and retries the same batch until
-    it succeeds or a stop is requested (long-running workers), so nothing is dropped.
-    ``observer`` is told of batches and back-off as they happen (a worker's metrics).
-    ``expected``: what the input should be; a run whose first records are all
-    undecodable then ends with ``summary.wrong_input`` (``pipeline/opening.py``).
+    - ``name``: the run's name in progress lines and the summary.
+    - ``jobs``, ``batch_size``, ``preload``: worker processes (``-j N``), items per
+      batch, and the modules their fork server imports once.
+    - ``progress``, ``report``, ``stderr``: the progress bar (default: when stderr is a
+      terminal), where one-line reports go, and the stream for both.
+    - ``fail_fast``: the first record error ends the run.
+    - ``on_infrastructure_error``: ``"fail"`` ends the run with ``summary.failure``
+      set (batch commands); ``"retry"`` backs off (at most ``max_backoff`` seconds)
+      and retries the same batch until it succeeds or ``stop`` is set (long-running
+      workers), so nothing is dropped.
+    - ``observer``: told of batches and back-off as they happen (a worker's metrics).
+    - ``expected``: what the input should be; a run whose first records are all
+      undecodable then ends with ``summary.wrong_input`` (``pipeline/opening.py``).
     """
 
     def __init__(
