@@ -1,11 +1,14 @@
-"""Shared pieces of the benchmark scripts in this directory (not a benchmark itself).
+"""Shared pieces of the scripts under bench/ (not a benchmark itself).
 
 - the real fixtures (two Crossref works, their GROBID TEI) and synthetic variants of
   the works: same reference lists, distinct DOI (``<doi>.b<i>``) and ``indexed`` time;
 - running a command as a timed subprocess (wall clock, CPU of the whole process tree);
 - a durable throwaway PostgreSQL cluster, fresh databases in it, and its server CPU.
 
-The scripts run ``python bench/<name>.py``, so this module is imported as ``_common``.
+The scripts run as ``python bench/<dir>/<name>.py`` (``perf``, ``eval``, ``build``): each
+puts ``bench/`` on ``sys.path`` and imports this module as ``_common``, which adds the
+three script directories, so that a script imports another by bare name wherever it
+lies (``perf/match_scale.py`` uses ``eval/match_eval.py`` and ``build/match_synth.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,11 @@ from sandcrawler.core.timestamps import iso_utc
 from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.postgres import PostgresCluster, find_pg_bindir
 
-REPO = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+for _dir in ("perf", "eval", "build"):
+    if str(BENCH / _dir) not in sys.path:
+        sys.path.append(str(BENCH / _dir))
 SHARED_DATA = Path(os.environ.get("SANDCRAWLER_SHARED_DATA", REPO.parent / "shared" / "data"))
 FIXTURES = SHARED_DATA / "sandcrawler-fixtures"
 CROSSREF_GLOB = "crossref_api_work_*.json"

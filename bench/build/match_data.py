@@ -14,7 +14,7 @@ Sets: refs (raw reference strings), headers (GROBID-header-like biblios, DOI
 withheld), hard (one case per hard case of issue 25), pairs (fuzzycat's labelled
 release pairs). Deterministic: the same sources and seed give the same bytes.
 
-  python bench/match_data.py [--seed 25] [--out bench/data/match]
+  python bench/build/match_data.py [--seed 25] [--out bench/data/match]
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The damage a reference or a header suffers between a PDF and a matcher, as
-deterministic functions of a ``random.Random`` (used by bench/match_data.py).
+deterministic functions of a ``random.Random`` (used by bench/build/match_data.py).
 
 - line breaks where the PDF's lines ended, and words hyphenated across them
   ("struc-\\ntures"), as GROBID leaves them in raw reference strings;

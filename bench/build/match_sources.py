@@ -5,7 +5,7 @@ which licence).
 Run once, with the public repositories' git directories at hand (the snapshots are
 read with ``git show``, no work tree needed):
 
-  python bench/match_sources.py \\
+  python bench/build/match_sources.py \\
       --rme /path/to/CrossRef/reference-matching-evaluation.git \\
       --fuzzycat /path/to/miku/fuzzycat.git
 
@@ -20,7 +20,7 @@ It writes, under bench/data/match/source/:
   fuzzycat_pairs.jsonl.gz fuzzycat's labelled release pairs (verify.csv) with both
                           releases' bibliographic fields (from tests/data/release/).
 
-Everything else (the evaluation sets) is derived from these by bench/match_data.py.
+Everything else (the evaluation sets) is derived from these by bench/build/match_data.py.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-SOURCE_DIR = Path(__file__).resolve().parent / "data" / "match" / "source"
+SOURCE_DIR = Path(__file__).resolve().parents[1] / "data" / "match" / "source"
 
 #: the citation styles of Crossref's analysis-1 data set, file name -> our short name
 RME_STYLES = {

@@ -4,7 +4,7 @@ Deterministic (a seed gives the same works, byte for byte) and fast (orjson line
 well over 50,000 works/s on one core). What makes them realistic:
 
 - title words are drawn from the words of ~4,000 real Crossref titles (the works
-  rebuilt from Crossref's reference-matching-evaluation, bench/match_works.py) with
+  rebuilt from Crossref's reference-matching-evaluation, bench/build/match_works.py) with
   their observed frequencies, which follow Zipf's law; content words are glued by
   the function words and shapes of real titles ("X of Y in Z", "X: a Y study");
 - surnames are the real authors' surnames of those works (they come from every
@@ -19,7 +19,7 @@ well over 50,000 works/s on one core). What makes them realistic:
 
 Use as a module (``SynthWorks(seed).works(n)``) or a command:
 
-  python bench/match_synth.py N [--seed 1] [--sparse 0.2] > works.jsonl
+  python bench/build/match_synth.py N [--seed 1] [--sparse 0.2] > works.jsonl
 """
 
 from __future__ import annotations

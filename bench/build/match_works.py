@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-DATA_DIR = Path(__file__).resolve().parent / "data" / "match"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "match"
 SOURCE_DIR = DATA_DIR / "source"
 
 #: the ``indexed`` stamp of every work we write: persist needs one, its value is moot

@@ -12,7 +12,7 @@ Printed:
 - with ``--speed``: the shipped model's file size, load time (best of 5) and
   tagging speed in rows per second over the corpus (features + CRF, one core).
 
-Run:  python bench/docparse_eval.py MODEL [--folds 10] [--corpus DIR] [--jobs N]
+Run:  python bench/eval/docparse_eval.py MODEL [--folds 10] [--corpus DIR] [--jobs N]
                                          [--iterations N] [--c1 X] [--c2 X] [--speed]
 
 ``--corpus`` defaults to GROBID's corpus beside this repository
@@ -28,11 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import REPO, print_header, skip
 
-from sandcrawler.docparse.crf import MODELS, ColumnModel, cross_validate, model_spec
-from sandcrawler.docparse.grobid_corpus import read_corpus
-from sandcrawler.docparse.scoring import FieldScores
+from sandcrawler.docparse.crf.columns import MODELS, ColumnModel, cross_validate, model_spec
+from sandcrawler.docparse.training.grobid_corpus import read_corpus
+from sandcrawler.tagging.scoring import FieldScores
 
 DATASET = REPO.parent / "grobid" / "grobid-trainer" / "resources" / "dataset"
 #: GROBID's own 10-fold figures (micro F1, CRF), where its documentation gives one

@@ -9,7 +9,7 @@ and the shipped model's speed over the whole corpus (sequences and tokens per
 second, one thread; the shipped model has seen these sequences, so this is a
 speed figure only).
 
-Run:  nice -n 10 python bench/docparse_names_eval.py [name-header|affiliation-address ...]
+Run:  nice -n 10 python bench/eval/docparse_names_eval.py [name-header|affiliation-address ...]
           [--grobid ../grobid] [--folds 10] [--jobs 1] [--params '{"c1": 0.05}']
 """
 
@@ -22,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-from sandcrawler.docparse.scoring import FieldScores
-from sandcrawler.docparse.textcrf import TextCrfModel
-from sandcrawler.docparse.textmodels import TEXT_MODELS, cross_validate
+from sandcrawler.docparse.crf.text import TextCrfModel
+from sandcrawler.docparse.training.text_models import TEXT_MODELS, cross_validate
+from sandcrawler.tagging.scoring import FieldScores
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 #: GROBID's CRF (Wapiti), 10-fold, field-level micro F1 (GROBID 0.6.0,
 #: doc/benchmarks/Benchmarking-models.md); GROBID publishes none for name-header
 GROBID_CRF = {"affiliation-address": 85.87}

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import REPO, SANDCRAWLER, SHARED_DATA, bench_env, print_header, skip
 from rapidfuzz.distance import Levenshtein

@@ -26,12 +26,12 @@ was made with it):
            with the count of such tokens each reader gives
   space    aligned tokens whose ``space_after`` agrees
 
-When ``sandcrawler.docparse.vectors`` is there, GROBID's segmentation feature rows
+When ``sandcrawler.docparse.features`` is there, GROBID's segmentation feature rows
 (one per line) of both layouts are compared column by column on the lines whose
 text both give the same, and its header rows (one per token, over the first
 page's lines) on the aligned tokens: the share of equal values per column.
 
-Run:  python bench/layout_compare.py [--repeat 3] [--json bench/out/layout_compare.json]
+Run:  python bench/eval/layout_compare.py [--repeat 3] [--json bench/out/layout_compare.json]
                                      [PDF ...]
 """
 
@@ -52,12 +52,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import SHARED_DATA, print_header, rate
 
-from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
-from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
-from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
+from sandcrawler.docparse.layout.alto import find_pdfalto, read_layout_alto
+from sandcrawler.docparse.layout.elements import Layout, LayoutError, Line, Token
+from sandcrawler.docparse.layout.pdfium import read_layout_pdfium
 
 GROBID = Path(os.environ.get("GROBID_DIR", "/work/grobid"))
 GROBID_TESTPDFS = Path(os.environ.get("GROBID_TESTPDFS", GROBID / "testpdfs"))
@@ -116,7 +117,7 @@ class Counts:
                         into[i] += v
 
 
-#: the columns of GROBID's feature rows (docparse/vectors.py, docs/extraction.md)
+#: the columns of GROBID's feature rows (docparse/features/, docs/extraction.md)
 SEGMENTATION_COLUMNS = (
     "token", "second token", "lower case", "prefix 1", "prefix 2", "prefix 3", "prefix 4",
     "block", "page", "font", "font size", "bold", "italic", "capitals", "digits",
@@ -221,18 +222,19 @@ def f1(both: int, only_a: int, only_b: int) -> float:
 def compare_rows(alto: Layout, pdfium: Layout, counts: Counts) -> None:
     """GROBID's feature rows from both layouts, column by column (module docstring)."""
     try:
-        vectors = importlib.import_module("sandcrawler.docparse.vectors")
+        seg = importlib.import_module("sandcrawler.docparse.features.segmentation")
+        head = importlib.import_module("sandcrawler.docparse.features.header")
     except ImportError:
         return
-    seg_a = _rows(vectors.segmentation_rows(alto))
-    seg_p = _rows(vectors.segmentation_rows(pdfium))
+    seg_a = _rows(seg.segmentation_rows(alto))
+    seg_p = _rows(seg.segmentation_rows(pdfium))
     _columns(seg_a, seg_p, counts.seg_columns)
     counts.seg_rows += len(seg_a)
     first_a = [line for line in alto.lines() if line.tokens and line.tokens[0].page == 0]
     first_p = [line for line in pdfium.lines() if line.tokens and line.tokens[0].page == 0]
     if first_a and first_p:
-        head_a = _header_rows(vectors, alto, first_a)
-        head_p = _header_rows(vectors, pdfium, first_p)
+        head_a = _header_rows(head, alto, first_a)
+        head_p = _header_rows(head, pdfium, first_p)
         _columns(head_a, head_p, counts.head_columns)
         counts.head_rows += len(head_a)
 
@@ -247,8 +249,8 @@ def _rows(rows: Any) -> list[list[str]]:
     return out
 
 
-def _header_rows(vectors: Any, layout: Layout, lines: list[Line]) -> list[list[str]]:
-    result = vectors.header_rows(layout, lines)
+def _header_rows(head: Any, layout: Layout, lines: list[Line]) -> list[list[str]]:
+    result = head.header_rows(layout, lines)
     rows = result[1] if isinstance(result, tuple) else result
     return _rows(rows)
 
@@ -302,20 +304,22 @@ def tokens_of(layout: Layout | None) -> int:
 
 def parity_with_grobid(grobid: Path, pdf_dirs: list[Path]) -> None:
     """Each reader's feature rows against GROBID's own feature files, on the
-    documents whose PDF we have (``sandcrawler.docparse.parity``, as
-    bench/layout_parity.py measures pdfalto's): rows aligned, and the share of
+    documents whose PDF we have (``sandcrawler.docparse.features.parity``, as
+    bench/eval/layout_parity.py measures pdfalto's): rows aligned, and the share of
     aligned rows where each column equals GROBID's."""
     try:
-        parity = importlib.import_module("sandcrawler.docparse.parity")
-        vectors = importlib.import_module("sandcrawler.docparse.vectors")
-        lexicon = importlib.import_module("sandcrawler.docparse.lexicon").default_lexicon()
+        parity = importlib.import_module("sandcrawler.docparse.features.parity")
+        seg = importlib.import_module("sandcrawler.docparse.features.segmentation")
+        head = importlib.import_module("sandcrawler.docparse.features.header")
+        refseg = importlib.import_module("sandcrawler.docparse.features.reference_segmenter")
+        lexicon = importlib.import_module("sandcrawler.docparse.features.lexicon").default_lexicon()
     except ImportError:
         return
     pairs = parity.find_pairs(grobid, pdf_dirs)
     if not pairs:
         return
-    names = {"segmentation": vectors.SEGMENTATION_COLUMNS, "header": vectors.HEADER_COLUMNS,
-             "reference-segmenter": vectors.REFSEG_COLUMNS}
+    names = {"segmentation": seg.SEGMENTATION_COLUMNS, "header": head.HEADER_COLUMNS,
+             "reference-segmenter": refseg.REFSEG_COLUMNS}
     print(f"\n== parity with GROBID's own feature files ({len(pairs)} files of documents "
           "whose PDF we have)")
     for reader, read in (("pdfalto", partial(read_layout_alto, timeout=ALTO_TIMEOUT)),

@@ -3,7 +3,7 @@ files, and speed.
 
 Pairs: GROBID's feature files (segmentation, header, reference segmenter) of
 documents whose PDF we have (GROBID's test PDFs, in ../shared/data/pdfs and
-/work/grobid/testpdfs; ``sandcrawler.docparse.parity``). For each, pdfalto's
+/work/grobid/testpdfs; ``sandcrawler.docparse.features.parity``). For each, pdfalto's
 layout is read, our rows computed and aligned to GROBID's.
 
 Printed:
@@ -18,7 +18,7 @@ Printed:
 - speed: pdfalto, reading its ALTO, and the three models' vectors, in pages and
   PDFs per second of one core (CPU time of this process and of pdfalto).
 
-Run:  python bench/layout_parity.py [--grobid /work/grobid] [--pdfs DIR ...]
+Run:  python bench/eval/layout_parity.py [--grobid /work/grobid] [--pdfs DIR ...]
 """
 
 from __future__ import annotations
@@ -30,10 +30,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from sandcrawler.docparse import layout_alto
-from sandcrawler.docparse.layout import Layout
-from sandcrawler.docparse.lexicon import Lexicon, default_lexicon, header_raw_files, location_words
-from sandcrawler.docparse.parity import (
+from sandcrawler.docparse.features.header import HEADER_COLUMNS, header_rows
+from sandcrawler.docparse.features.lexicon import (
+    Lexicon,
+    default_lexicon,
+    header_raw_files,
+    location_words,
+)
+from sandcrawler.docparse.features.parity import (
     MODELS,
     Agreement,
     compare,
@@ -41,16 +45,12 @@ from sandcrawler.docparse.parity import (
     find_pairs,
     read_raw,
 )
-from sandcrawler.docparse.vectors import (
-    HEADER_COLUMNS,
-    REFSEG_COLUMNS,
-    SEGMENTATION_COLUMNS,
-    header_rows,
-    refseg_rows,
-    segmentation_rows,
-)
+from sandcrawler.docparse.features.reference_segmenter import REFSEG_COLUMNS, refseg_rows
+from sandcrawler.docparse.features.segmentation import SEGMENTATION_COLUMNS, segmentation_rows
+from sandcrawler.docparse.layout import alto as layout_alto
+from sandcrawler.docparse.layout.elements import Layout
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 COLUMNS = {
     "segmentation": SEGMENTATION_COLUMNS,
     "header": HEADER_COLUMNS,

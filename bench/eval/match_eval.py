@@ -1,16 +1,16 @@
 """Matching accuracy and speed on the evaluation sets (docs/matching-evaluation.md).
 
-For each set (bench/data/match/<set>/, built by bench/match_data.py), in a fresh data
+For each set (bench/data/match/<set>/, built by bench/build/match_data.py), in a fresh data
 directory (SQLite, nothing to start):
 
   1. ``sandcrawler persist crossref`` the set's catalog, plus ``--pad N`` synthetic
-     works (bench/match_synth.py) so the right answer hides among more records;
+     works (bench/build/match_synth.py) so the right answer hides among more records;
   2. ``sandcrawler match index --rebuild``, timed: records/s (also net of a second
      ``match index`` with nothing to do), and the index's size per record (the files
      under the data directory's ``match/``);
   3. ``sandcrawler match biblio`` on the queries (gold fields stripped) with ``-j 1``
      and ``-j 2``, timed: queries/s with and without start-up (an empty run's wall time);
-  4. scoring (bench/match_score.py): precision, recall, per-status, per-case, misses.
+  4. scoring (bench/eval/match_score.py): precision, recall, per-status, per-case, misses.
 
 Prints a table per set and writes bench/out/match_eval.json (figures) and
 bench/out/match_misses_<set>.jsonl (every query the matcher got wrong).
@@ -22,7 +22,7 @@ loaded by ``match index --engine --rebuild`` into a collection of 2 shards of 2 
 behind the alias ``eval-<set>``; the size is the index bytes of every replica. Its
 figures go to match_eval_solr.json and match_misses_solr_<set>.jsonl.
 
-Run:  python bench/match_eval.py [--sets refs,headers,hard,pairs] [--pad 20000]
+Run:  python bench/eval/match_eval.py [--sets refs,headers,hard,pairs] [--pad 20000]
                                  [--jobs 1,2] [--out bench/out] [--keep DIR]
                                  [--engine embedded|solr]
 """
@@ -40,6 +40,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import Timing, bench_env, print_header, rate, sandcrawler, skip
 from match_score import score, table
@@ -51,7 +52,7 @@ from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_
 
 SETS = ("refs", "headers", "hard", "pairs")
 GOLD = ("expected_doi", "case", "noise")
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:

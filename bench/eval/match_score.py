@@ -1,5 +1,5 @@
 """Scoring ``sandcrawler match biblio`` output against the gold of an evaluation set
-(bench/match_data.py): precision, recall, per-status and per-case counts, and every
+(bench/build/match_data.py): precision, recall, per-status and per-case counts, and every
 query the matcher got wrong, with what it said.
 
 matched   status ``exact`` or ``strong`` (issue 25's CLI contract)

@@ -12,7 +12,7 @@ one registry line. For every module of ``src/sandcrawler/fileset/platforms/``
               or settings class (its import and its one field of
               ``PlatformSettings``; a field wrapped over two lines counts two).
 
-Run:  python bench/platform_sizes.py
+Run:  python bench/eval/platform_sizes.py
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from sandcrawler.fileset.platforms import PLATFORMS
 
-PLATFORMS_DIR = Path(__file__).resolve().parent.parent / "src/sandcrawler/fileset/platforms"
+PLATFORMS_DIR = Path(__file__).resolve().parents[2] / "src/sandcrawler/fileset/platforms"
 AIM = 150
 
 

@@ -24,7 +24,7 @@ distinct sha1s among the HTTP 200 lines, with two cells (file:mime, file:cdx) pe
 and the command's success count the number of those lines; the script exits non-zero
 otherwise.
 
-Run:  python bench/backfill_cdx.py [--lines 100000] [--repeat 3] [--out bench/out]
+Run:  python bench/perf/backfill_cdx.py [--lines 100000] [--repeat 3] [--out bench/out]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import (
     FIXTURES,
     Timing,

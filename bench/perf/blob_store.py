@@ -40,7 +40,7 @@ hardly matters).
 Printed per variant: seconds, objects/s, MB/s, CPU seconds of this process (all threads),
 for S3 the CPU of the Swift servers and memcached, and the ratio to the baseline.
 
-Run:  python bench/blob_store.py [--small 10000] [--large 20] [--large-mb 50]
+Run:  python bench/perf/blob_store.py [--small 10000] [--large 20] [--large-mb 50]
                                  [--only local|s3] [--dir DIR]
 """
 
@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import print_header, rate, skip
 
 from sandcrawler.storage.blobs import DEFAULT_HASHES, BlobStore

@@ -14,14 +14,16 @@ Printed:
 - the same in-process, without reading and writing JSON lines: tokenize + features +
   CRF + biblio, per reference, split by stage.
 
-Run:  python bench/citations_parse.py [--refs 50000] [--out bench/out]
+Run:  python bench/perf/citations_parse.py [--refs 50000] [--out bench/out]
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import (
     arg_parser,
     bench_env,
@@ -37,7 +39,7 @@ from _common import (
 from sandcrawler.citations.crf.biblio import build_biblio
 from sandcrawler.citations.crf.labels import OUTSIDE
 from sandcrawler.citations.crf.model import MAX_TOKENS, CrfModel
-from sandcrawler.citations.crf.tokens import tokenize
+from sandcrawler.tagging.tokens import tokenize
 
 GOAL_RATE = 3000.0
 GOAL_LOAD = 0.5

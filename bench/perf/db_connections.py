@@ -8,7 +8,7 @@ server: it runs ``process -j N`` over copies of the real papers in
 printing the peak and the number of distinct backends (connections opened) that
 the run used.
 
-    python bench/db_connections.py [--jobs 8] [--copies 4]
+    python bench/perf/db_connections.py [--jobs 8] [--copies 4]
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import (
     SANDCRAWLER,
     SHARED_DATA,

@@ -16,7 +16,7 @@ with the default limits; printed: status, seconds, pages read, references, the
 command's peak memory (its children's maximum resident size, from
 ``getrusage``).
 
-    python bench/extract_limits.py [--keep DIR]
+    python bench/perf/extract_limits.py [--keep DIR]
 """
 
 # ruff: noqa: RUF001 (Russian, Arabic and Chinese text on purpose: its letters are not look-alikes)

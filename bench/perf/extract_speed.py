@@ -20,7 +20,7 @@ For each ``-j`` (default 1 and 2):
 
 Skips (exit 0) without the PDFs. Prints figures; asserts nothing.
 
-Run:  python bench/extract_speed.py [--pdfs DIR ...] [--copies N] [-j 1,2]
+Run:  python bench/perf/extract_speed.py [--pdfs DIR ...] [--copies N] [-j 1,2]
                                     [--seconds 60] [--options OPTS] [--command CMD]
 """
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     SANDCRAWLER,

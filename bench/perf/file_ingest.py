@@ -46,7 +46,7 @@ it are given). Server requests: what the server answered during the run, robots.
 apart. Medians over ``--rounds``. With ``--profile DIR``, one more untimed (b), (b2) and
 (d) under cProfile, the stats in DIR and a summary by category printed.
 
-Run:  python bench/file_ingest.py [--requests 1000] [--rounds 3] [--jobs 1 4]
+Run:  python bench/perf/file_ingest.py [--requests 1000] [--rounds 3] [--jobs 1 4]
                                   [--server fast|testkit] [--server-procs 1]
                                   [--profile DIR] [--skip-commands] [--out DIR]
 """
@@ -72,6 +72,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     FIXTURES,

@@ -48,7 +48,7 @@ file - peak at file-S) / size difference, in MB per MB; flat when under 0.05.
 Disk: about twice the largest file, plus slack (checked first). Memory: the server holds
 every record (about big + small-big + files x file-kb) in this process.
 
-Run:  python bench/fileset_ingest.py [--files 200] [--file-kb 1024] [--big-mb 1024]
+Run:  python bench/perf/fileset_ingest.py [--files 200] [--file-kb 1024] [--big-mb 1024]
                                      [--small-big-mb 256] [--rounds 1] [--out DIR]
 """
 
@@ -65,6 +65,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import arg_parser, bench_env, print_header, skip, stream_to_file, work_dir
 
 MB = 1_000_000

@@ -31,7 +31,7 @@ another process), MB/s (1 MB = 10^6 bytes) and the ratio to the plain
 parallel download of the same files at the same per-host concurrency (the goal of
 issue 27: >= 0.8 for ours, parallel).
 
-Run:  python bench/fileset_parallel.py [--files 100] [--file-kb 1024] [--delay-ms 20]
+Run:  python bench/perf/fileset_parallel.py [--files 100] [--file-kb 1024] [--delay-ms 20]
                                        [--host-concurrency 4] [--workers 8] [--rounds 2]
 """
 
@@ -43,6 +43,7 @@ import json
 import multiprocessing
 import os
 import random
+import sys
 import tempfile
 import threading
 import time
@@ -51,6 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import urllib3
 from _common import print_header, stream_to_file
 

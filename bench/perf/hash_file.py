@@ -21,9 +21,11 @@ from __future__ import annotations
 import hashlib
 import os
 import resource
+import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import arg_parser, print_header, run_timed, work_dir
 
 from sandcrawler.core.filemeta import CHUNK, HASHES, file_metadata

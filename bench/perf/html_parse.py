@@ -22,9 +22,12 @@ Hostile pages, once each:
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import FIXTURES, REPO, arg_parser, median, print_header
 
 from sandcrawler.core.errors import RecordError
@@ -67,7 +70,7 @@ def main() -> None:
     parser.add_argument("--full", action="store_true",
                         help="also parse the 2.2 MB page in-process (minutes of CPU)")
     args = parser.parse_args()
-    print_header("landing page analysis: in-process and bounded (web/landing.py)")
+    print_header("landing page analysis: in-process and bounded (web/html/landing.py)")
     pages = real_pages()
     started = time.perf_counter()
     landing.parse_html(b"<p>start</p>", URL)

@@ -38,7 +38,7 @@ failover    --failover-workers workers on a topic of --partitions partitions, fe
             settle before the next kill. At the end the producer stops and the
             crossref table must hold every record produced (nothing lost).
 
-Run:  python bench/kafka_workers.py [--records 100000] [--workers 1,2,3] [--partitions 6]
+Run:  python bench/perf/kafka_workers.py [--records 100000] [--workers 1,2,3] [--partitions 6]
           [--rounds 1] [--measure throughput failover] [--kills 3]
 """
 
@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     SANDCRAWLER,

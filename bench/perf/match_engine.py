@@ -2,9 +2,9 @@
 and ``match biblio`` throughput and accuracy at the same catalog size.
 
 Catalog: the refs set's 2,047 real Crossref works (bench/data/match/refs/) padded
-with synthetic works (bench/match_synth.py) to ``--records``, written as one JSON
+with synthetic works (bench/build/match_synth.py) to ``--records``, written as one JSON
 lines dump. Queries: the set's first ``--queries`` raw reference strings, with
-their gold DOIs (bench/match_score.py scores them).
+their gold DOIs (bench/eval/match_score.py scores them).
 
 Solr: a 2-node SolrCloud from the test kit (``sandcrawler_testkit.solr_cluster``,
 Solr 9.10.1, ZooKeeper in a third JVM; ``--heap`` for the two nodes together), the
@@ -34,7 +34,7 @@ copy; embedded: the SQLite files); ms per match, the ratio Solr / embedded of
 matches per second (goal, issue 28: >= 0.7 at 10^6 records), precision and
 recall on each (goal: within 0.5 points).
 
-Run:  python bench/match_engine.py [--records 1000000] [--queries 500] [--heap 4g]
+Run:  python bench/perf/match_engine.py [--records 1000000] [--queries 500] [--heap 4g]
           [--warm-load 100000] [--warm-passes 2] [--max-warm-passes 12] [--steady 0.03]
 """
 
@@ -43,10 +43,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import Timing, bench_env, print_header, sandcrawler, skip
 from match_eval import GOLD, parse_output, read_lines, write_catalog, write_jsonl
@@ -143,7 +145,7 @@ def main() -> None:
     parser.add_argument("--warm-load", type=int, default=100_000,
                         help="works loaded into a scratch collection first, so that the "
                              "measured load runs on warm JVMs (0: a cold cluster)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "out")
     args = parser.parse_args()
     try:
         from sandcrawler_testkit.solr_cluster import SolrCluster, SolrUnavailable, find_solr_libs

@@ -1,7 +1,7 @@
 """Matching at catalog sizes 10^4, 10^5, 10^6, and verified identifier lookups.
 
 Scale: the refs set's catalog (bench/data/match/refs/, 2,047 real works) padded with
-synthetic works (bench/match_synth.py) to each size; the same queries (the first
+synthetic works (bench/build/match_synth.py) to each size; the same queries (the first
 ``--queries`` raw reference strings of the refs set) matched with ``-j 1`` in each.
 Time per match is the wall time less the command's start-up (``match biblio`` on no
 input in the same data directory), over the queries. Goal (issue 25): from 10^4 to
@@ -12,7 +12,7 @@ Lookups: in the largest data directory of at most 10^5 records, ``--lookups`` qu
 each carrying the right DOI with the work's title, authors and year, as a document's
 metadata would (goal: >= 5,000 verified lookups/s).
 
-Run:  python bench/match_scale.py [--sizes 10000,100000,1000000] [--queries 500]
+Run:  python bench/perf/match_scale.py [--sizes 10000,100000,1000000] [--queries 500]
                                   [--lookups 20000] [--out bench/out]
 """
 
@@ -21,11 +21,13 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import print_header, rate
 from match_eval import GOLD, Run, fmt_rate, net_rate, read_lines, write_catalog, write_jsonl
@@ -33,7 +35,7 @@ from match_score import score
 from match_synth import SynthWorks
 from match_works import DATA_DIR, biblio_of
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def lookup_queries(catalog: list[dict[str, Any]], pad: int, n: int,

@@ -29,7 +29,7 @@ subprocess with SANDCRAWLER_GROBID_URL set and stdout to /dev/null. Printed:
   net of start-up: the CPU of a run on 2 x J works in batches of 1 (which starts every
   worker process) is subtracted, leaving the marginal cost per work. Goal: < 0.5 ms.
 
-Run:  python bench/parse_crossref_refs.py [--parser crf|grobid] [--works 10000] [--jobs 1 2]
+Run:  python bench/perf/parse_crossref_refs.py [--parser crf|grobid] [--works 10000] [--jobs 1 2]
                                           [--out bench/out]
 """
 
@@ -41,7 +41,9 @@ import re
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     Timing,

@@ -68,7 +68,7 @@ while files are small: the question is whether memory still grows beyond that.
 
 Disk: each file needs its own size twice (the file and its copy in the store) plus
 slack; the script checks the free space of the work directory first and skips without
-it. Run:  python bench/pdf_memory.py [--mb 50 200 500] [--layout drawn orphans]
+it. Run:  python bench/perf/pdf_memory.py [--mb 50 200 500] [--layout drawn orphans]
                                      [--out DIR]
 """
 
@@ -88,6 +88,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import arg_parser, bench_env, print_header, skip, work_dir
 
 MB = 1_000_000
@@ -146,7 +147,7 @@ def write_pdf(path: Path, size: int, layout: str, seed: int = SEED) -> tuple[int
         obj(3, b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
         obj(
             4,
-            b"<< /Title (Synthetic large PDF, %s layout) /Producer (bench/pdf_memory.py) >>"
+            b"<< /Title (Synthetic large PDF, %s layout) /Producer (bench/perf/pdf_memory.py) >>"
             % layout.encode(),
         )
         for i, page in enumerate(page_ids):

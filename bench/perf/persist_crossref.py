@@ -14,7 +14,7 @@ Each is printed as rows/s beside the original backfill's 925 rows/s and the 10x 
 (9,250 rows/s); the row count of each database is checked. Client CPU is the command's
 process tree; server CPU is all PostgreSQL processes.
 
-Run:  python bench/persist_crossref.py [--rows 100000] [--jobs 1] [--out bench/out]
+Run:  python bench/perf/persist_crossref.py [--rows 100000] [--jobs 1] [--out bench/out]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import sys
 from contextlib import closing
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import (
     Timing,
     arg_parser,

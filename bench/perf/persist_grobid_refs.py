@@ -18,7 +18,8 @@ the first round a checksum of the loaded content is compared between (a) and (b)
 Wall time is the figure; client CPU (the command's process tree) and server CPU (all
 PostgreSQL processes) are printed to show where the time goes.
 
-Run:  python bench/persist_grobid_refs.py [--rows 100000] [--repeat 3] [--jobs 1] [--out bench/out]
+Run:  python bench/perf/persist_grobid_refs.py [--rows 100000] [--repeat 3] [--jobs 1]
+                                                [--out bench/out]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     Timing,

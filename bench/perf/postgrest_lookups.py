@@ -17,7 +17,7 @@ serves it. Each lookup, with a random existing key per request, is driven for
 Latencies are per request (p50, p99); the client and the servers share the
 machine's CPUs, so the figures are the whole system's on this box.
 
-    python bench/postgrest_lookups.py [--rows 1000000] [--seconds 10] [--concurrency 8]
+    python bench/perf/postgrest_lookups.py [--rows 1000000] [--seconds 10] [--concurrency 8]
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ import argparse
 import http.client
 import random
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import psycopg
 from _common import (
     bench_env,

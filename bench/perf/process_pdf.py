@@ -55,7 +55,7 @@ Sanity check, not timed: ours and pdfinfo agree on each paper's page count (any
 disagreement is printed, and the script exits non-zero at the end); word counts
 (``\\w+`` over ours and over pdftotext's output) are printed for comparison only.
 
-Run:  python bench/process_pdf.py [--repeat 5] [--out bench/out]
+Run:  python bench/perf/process_pdf.py [--repeat 5] [--out bench/out]
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     SHARED_DATA,

@@ -11,7 +11,7 @@ Each stage runs alone, in this process, over the same synthetic works as
   ``to_dict()`` for scale)
 - output: the row as a JSON line
 
-Run: ``python bench/refs_cost_breakdown.py [--works 2000]``.
+Run: ``python bench/perf/refs_cost_breakdown.py [--works 2000]``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import _common
 import grobid_tei_xml
 import orjson

@@ -7,7 +7,7 @@ reads it). ``sandcrawler serve`` runs as its own process; a load generator of
 sampled documents' pages for ``--seconds`` after a warm-up, and the latencies
 (p50, p99, max) and throughput are printed. Goal (issue 16): p99 under 50 ms.
 
-    python bench/serve_pages.py [--rows 1000000] [--concurrency 8] [--seconds 10]
+    python bench/perf/serve_pages.py [--rows 1000000] [--concurrency 8] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
     SANDCRAWLER,

@@ -6,7 +6,7 @@ Printed: for each, the median wall time and the median CPU time (user + sys) of 
 process, and the goals of issue 23 (``--help`` <= 0.3 s, one-string parse <= 0.5 s).
 CPU time says what the command costs when the machine is busy with other work.
 
-Run:  python bench/startup.py [--runs 21] [--out bench/out]
+Run:  python bench/perf/startup.py [--runs 21] [--out bench/out]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import SANDCRAWLER, arg_parser, bench_env, median, print_header, run_timed, work_dir
 
 #: the console script users run, when it is installed beside this interpreter

@@ -15,7 +15,7 @@ directory's data removed and ``os.sync()`` (untimed) before it; rounds alternate
 plain / archived, case by case:
 
   plain     urllib3, 1 MiB chunks written to a file per URL, each file fsynced when
-            complete (as ``bench/fileset_ingest.py``'s baseline);
+            complete (as ``bench/perf/fileset_ingest.py``'s baseline);
   archived  ``WebArchive.session()``, ``capture(url)`` per URL (``close()`` at once, as
             the web-file/web-fileset strategies do), ``commit()``: a WARC file in a
             local blob store with fsync on, the ``web_cdx`` rows in SQLite, the spool
@@ -32,7 +32,7 @@ parent's peak across exec).
 ``--no-block-digest`` archives without WARC-Block-Digest (``warc.block_digest =
 false``; an older tree without the setting refuses it).
 
-Run:  python bench/warc_write.py [--rounds 5] [--big-mb 256] [--files 100]
+Run:  python bench/perf/warc_write.py [--rounds 5] [--big-mb 256] [--files 100]
                                  [--file-kb 1024] [--text-mb 64] [--gzip-level 1]
                                  [--no-block-digest]
 """
@@ -56,6 +56,7 @@ import time
 from pathlib import Path
 from statistics import median
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 from _common import stream_to_file
 
 MB = 1_000_000

@@ -1,19 +1,12 @@
 """sandcrawler: harvest, archive, process and catalogue scholarly documents.
 
-The library is the product; the ``sandcrawler`` command is a thin layer over
-it. The public names are listed in ``__all__`` (a test pins them); everything
-else is internal and may change. Three lines do what the quickstart's commands
-do::
+The library is the product; the ``sandcrawler`` command is a thin layer over it.
+``__all__`` lists the public names (a test pins them; the rest is internal), each
+loaded on first use so that ``import sandcrawler`` stays cheap. As README.md's quickstart::
 
-    import sandcrawler
     services = sandcrawler.open_services()            # settings from env/TOML, as the CLI
-    refs = services.citation_parser().parse_lists([["Smith J. A title. Nature. 2001;409:1-5."]])
     entry = services.catalogue.add_file("paper.pdf", metadata={"DOI": "10.5555/x"})
     services.catalogue.get(entry.uuid)
-
-The names are resolved on first use, so ``import sandcrawler`` (and every CLI
-command, which imports this package first) does not pay for the database,
-S3, PDF and HTTP libraries it does not use.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from sandcrawler.citations.crf.biblio import (
     split_pages,
 )
 from sandcrawler.citations.crf.names import split_names
-from sandcrawler.citations.crf.tokens import tokenize
+from sandcrawler.tagging.tokens import tokenize
 
 
 def names(text: str, editors: bool = False) -> list[tuple[str | None, ...]]:

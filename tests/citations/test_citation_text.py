@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.citations.crf.corpus import LabelledRef, iter_folds, read_corpus
+from sandcrawler.citations.crf.corpus import read_corpus
 from sandcrawler.citations.crf.features import Featurizer, Lexicons, shape
 from sandcrawler.citations.crf.labels import OUTSIDE, label_for
-from sandcrawler.citations.crf.tokens import tokenize
 from sandcrawler.core.errors import ConfigError
+from sandcrawler.tagging.corpus import LabelledText
+from sandcrawler.tagging.folds import folds_of
+from sandcrawler.tagging.tokens import tokenize
 
 
 def test_tokens_keep_exact_offsets() -> None:
@@ -125,22 +127,23 @@ def test_read_corpus_both_conventions(tmp_path: Path) -> None:
     assert [r.source for r in refs] == ["a.training.references.tei.xml", "b.references.xml"]
     new, old = refs
     assert new.text == "Abel T., Bryan G., 2000, ApJ, 540, 39"
-    assert new.spans() == [("author", "Abel T., Bryan G."), ("date", "2000"),
+    assert new.spans(OUTSIDE) == [("author", "Abel T., Bryan G."), ("date", "2000"),
                            ("journal", "ApJ"), ("volume", "540"), ("pages", "39")]
     # whitespace and <lb/> collapse to single spaces; spaces between fields are outside
     assert old.text == ("W. H. Enright. Improving things. ACM Trans., 4 (2), 127-136, "
                         "June 1978.")
-    assert old.spans() == [("author", "W. H. Enright"), ("title", "Improving things"),
+    assert old.spans(OUTSIDE) == [("author", "W. H. Enright"), ("title", "Improving things"),
                            ("journal", "ACM Trans."), ("volume", "4"), ("issue", "2"),
                            ("pages", "127-136"), ("date", "June 1978")]
-    labels = old.token_labels()
+    labels = old.plain_labels()
     assert len(labels) == len(tokenize(old.text))
     assert labels[:5] == ["author"] * 5 and labels[5] == OUTSIDE  # "W . H . Enright" "."
 
 
 def test_read_corpus_excludes_evaluation_references(tmp_path: Path) -> None:
     corpus = _write_corpus(tmp_path / "corpus")
-    held_out = [LabelledRef("Abel T. , Bryan G., 2000, ApJ 540, 39", ("O",) * 36, "eval")]
+    text = "Abel T. , Bryan G., 2000, ApJ 540, 39"
+    held_out = [LabelledText(text, ("O",) * len(text), (0,) * len(text), "eval")]
     refs = read_corpus(corpus, exclude=held_out)
     assert [r.source for r in refs] == ["b.references.xml"]
 
@@ -158,8 +161,8 @@ def test_read_corpus_errors(tmp_path: Path) -> None:
 
 
 def test_folds_partition_the_corpus() -> None:
-    refs = [LabelledRef(str(i), ("O",), "s") for i in range(23)]
-    folds = list(iter_folds(refs, 5))
+    refs = [LabelledText(str(i), ("O",), (0,), "s") for i in range(23)]
+    folds = folds_of(refs, 5)
     assert len(folds) == 5
     tested = [r.text for _, test in folds for r in test]
     assert sorted(tested, key=int) == [str(i) for i in range(23)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -10,7 +11,7 @@ from sandcrawler_testkit.grobid_server import FakeGrobid
 from tests.helpers.cli import invoke, run_cli
 
 
-def lines(stdout: str) -> list[dict]:
+def lines(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 

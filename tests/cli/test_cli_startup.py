@@ -1,6 +1,6 @@
 """Start-up: a command imports only what it needs (issue 23, item 3).
 
-The figures are in bench/startup.py; these tests pin what is imported, which is
+The figures are in bench/perf/startup.py; these tests pin what is imported, which is
 what the time follows."""
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def test_every_page_is_served_and_every_request_starts_at_one() -> None:
             if page.file is not None:
                 assert site.content(page.url) == (SITE / page.file).read_bytes()
     urls = {p.url for p in site_pages()}
-    assert {r["base_url"] for r in REQUESTS} <= urls
+    assert {r.base_url for r in REQUESTS} <= urls
     assert len(EXPECTED) == len(REQUESTS)
 
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import grobid_tei_xml
 from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation, GrobidAuthor, GrobidBiblio
 
-from sandcrawler.docparse.cascade import page_ranges
-from sandcrawler.docparse.header import LinkedAffiliation, LinkedAuthor, build_header
-from sandcrawler.docparse.layout import Token
-from sandcrawler.docparse.references import reference_strings
-from sandcrawler.docparse.tei import extraction_tei
-from sandcrawler.docparse.text import join_tokens
+from sandcrawler.docparse.assembly.cascade import page_ranges
+from sandcrawler.docparse.assembly.header import LinkedAffiliation, LinkedAuthor, build_header
+from sandcrawler.docparse.assembly.references import reference_strings
+from sandcrawler.docparse.assembly.tei import extraction_tei
+from sandcrawler.docparse.layout.elements import Token
+from sandcrawler.docparse.layout.text import join_tokens
 from sandcrawler.records.extraction import Extraction
 from sandcrawler.records.statuses import ExtractStatus
 from sandcrawler.refs.reading import refs_from_tei

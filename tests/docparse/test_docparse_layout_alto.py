@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.docparse.layout import LayoutError
-from sandcrawler.docparse.layout_alto import find_pdfalto, parse_alto_text, read_layout_alto
-from sandcrawler.docparse.tokens import split
+from sandcrawler.docparse.layout.alto import find_pdfalto, parse_alto_text, read_layout_alto
+from sandcrawler.docparse.layout.elements import LayoutError
+from sandcrawler.docparse.layout.tokens import split
 from sandcrawler.records.statuses import LayoutStatus
 from tests.helpers.paths import SHARED_DATA
 from tests.helpers.skips import unavailable

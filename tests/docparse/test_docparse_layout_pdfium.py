@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.docparse import layout_pdfium
-from sandcrawler.docparse.layout import Layout, LayoutError, Line, Page, Token
-from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
-from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
+from sandcrawler.docparse.layout import pdfium as layout_pdfium
+from sandcrawler.docparse.layout.alto import find_pdfalto, read_layout_alto
+from sandcrawler.docparse.layout.elements import Layout, LayoutError, Line, Page, Token
+from sandcrawler.docparse.layout.pdfium import read_layout_pdfium
 from sandcrawler.process.sandbox import Sandbox
 from sandcrawler.records.statuses import LayoutStatus
 from sandcrawler_testkit.layout_pdf import Run, column, make_layout_pdf
@@ -272,7 +272,7 @@ def test_real_paper_first_page() -> None:
 
 
 def test_real_papers_agree_with_pdfalto() -> None:
-    """The measurement of docs/extraction.md (bench/layout_compare.py), as a floor
+    """The measurement of docs/extraction.md (bench/eval/layout_compare.py), as a floor
     on three of the real papers (the bench reads them all): the two readers'
     tokens agree, page by page, at least this much, as multisets and in order."""
     if find_pdfalto() is None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import crf
-from sandcrawler.docparse.crf import (
+from sandcrawler.docparse.crf import columns as crf
+from sandcrawler.docparse.crf.columns import (
     MODELS,
     ColumnModel,
     attributes,
@@ -23,8 +23,8 @@ from sandcrawler.docparse.crf import (
     train_model,
     train_sequences,
 )
-from sandcrawler.docparse.derived import reference_lines
-from sandcrawler.docparse.grobid_corpus import (
+from sandcrawler.docparse.features.derived import reference_lines
+from sandcrawler.docparse.training.grobid_corpus import (
     CorpusRead,
     LabelledSequence,
     SkipReason,
@@ -32,7 +32,7 @@ from sandcrawler.docparse.grobid_corpus import (
     read_corpus,
     read_document,
 )
-from sandcrawler.docparse.scoring import FieldScores, fields
+from sandcrawler.tagging.scoring import FieldScores, fields
 from tests.helpers.paths import TEST_DATA
 
 DATA = TEST_DATA / "grobid-layout"
@@ -321,7 +321,7 @@ def test_corrupt_model_files_are_refused(tiny_models: dict[str, Path], tmp_path:
     other.write_bytes(b"not a model")
     with pytest.raises(ConfigError, match="is not a sandcrawler column CRF model file"):
         ColumnModel.load(other)
-    with pytest.raises(ConfigError, match="cannot read model"):
+    with pytest.raises(ConfigError, match="cannot read column CRF model"):
         ColumnModel.load(tmp_path / "missing.crfmodel")
 
 

@@ -9,24 +9,24 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.citations.crf.tokens import tokenize
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import textcrf
-from sandcrawler.docparse.affiliations import (
+from sandcrawler.docparse.assembly.affiliations import (
     Address,
     Affiliation,
     parse_affiliations,
     read_affiliations,
 )
-from sandcrawler.docparse.names import (
+from sandcrawler.docparse.assembly.names import (
     PersonName,
     parse_names,
     persons_from_fields,
     read_names,
     split_markers,
 )
-from sandcrawler.docparse.textcrf import TextCrfModel
-from sandcrawler.docparse.textmodels import TEXT_MODELS, cross_validate, train_model
+from sandcrawler.docparse.crf import text as textcrf
+from sandcrawler.docparse.crf.text import TextCrfModel
+from sandcrawler.docparse.training.text_models import TEXT_MODELS, cross_validate, train_model
+from sandcrawler.tagging.tokens import tokenize
 from tests.helpers.paths import REPO, TEST_DATA
 from tests.helpers.skips import unavailable
 

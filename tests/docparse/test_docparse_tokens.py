@@ -8,8 +8,8 @@ import unicodedata
 
 import pytest
 
-from sandcrawler.docparse import tokens
-from sandcrawler.docparse.tokens import normalise, spans, split, split_spaced
+from sandcrawler.docparse.layout import tokens
+from sandcrawler.docparse.layout.tokens import normalise, spans, split, split_spaced
 
 
 @pytest.mark.parametrize(

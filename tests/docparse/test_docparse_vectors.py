@@ -10,19 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from sandcrawler.docparse.layout import Block, Graphic, Layout, Line, Page, Token
-from sandcrawler.docparse.layout_alto import find_pdfalto, read_layout_alto
-from sandcrawler.docparse.lexicon import Lexicon, default_lexicon
-from sandcrawler.docparse.parity import Agreement, compare, find_pairs, read_raw
-from sandcrawler.docparse.tokens import split_spaced
-from sandcrawler.docparse.vectors import (
-    HEADER_COLUMNS,
-    REFSEG_COLUMNS,
-    SEGMENTATION_COLUMNS,
-    header_rows,
-    refseg_rows,
-    segmentation_rows,
-)
+from sandcrawler.docparse.features.header import HEADER_COLUMNS, header_rows
+from sandcrawler.docparse.features.lexicon import Lexicon, default_lexicon
+from sandcrawler.docparse.features.parity import Agreement, compare, find_pairs, read_raw
+from sandcrawler.docparse.features.reference_segmenter import REFSEG_COLUMNS, refseg_rows
+from sandcrawler.docparse.features.segmentation import SEGMENTATION_COLUMNS, segmentation_rows
+from sandcrawler.docparse.layout.alto import find_pdfalto, read_layout_alto
+from sandcrawler.docparse.layout.elements import Block, Graphic, Layout, Line, Page, Token
+from sandcrawler.docparse.layout.tokens import split_spaced
 from tests.helpers.paths import REPO, SHARED_DATA
 from tests.helpers.skips import unavailable
 
@@ -371,7 +366,7 @@ def test_header_fonts() -> None:
 def test_header_lexical_and_pattern_columns() -> None:
     layout = header_layout()
     tokens, rows = header_rows(layout, layout.lines()[:5], LEX)
-    by_text = {}
+    by_text: dict[str, list[str]] = {}
     for token, row in zip(tokens, rows, strict=True):
         by_text.setdefault(token.text, row)
 

@@ -38,7 +38,7 @@ TS = datetime(2021, 5, 10, 22, 8, 45, 123456, tzinfo=UTC)
 
 REFS = [{"index": 0, "key": "b0", "title": "Cardiac \"defects\"", "year": 2001,
          "authors": [{"name": "A. Ñandú"}], "score": 0.25, "unstructured": None}]
-#: resolved references: the Crossref work's and the document's (match/refs.py's rows)
+#: resolved references: the Crossref work's and the document's (match/resolving.py's rows)
 CITATIONS = [
     {"citing": f"doi:{DOI}", "ref_index": 0, "ref_key": "b0", "cited_doi": DOI_NO_REFS,
      "status": "exact", "score": 1.0, "reasons": ["doi:same", "title:same"], "updated": TS},

@@ -115,28 +115,28 @@ def test_a_doi_is_crawled_to_the_plos_pdf_and_everything_is_kept(
     assert ("request", pdf_url) in kinds and ("response", pdf_url) in kinds
     # the crawler's capture history and the file's CDX in the PDF table
     first = CaptureHistory(services.pdftable).lookup(sha1)
-    assert first is not None and first["u"] == pdf_url and first["f"] == rows[0].warc_path
+    assert first is not None and first.url == pdf_url and first.warc == rows[0].warc_path
     row = services.pdftable.get(sha1, ["file:cdx", "file:mime", "pdf0:pdf_status"])
     assert row is not None and row.cells["file"]["mime"] == "application/pdf"
     assert row.cells["file"]["cdx"]["url"] == pdf_url
 
 
 def test_a_second_run_fetches_nothing(ingest_demo: Ingest, demo: DemoSite) -> None:
-    first = [ingest_demo(r["base_url"], r["ingest_type"]) for r in REQUESTS[:3]]
+    first = [ingest_demo(r.base_url, r.ingest_type) for r in REQUESTS[:3]]
     assert [r["status"] for r in first] == ["success"] * 3
     before = len(demo.requests)
-    again = [ingest_demo(r["base_url"], r["ingest_type"]) for r in REQUESTS[:3]]
+    again = [ingest_demo(r.base_url, r.ingest_type) for r in REQUESTS[:3]]
     assert len(demo.requests) == before, demo.requests[before:]
     assert [r["status"] for r in again] == ["success-existing"] * 3
     assert [r["file_meta"]["sha1hex"] for r in again] == [
         r["file_meta"]["sha1hex"] for r in first]
     # force_recrawl fetches (and processes) again
-    forced = ingest_demo(REQUESTS[0]["base_url"], force_recrawl=True)
+    forced = ingest_demo(REQUESTS[0].base_url, force_recrawl=True)
     assert forced["status"] == "success" and len(demo.requests) > before
 
 
 def test_every_demo_request_ends_as_the_real_pages_allow(ingest_demo: Ingest) -> None:
-    results = ingest_demo.ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
+    results = ingest_demo.ingester.ingest_batch(list(REQUESTS))
     statuses = [(r.request["ingest_type"], r.status) for r in results]
     assert statuses == [("pdf", "success"), ("pdf", "success"), ("pdf", "success"),
                         ("html", "success"), ("xml", "success"), ("pdf", "no-pdf-link")]
@@ -362,7 +362,8 @@ def test_ingest_file_command_and_persist(demo: DemoSite, tmp_path: Path,
     counts = orjson.loads(invoke(["db", "status", "--json"]).stdout)["row_counts"]
     assert (counts["ingest_file_result"], counts["ingest_request"]) == (2, 1)
     requests = tmp_path / "requests.json"
-    requests.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in REQUESTS)
+    lines = (orjson.dumps(r.model_dump(exclude_unset=True)) + b"\n" for r in REQUESTS)
+    requests.write_bytes(b"".join(lines)
                          + b'{"ingest_type": "pdf"}\nnot json\n')
     res = invoke(["ingest", "requests", "--no-progress", str(requests)])
     lines = [orjson.loads(x) for x in res.stdout.splitlines()]

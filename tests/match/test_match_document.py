@@ -423,7 +423,7 @@ def test_combining_answers() -> None:
     found = combine([_answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
                      _answer(Origin.PDF, MatchStatus.STRONG, "10.1/b")])
     assert found.doi == "10.1/a" and found.runner_up is not None
-    assert found.runner_up["doi"] == "10.1/b"
+    assert found.runner_up.doi == "10.1/b"
     # the page agrees with one of the file's answers: no disagreement
     found = combine([_answer(Origin.LANDING_PAGE, MatchStatus.EXACT, "10.1/b"),
                      _answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a"),
@@ -433,7 +433,7 @@ def test_combining_answers() -> None:
     found = combine([_answer(Origin.LANDING_PAGE, MatchStatus.STRONG, "10.1/b"),
                      _answer(Origin.PDF, MatchStatus.EXACT, "10.1/a")])
     assert (found.status, found.doi) == (MatchStatus.STRONG, "10.1/b")
-    assert found.runner_up is not None and found.runner_up["doi"] == "10.1/a"
+    assert found.runner_up is not None and found.runner_up.doi == "10.1/a"
     found = combine([_answer(Origin.LANDING_PAGE, MatchStatus.STRONG, "10.1/b"),
                      _answer(Origin.PDF, MatchStatus.EXACT, "10.1/a"),
                      _answer(Origin.GROBID, MatchStatus.STRONG, "10.1/a")])

@@ -1,5 +1,5 @@
 """The end-to-end extraction truth set (bench/data/extract/, docs/extraction-eval.md)
-is well-formed and matches the PDFs it describes; bench/extract_e2e.py counts what
+is well-formed and matches the PDFs it describes; bench/eval/extract_e2e.py counts what
 the docs say. No extractor needed."""
 
 from __future__ import annotations
@@ -26,12 +26,14 @@ LEFT_OUT = {"dehypenisation1.pdf"}
 
 @pytest.fixture(scope="module")
 def e2e() -> ModuleType:
-    """bench/extract_e2e.py, which imports bench/_common.py by bare name (run as a script)."""
-    sys.path.insert(0, str(BENCH))
+    """bench/eval/extract_e2e.py, a script: it puts bench/ on sys.path for _common.py,
+    which adds the script directories; the path is put back afterwards."""
+    saved = list(sys.path)
+    sys.path.insert(0, str(BENCH / "eval"))
     try:
         return importlib.import_module("extract_e2e")
     finally:
-        sys.path.remove(str(BENCH))
+        sys.path[:] = saved
 
 
 def truth_lines() -> list[dict[str, Any]]:

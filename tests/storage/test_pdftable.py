@@ -10,6 +10,7 @@ import re
 import threading
 import zlib
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from sandcrawler.db.schema import pdftable_cells
 from sandcrawler.db.types import octet_length
 from sandcrawler.storage.pdftable import (
     PDF_SCHEMA,
+    Capture,
     CaptureHistory,
     Col,
     Family,
@@ -520,18 +522,24 @@ def test_capture_history(table: PdfTable) -> None:
              "f": "CRAWL-1.warc.gz", "o": 1234, "i": "<urn:uuid:1>"}
     assert history.record(digest.hex(), url=first["u"], date=first["d"], warc=first["f"],
                           offset=first["o"], record_id=first["i"]) is None
-    assert history.lookup(b32(digest)) == first
+    capture = Capture("http://example.org/a.pdf", "2017-07-06T00:59:50Z",
+                      warc="CRAWL-1.warc.gz", offset=1234, record_id="<urn:uuid:1>")
+    assert history.lookup(b32(digest)) == capture
+    assert capture.to_cell() == first
     assert table.get(digest).cells == {"f": {"c": first}}  # type: ignore[union-attr]
     dup = history.record(digest, url="http://mirror.example.org/a.pdf",
                          date="2018-01-01T00:00:00Z")
-    assert dup == {**first, "c": 1}
-    assert history.record(b32(digest).lower(), url="http://x.org/", date="2019") == {
-        **first, "c": 2}
-    assert history.lookup(digest) == {**first, "c": 2}
+    assert dup == replace(capture, dupes=1)
+    assert history.record(b32(digest).lower(), url="http://x.org/", date="2019") == replace(
+        capture, dupes=2)
+    assert history.lookup(digest) == replace(capture, dupes=2)
+    assert table.get(digest).cells == {"f": {"c": {**first, "c": 2}}}  # type: ignore[union-attr]
     # optional fields are left out, not stored as null
     other = sha1("capture-2")
     assert history.record(other, url="http://example.org/b.pdf", date="2017") is None
-    assert history.lookup(other) == {"u": "http://example.org/b.pdf", "d": "2017"}
+    assert history.lookup(other) == Capture("http://example.org/b.pdf", "2017")
+    assert table.get(other).cells == {  # type: ignore[union-attr]
+        "f": {"c": {"u": "http://example.org/b.pdf", "d": "2017"}}}
     # a missing url or date is refused and nothing is stored
     third = sha1("capture-3")
     for kwargs in ({"url": "", "date": "2017"}, {"url": "http://x.org/", "date": ""}):
@@ -554,7 +562,7 @@ def test_capture_history_concurrent(migrated_db_url: str) -> None:
     engine = make_engine(migrated_db_url)
     try:
         digest = sha1("concurrent")
-        results: list[dict | None] = []
+        results: list[Capture | None] = []
         errors: list[BaseException] = []
         lock = threading.Lock()
         barrier = threading.Barrier(4)
@@ -580,11 +588,11 @@ def test_capture_history_concurrent(migrated_db_url: str) -> None:
         assert len(results) == 100
         firsts = [r for r in results if r is None]
         assert len(firsts) == 1
-        counts = sorted(r["c"] for r in results if r is not None)
+        counts = sorted(r.dupes for r in results if r is not None)
         assert counts == list(range(1, 100))  # every duplicate counted exactly once
         final = CaptureHistory(PdfTable(engine, NAME)).lookup(digest)
-        assert final is not None and final["c"] == 99
-        assert {r["u"] for r in results if r is not None} == {final["u"]}
+        assert final is not None and final.dupes == 99
+        assert {r.url for r in results if r is not None} == {final.url}
         assert PdfTable(engine, NAME).count_rows() == 1
     finally:
         engine.dispose()

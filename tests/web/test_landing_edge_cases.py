@@ -1,4 +1,4 @@
-"""Odd input for web/landing.py: links of every shape, charsets, broken markup, huge
+"""Odd input for web/html/landing.py: links of every shape, charsets, broken markup, huge
 pages, duplicates, walls."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Landing pages: full-text links by the rule table, biblio, walls (web/landing.py).
+"""Landing pages: full-text links by the rule table, biblio, walls (web/html/landing.py).
 
 Real pages come from ../shared/data/sandcrawler-fixtures (skipped when absent) and
 tests/data/landing (SOURCES.md says which are real and which made up)."""

@@ -16,9 +16,9 @@ from starlette.testclient import TestClient
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.db.engine import begin, make_engine
-from sandcrawler.readers.sql import SqlReader
 from sandcrawler.db.schema import ingest_file_result, web_cdx
 from sandcrawler.readers.postgrest import PostgrestReader
+from sandcrawler.readers.sql import SqlReader
 from sandcrawler.site.app import create_app
 from sandcrawler.web.http.fetch import HttpFetcher
 from sandcrawler_testkit.postgrest import PostgrestServer

@@ -29,7 +29,7 @@ from sandcrawler.demo import REQUESTS
 from sandcrawler.demo.catalog import STAND_IN_PREFIX, demo_works
 from sandcrawler.ingest.worker import PersistIngestFileWorker, record_results
 from sandcrawler.match.resolving import citing_document
-from sandcrawler.records.ingest import FileIngestResult, IngestRequest
+from sandcrawler.records.ingest import FileIngestResult
 from sandcrawler.records.refs import CrossrefRow
 from sandcrawler.refs.reading import RefsWriter
 
@@ -93,7 +93,7 @@ def run_demo(services: Services) -> DemoReport:
     works = persist_demo_catalog(services)
     ingester = services.file_ingester()
     try:
-        results = ingester.ingest_batch([IngestRequest(**r) for r in REQUESTS])
+        results = ingester.ingest_batch(list(REQUESTS))
     finally:
         ingester.close()
     record_results(services.engine, PersistIngestFileWorker(), results)

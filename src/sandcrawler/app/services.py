@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
     from sandcrawler.citations.base import CitationParser
-    from sandcrawler.readers.base import Reader
     from sandcrawler.fileset.ingest import FilesetIngester
     from sandcrawler.fileset.platforms.base import PlatformHelper
     from sandcrawler.grobid.client import GrobidClient
@@ -40,9 +39,10 @@ if TYPE_CHECKING:
     from sandcrawler.match.engines import Engine as MatchEngine
     from sandcrawler.match.index import CandidateIndex, IndexWriter
     from sandcrawler.match.matcher import Matcher
-    from sandcrawler.pdf.cascade import Extractor
+    from sandcrawler.pdf.extractor import Extractor
     from sandcrawler.pdf.processor import PdfProcessor
     from sandcrawler.pipeline.db_sink import DatabaseSink
+    from sandcrawler.readers.base import Reader
     from sandcrawler.records.fileset import IngestStrategy
     from sandcrawler.storage.blobs import BlobStore
     from sandcrawler.storage.catalogue import Catalogue
@@ -250,8 +250,8 @@ class Services:
         """The system's lookups of its own records: SQL, or PostgREST over HTTP with
         a fetcher of its own (no politeness gate: it is our server) (api.*)."""
         self._require_open()
-        from sandcrawler.readers.sql import SqlReader
         from sandcrawler.readers.postgrest import PostgrestReader
+        from sandcrawler.readers.sql import SqlReader
         from sandcrawler.web.http.fetch import HttpFetcher
 
         api = self.settings.api
@@ -350,7 +350,7 @@ class Services:
                   memory_limit_mb: int | None = None) -> Extractor:
         """The embedded extraction cascade in its own sandbox (the caller closes it)."""
         self._require_open()
-        from sandcrawler.pdf.cascade import Extractor
+        from sandcrawler.pdf.extractor import Extractor
 
         return Extractor(self.settings.extract, timeout=timeout,
                          memory_limit_mb=memory_limit_mb,

@@ -1,4 +1,6 @@
-"""CitationParser backed by a GROBID server (``processCitationList``)."""
+"""The ``grobid`` citation parser: reference strings sent in batches to a GROBID
+server's ``processCitationList`` and its TEI read back into biblios, for
+deployments that run GROBID beside us."""
 
 from __future__ import annotations
 

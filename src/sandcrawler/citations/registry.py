@@ -4,10 +4,9 @@ A new backend is one module with a ``CitationParser`` and a ``build`` function,
 and one entry here; the ``--parser`` choices, the ``citation.parser`` setting's
 check and the docs read the names from ``CITATION_PARSERS``.
 
-A builder declares what it needs by its parameters' names, and gets only that
-(``imports.call_builder``): a settings section (``citation``, ``grobid``, ...) or
-``grobid_client``, the process's GROBID client. The embedded CRF parser's is
-``build(citation)``; GROBID's is ``build(grobid, grobid_client)``.
+A builder gets only what its parameters name (``imports.call_builder``): a
+settings section (``citation``, ``grobid``, ...) or ``grobid_client``: the CRF
+parser's is ``build(citation)``, GROBID's ``build(grobid, grobid_client)``.
 """
 
 from __future__ import annotations

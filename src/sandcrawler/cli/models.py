@@ -27,7 +27,7 @@ def models() -> None:
 @models.command("list")
 def list_cmd() -> None:
     """The models: name, what a row is, the shipped file, its size and version."""
-    from sandcrawler.docparse.training import TRAINABLE
+    from sandcrawler.docparse.training.registry import TRAINABLE
 
     for m in TRAINABLE.values():
         size = m.shipped.stat().st_size if m.shipped.exists() else None
@@ -68,7 +68,7 @@ def train_cmd(name: str, corpus_dir: Path, out: Path | None, iterations: int | N
       sandcrawler models train header --corpus grobid/grobid-trainer/resources/dataset
       sandcrawler models train name-header --corpus dataset --out /tmp/names.crfmodel
     """
-    from sandcrawler.docparse.training import corpus_of, trainable
+    from sandcrawler.docparse.training.registry import corpus_of, trainable
 
     model = trainable(name)
     corpus = corpus_of(model, corpus_dir)
@@ -101,8 +101,8 @@ def evaluate_cmd(name: str, corpus_dir: Path, folds: int, jobs: int, iterations:
     \b
       sandcrawler models evaluate header --corpus dataset --folds 10 -j 2
     """
-    from sandcrawler.docparse.scoring import FieldScores
-    from sandcrawler.docparse.training import corpus_of, trainable
+    from sandcrawler.docparse.training.registry import corpus_of, trainable
+    from sandcrawler.tagging.scoring import FieldScores
 
     model = trainable(name)
     corpus = corpus_of(model, corpus_dir)

@@ -1,26 +1,11 @@
 """One exception tree for the whole project.
 
-    SandcrawlerError
-    ├── ConfigError                 bad or missing configuration
-    ├── SchemaError                 a table or resource declaration contradicts itself
-    ├── RecordError                 one record is bad: becomes a status, the run goes on
-    │   ├── CitationParseError      the parser failed for this record's references
-    │   │   └── GrobidRecordError   GROBID answered 4xx/5xx or unparsable XML for one request
-    │   ├── InvalidName             a blob key, UUID, sha1 or resource kind is not acceptable
-    │   ├── NotFound                no such blob, resource, document or row
-    │   └── CorruptData             stored bytes do not decode (bad gzip, bad JSON cell)
-    └── InfrastructureError         a service is down: stop, or back off and retry
-        ├── DatabaseUnavailable
-        ├── GrobidUnavailable       unreachable, or still busy (503) after retries
-        ├── KafkaUnavailable
-        ├── SearchUnavailable       the match index's search engine: down, timing out, a
-        │                           shard without a live replica (never a no-match)
-        └── StoreUnavailable        the object store cannot be reached or refuses access
-
-A ``RecordError``'s ``status`` is a member of one of the enums of
-``sandcrawler.records.statuses``. Third-party exceptions are mapped onto this
-tree at the boundary where they are raised (``raise ... from ...``) so callers
-only ever catch these.
+``SandcrawlerError`` has four branches: ``ConfigError``, ``SchemaError``,
+``RecordError`` (one record is bad: it becomes a status, a member of an enum of
+``sandcrawler.records.statuses``, and the run goes on) and ``InfrastructureError``
+(a service is down: stop, or back off and retry). Third-party exceptions are
+mapped onto this tree where they are raised (``raise ... from ...``), so callers
+only ever catch these. The tree is drawn in docs/architecture.md, "Errors".
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """The one loader of registries' entries, and the one way a builder is called.
 
 ``load_object`` resolves the ``package.module:attribute`` paths that registries
-hold (the CLI's commands, the public names of ``sandcrawler``, workers'
-builders and Kafka keys, store schemes, citation parsers, file-ingest
-processors). A registry names what it does not want to import yet; the module
-is imported when the entry is used. A bad name is one ``ConfigError`` of one
-line, whichever registry (or setting) held it.
-
-``call_builder`` is the builder signature rule: a builder declares what it
-needs by its keyword parameters' names (a settings section such as ``grobid``,
-or a service such as ``grobid_client``), and is given exactly those, from what
-its composition root offers. Nothing else reaches it.
-
-This module is imported by ``sandcrawler --help``: it imports nothing heavy.
+hold, importing the module when the entry is used; a bad name is one
+``ConfigError`` of one line. ``call_builder`` gives a builder exactly what its
+keyword parameters name (a settings section, or a service), and nothing else
+(docs/architecture.md, "One loader"). This module is imported by ``sandcrawler
+--help``: it imports nothing heavy.
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
 """MIME types: one spelling per kind of content, and the kind of content that
 starts with some bytes. Both live here and nowhere else.
 
-**Normal form.** Crawl records carry whatever the server said
-(``application/x-pdf``, ``Application/PDF; charset=binary``, ``unk``).
-Consumers compare MIME types, so ``normalize_mime`` reduces them to one
-spelling per kind of content: the form stored in the PDF table's ``file:mime``
-and in results.
-
-**Sniffing.** ``sniff_mime(head)`` names content from its first bytes, never
-from a file name, in this order:
-
-1. ``_SIGNATURES``: the formats this system cares about that puremagic (1.x)
-   does not know or cannot tell apart: PDF (its header anywhere in the first
-   KiB, as PDF readers accept it), PostScript, RTF, the zip family (EPUB, Word
-   .docx, plain zip), HDF5, NetCDF, Parquet and WARC;
-2. markup: HTML and XML (XHTML is HTML), in any encoding;
-3. text (UTF-8 without NUL bytes): JSON, CSV and TSV by their shape, else
-   ``text/plain``. Magic numbers are not used on text, where short ones name
-   ordinary words (a file starting ``Article`` is not ``message/news``);
-4. anything else, by puremagic's database of magic numbers (images, gzip, tar,
-   OLE2 Word documents, archives, audio, video, fonts, ...): header signatures
-   only (the sniffer sees the head of a file, not its end), at least
-   ``_MIN_MAGIC`` bytes long, as shorter ones match random data;
-5. ``application/octet-stream``.
-
-JATS is XML here (``application/xml``); ``is_jats`` tells it from other XML.
+``normalize_mime`` reduces what servers say (``application/x-pdf``,
+``Application/PDF; charset=binary``) to the one spelling stored in the PDF table
+and in results. ``sniff_mime(head)`` names content from its first bytes, never
+from a file name: our own signatures, markup, text shapes, then puremagic's
+magic numbers (docs/architecture.md, "MIME types"). JATS is XML here;
+``is_jats`` tells it from other XML.
 """
 
 from __future__ import annotations

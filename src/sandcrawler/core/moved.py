@@ -19,9 +19,27 @@ from typing import Any
 
 #: old module (under ``sandcrawler.``) -> where it lives now
 MOVED: dict[str, str] = {
-    "docparse.crffile": "tagging.crf",
-    "docparse.scoring": "tagging.scoring",
     "citations.crf.tokens": "tagging.tokens",
+    "docparse.affiliations": "docparse.assembly.affiliations",
+    "docparse.cascade": "docparse.assembly.cascade",
+    "docparse.crffile": "tagging.crf",
+    "docparse.derived": "docparse.features.derived",
+    "docparse.grobid_corpus": "docparse.training.grobid_corpus",
+    "docparse.header": "docparse.assembly.header",
+    "docparse.layout_alto": "docparse.layout.alto",
+    "docparse.layout_geometry": "docparse.layout.geometry",
+    "docparse.layout_pdfium": "docparse.layout.pdfium",
+    "docparse.lexicon": "docparse.features.lexicon",
+    "docparse.names": "docparse.assembly.names",
+    "docparse.parity": "docparse.features.parity",
+    "docparse.pdfium_calls": "docparse.layout.pdfium_calls",
+    "docparse.pdfium_drawings": "docparse.layout.pdfium_drawings",
+    "docparse.references": "docparse.assembly.references",
+    "docparse.scoring": "tagging.scoring",
+    "docparse.tei": "docparse.assembly.tei",
+    "docparse.text": "docparse.layout.text",
+    "docparse.textmodels": "docparse.training.text_models",
+    "docparse.tokens": "docparse.layout.tokens",
     "errors": "core.errors",
     "file_records": "web.file_records",
     "filemeta": "core.filemeta",
@@ -38,13 +56,13 @@ MOVED: dict[str, str] = {
     "loopback": "web.http.loopback",
     "match.refs": "match.resolving",
     "match.refs_source": "match.resolve_source",
-    "match.solr_http": "match.solr.connections",
     "match.refs_worker": "match.resolve_worker",
+    "match.solr_http": "match.solr.connections",
     "memory": "process.memory",
     "mime": "core.mime",
     "paths": "core.paths",
     "pdf.extract": "pdf.info",
-    "pdf.extraction": "pdf.cascade",
+    "pdf.extraction": "pdf.extractor",
     "refs.clean": "refs.repair",
     "refs.crossref": "refs.crossref_works",
     "refs.worker": "refs.parse_workers",
@@ -75,6 +93,9 @@ MOVED: dict[str, str] = {
 #: old modules split in several: the stand-in looks a name up in each, in order
 SPLIT: dict[str, tuple[str, ...]] = {
     "db.reader": ("db.queries", "readers.base", "readers.sql"),
+    "docparse.textcrf": ("docparse.crf.text", "docparse.features.text"),
+    "docparse.vectors": ("docparse.features.segmentation", "docparse.features.header",
+                         "docparse.features.reference_segmenter", "docparse.features.stream"),
 }
 #: modules that became packages of the same name: their package ``__init__`` forwards
 #: the old names (``forward_attributes``)
@@ -83,6 +104,9 @@ BECAME_PACKAGES: dict[str, tuple[str, ...]] = {
     "web.archive": ("web.archive.captures",),
     "web.html": ("web.html.metadata",),
     "match.solr": ("match.solr.client", "match.solr.index", "match.solr.admin"),
+    "docparse.layout": ("docparse.layout.elements",),
+    "docparse.crf": ("docparse.crf.columns",),
+    "docparse.training": ("docparse.training.registry",),
 }
 #: old packages whose every submodule moved with them
 MOVED_PACKAGES: dict[str, str] = {"models": "records"}

@@ -1,37 +1,11 @@
 """The one rule for relative paths from outside, and the one clash check.
 
 Blob keys, item store paths, zip bundle member names and the WARC file names of
-file records all come from input we do not control, and each is joined under a
-root (a store directory, an item, an extraction directory, a WARC source). They
-share this rule; each caller adds only what is its own (a blob store's reserved
-``.tmp/`` area, an item's metadata file, a bundle's symlinks) and chooses the
-status it reports.
-
-**The rule.** A safe relative path is a ``str`` that
-
-* is not empty and is valid Unicode (no lone surrogates);
-* is compared and stored in its NFC form (``safe_relative_path`` returns it):
-  macOS writes NFD, most others NFC, and both name one file; every check below
-  is made on that form (NFC never makes or removes a ``/``, ``.``, ``\\``,
-  ``:`` or control character, so what passes is safe in either form);
-* has no control character (Unicode category Cc: NUL, C0, DEL, C1);
-* has no backslash (a separator on Windows);
-* is not absolute (no leading ``/``) and does not start with a drive letter
-  (``C:``);
-* splits on ``/`` into segments none of which is empty (no ``//``, no leading
-  or trailing ``/``), ``.`` or ``..``;
-* is at most ``MAX_PATH_BYTES`` (1,024, S3's key limit) bytes of UTF-8 in all
-  and ``MAX_SEGMENT_BYTES`` (255, a file name on common filesystems) per
-  segment.
-
-A path that passes can never name anything outside the root it is joined to.
-
-**Clashes.** A list of paths that each pass the rule may still not fit on one
-disk together: ``find_clash`` reports two paths that are one after NFC (``é``
-composed and decomposed), or a path that is a file and also a directory of
-another path (``a`` and ``a/b``). A path ending in ``/`` stands for a directory
-(a zip's directory entries). Case is kept apart: no caller stores on a
-case-insensitive filesystem.
+file records come from input we do not control and are joined under a root.
+``safe_relative_path`` returns a path in NFC when it can never name anything
+outside the root it is joined to; ``find_clash`` reports paths that cannot sit
+on one disk together. Each caller adds only what is its own and chooses the
+status it reports (docs/architecture.md, "Safe relative paths").
 """
 
 from __future__ import annotations

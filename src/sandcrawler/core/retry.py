@@ -1,28 +1,11 @@
 """Retries with back-off: one policy type, one pacer, used by every hand-written retry.
 
-Users: the GROBID client (busy 503s and unreachable servers), the runner's
-back-off on ``InfrastructureError``, the Kafka sink waiting out a full local
-queue, the local blob store's rename race, the S3 test server's start-up.
-``HttpFetcher`` retries connection failures with urllib3's own ``Retry``, and
-busy answers (429/502/503/504) itself, through its per-host gate, with
-``retry_after_seconds`` below; S3's retries are boto's.
-
-The schedule of a ``RetryPolicy``:
-
-* ``attempts`` tries in all (``None``: until stopped or past the deadline);
-* the first wait is ``base`` seconds; each later one is the previous wait times
-  ``factor``; no wait is longer than ``cap``;
-* a server's ``Retry-After`` raises the current wait to what it asks, at most
-  ``max_retry_after`` (even over ``cap``: the server knows best); later waits
-  grow from there;
-* ``jitter`` (0 to 1) takes up to that fraction off each wait at random, so
-  clients that failed together do not all come back together.
-
-A ``Backoff`` paces the attempts of one operation: after each failure
-``next_delay`` gives the wait before the next attempt, or None when the policy
-allows no more (attempts used up, or the deadline passed: no wait runs past
-it); ``wait`` waits, and returns False at once when the stop event is set.
-Sleep, clock and randomness are parameters, so tests need not wait.
+A ``RetryPolicy`` is the schedule: ``attempts``, a first wait of ``base`` seconds
+growing by ``factor`` up to ``cap``, a server's ``Retry-After`` honoured up to
+``max_retry_after``, and ``jitter``. A ``Backoff`` paces one operation's attempts
+(``next_delay``, ``wait``, a deadline, a stop event); sleep, clock and randomness
+are parameters, so tests need not wait. Who uses it, and which retries are
+urllib3's or boto's: docs/architecture.md, "Retries".
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Parsing untrusted XML (JATS from publishers, GROBID TEI of crawled PDFs), safely.
 
-``defusedxml`` over the standard library's expat parser:
-
-- a DOCTYPE is allowed (real JATS has one, naming the JATS DTD), but the DTD is
-  never fetched or read (no network, no file);
-- any ``<!ENTITY …>`` declaration is refused (``EntitiesForbidden``), so an
-  external entity (``SYSTEM "file:///etc/passwd"``) is never read and an
-  entity bomb ("billion laughs") is never expanded;
-- named character entities that a DTD would define (``&nbsp;``, ``&mdash;``: the
-  ISO sets JATS uses share HTML's names) are resolved from HTML's table, where
-  expat defers them to us (documents with an external DTD);
-- the input is bounded (``max_bytes``) before any parsing starts;
-- elements nest at most ``MAX_DEPTH`` deep (libxml2's default limit): deeper XML
-  is refused while it is read, so no recursive walk of the tree, ours or a
-  library's, meets Python's recursion limit, and XML nested 100,000 deep is
-  ``bad-xml``, not a crash. Real JATS and GROBID TEI nest a few dozen levels.
-
-Every failure is a ``RecordError`` with status ``bad-xml`` (or ``too-large``),
-never a parser exception. Element names are returned without namespaces
-(``{ns}article`` → ``article``), attributes keep theirs.
+``defusedxml`` over the standard library's expat parser: a DOCTYPE is allowed
+but its DTD never read, any ``<!ENTITY>`` is refused, HTML's named entities are
+resolved, the input is bounded (``max_bytes``) and nesting is at most
+``MAX_DEPTH``. Every failure is a ``RecordError`` (``bad-xml`` or ``too-large``),
+never a parser exception. Element names lose their namespaces, attributes keep
+theirs (docs/architecture.md, "Untrusted XML").
 """
 
 from __future__ import annotations

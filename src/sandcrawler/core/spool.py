@@ -1,15 +1,11 @@
 """Spool files: bodies on their way from the web to the store (a download
 being hashed, a page replayed from the archive for parsing).
 
-They live in one directory, by default ``<data_dir>/spool`` (``fileset.tmp_dir``
-moves it), never in the system's temporary directory, where a process killed
-with SIGKILL would leave them for good. Each name says which process made it,
-``sandcrawler-<host>-<pid>-<random><suffix>``, so that
-
-* ``sweep(directory)``, run when a process first uses the spool, removes the
-  files of processes of this host that are no longer alive, at once;
-* ``sweep(directory, older_than=...)``, run by ``sandcrawler store cleanup``,
-  also removes another host's files older than that (a disk shared by hosts).
+They live in one directory (``<data_dir>/spool``, moved by ``fileset.tmp_dir``),
+not the system's temporary directory, and each name says which process made it,
+so that ``sweep`` can remove the files of dead processes of this host, and
+``sandcrawler store cleanup`` old files of other hosts (docs/architecture.md,
+"Spool files").
 """
 
 from __future__ import annotations

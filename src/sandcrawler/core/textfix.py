@@ -1,16 +1,11 @@
 """Text from documents made readable where it was decoded with the wrong charset.
 
-Two faults are common in titles and names that publishers' pages, XML and PDF
-information dictionaries carry:
-
-* Windows-1252 bytes read as ISO-8859-1: cp1252's punctuation (0x80-0x9F: quotes,
-  dashes, the ellipsis) becomes C1 control characters, which no font draws (a
-  missing-glyph box). A SciELO article declared ISO-8859-1 writes "Azote'y" with
-  byte 0x92 for its apostrophe.
-* UTF-8 read as Latin-1 or cp1252 (mojibake: ``CafÃ©``).
-
-ftfy repairs both; it runs only when the text shows one of them, so correct text
-is never touched (and the common case costs one regular-expression search).
+Two faults are common in titles and names from publishers' pages, XML and PDF
+information dictionaries: Windows-1252 bytes read as ISO-8859-1 (C1 control
+characters for quotes and dashes), and UTF-8 read as Latin-1 or cp1252
+(mojibake). ftfy repairs both; it runs only when the text shows one of them,
+so correct text is never touched (docs/architecture.md, "Text decoded with
+the wrong charset").
 """
 
 from __future__ import annotations

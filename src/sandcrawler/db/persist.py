@@ -66,7 +66,7 @@ TABLES: dict[str, UpsertSpec] = {
         ingest_request, ("link_source", "link_source_id", "ingest_type", "base_url"),
         keep=("created",)),
     # a citing work's references, by position: resolving it again replaces them
-    # (match/refs_worker.py also deletes the positions past a shorter list)
+    # (match/resolve_worker.py also deletes the positions past a shorter list)
     "citation": UpsertSpec(citation, ("citing", "ref_index")),
 }
 

@@ -321,7 +321,7 @@ CITED_BY_ORDER = ("citing", "ref_index")
 
 def citing_key(citing: str) -> str:
     """A citing side as stored: ``doi:<doi>`` and ``uuid:<uuid>`` are both written
-    lower-case (``match/refs.py``)."""
+    lower-case (``match/resolving.py``)."""
     return citing.strip().lower()
 
 

@@ -102,7 +102,7 @@ class CrossrefWithRefsRow(TypedDict):
 
 class CitationTableRow(TypedDict):
     """A ``citation`` row: one reference of a citing work resolved against the
-    catalog (``match/refs.py`` writes them). ``citing`` is ``doi:<doi>`` or
+    catalog (``match/resolving.py`` writes them). ``citing`` is ``doi:<doi>`` or
     ``uuid:<uuid>``; ``ref_index`` the reference's 0-based place in its list;
     ``cited_doi`` set only when the status is a match (``exact``, ``strong``)."""
 

@@ -1,19 +1,11 @@
 """The offline demo of file ingest: five real open-access articles' pages, served
 on loopback at their publishers' own URLs.
 
-The documents are in the package (``site/``), rendered by
-``scripts/make_demo.py`` from the real metadata of five CC BY articles
-(``articles.json``; ``SOURCES.md`` cites each): a PLOS ONE, a PeerJ and an eLife
-article with their landing pages and PDFs, a First Monday (OJS) article with its
-HTML full text, and a SciELO article with its JATS XML, each landing page in its
-publisher's markup and each full text describing the same article as the page
-that links to it. A DOI resolver redirects four of the DOIs to their landing
-pages. ``site/pages.json`` says which URL answers with which file.
-
-``DemoSite`` answers for every demo host on one loopback port by the request's
-``Host`` header; the crawler reaches it through ``http.routes`` (which keeps
-the original URLs in every record), so what is archived and reported is what a
-crawl of the real sites would record.
+The documents are in the package (``site/``), rendered by ``scripts/make_demo.py``
+from five CC BY articles (``articles.json``; ``SOURCES.md`` cites each).
+``DemoSite`` answers for every demo host on one loopback port by the ``Host``
+header; the crawler reaches it through ``http.routes``, so what is archived is
+what a crawl of the real sites would record (docs/ingest.md, "The demo site").
 """
 
 from __future__ import annotations
@@ -23,9 +15,9 @@ from dataclasses import dataclass
 from functools import cache
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+from sandcrawler.records.ingest import IngestRequest
 from sandcrawler.records.statuses import IngestFileStatus
 from sandcrawler.web.http.loopback import LoopbackHTTPServer
 
@@ -64,21 +56,21 @@ SCIELO_XML = ("http://scielo.iics.una.py/scieloOrg/php/articleXML.php"
               "?pid=S1683-98032015000200002&lang=en")
 
 
-def _doi(ingest_type: str, doi: str) -> dict[str, Any]:
-    return {"ingest_type": ingest_type, "base_url": f"https://doi.org/{doi}",
-            "link_source": "doi", "link_source_id": doi, "ext_ids": {"doi": doi}}
+def _doi(ingest_type: str, doi: str) -> IngestRequest:
+    return IngestRequest(ingest_type=ingest_type, base_url=f"https://doi.org/{doi}",
+                         link_source="doi", link_source_id=doi, ext_ids={"doi": doi})
 
 
 #: what the demo ingests: every file type, and one honest miss (First Monday
 #: publishes this article as HTML only: no-pdf-link)
-REQUESTS: tuple[dict[str, Any], ...] = (
+REQUESTS: tuple[IngestRequest, ...] = (
     _doi("pdf", "10.1371/journal.pone.0213978"),
     _doi("pdf", "10.7717/peerj.4375"),
     _doi("pdf", "10.7554/elife.44753"),
     _doi("html", "10.5210/fm.v25i10.10274"),
-    {"ingest_type": "xml", "base_url": SCIELO, "link_source": "scielo",
-     "link_source_id": "S1683-98032015000200002",
-     "ext_ids": {"doi": "10.18004/ped.2015.agosto.102-107"}},
+    IngestRequest(ingest_type="xml", base_url=SCIELO, link_source="scielo",
+                  link_source_id="S1683-98032015000200002",
+                  ext_ids={"doi": "10.18004/ped.2015.agosto.102-107"}),
     _doi("pdf", "10.5210/fm.v25i10.10274"),
 )
 

@@ -1,21 +1,11 @@
 """The offline demo's catalog: Crossref-shaped works, so that the demo can show
 documents identified and references resolved (docs/matching-documents.md).
 
-Built from ``articles.json`` when the demo runs (nothing more is shipped):
-
-- the five articles, with their real DOIs, titles, authors, dates, journals,
-  volumes, issues and pages;
-- the works that every other reference of the two articles whose references
-  the demo reads without GROBID cites: PLOS ONE's (its landing page's
-  ``citation_reference`` tags) and SciELO's (its JATS ``ref-list``). Their
-  bibliographic facts are the reference's; their DOIs are stand-ins under
-  Crossref's test prefix 10.5555 (``10.5555/sandcrawler-demo.<article>.<n>``),
-  since the reference lists give none. The other half is left out on purpose,
-  so the demo shows references that find nothing too. One target in three is
-  recorded the way many catalog records are: title, first author's surname,
-  abbreviated journal, volume and first page, no year.
-
-The eLife and PeerJ PDFs' references need GROBID, which the demo does without.
+Built from ``articles.json`` when the demo runs: the five articles with their
+real metadata, and the works cited by half the references of the two articles
+whose references the demo reads without GROBID, under stand-in DOIs
+(``10.5555/sandcrawler-demo.<article>.<n>``), so the demo shows references that
+find nothing too (docs/ingest.md, "The demo's catalog").
 """
 
 from __future__ import annotations

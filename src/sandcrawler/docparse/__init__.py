@@ -1,8 +1,6 @@
 """The embedded PDF extraction cascade, GROBID's without a GROBID server
-(docs/extraction.md):
-
-layout tokens (``layout``: pdfalto's ALTO or PDFium) -> GROBID's feature
-vectors (``vectors``) -> segmentation -> header, with the name and affiliation
-models -> reference segmenter -> the citation parser (``sandcrawler.citations``).
-Models are linear-chain CRFs (python-crfsuite) trained on GROBID's corpora.
+(docs/extraction.md), by stage: layout tokens (``layout``) -> GROBID's feature
+rows per model (``features``) -> the CRF models (``crf``) -> a header and
+reference strings (``assembly``); ``training`` trains and evaluates the models.
+The models' files are ``models/``, the lexicons ``lexicons/``.
 """

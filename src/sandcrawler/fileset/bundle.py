@@ -1,34 +1,11 @@
 """List the files inside a platform's "download all" zip (a bundle) without extracting it.
 
-A bundled fileset is archived as the one zip file the platform served, byte for
-byte; the manifest still has to describe every file in it (path, size, hashes,
-MIME type). ``list_bundle`` reads that from the zip itself and never writes a
-member to disk: the zip comes from the open web, and writing its members out
-is exactly what zip-slip paths, symlinks and zip bombs are made to exploit.
-Instead each member is decompressed in bounded chunks straight into the
-hashers, and a bundle that would be dangerous for whoever does extract it later
-is refused with a ``BundleError`` whose ``status`` says why:
-
-``bad-bundle``
-    not a zip, truncated, corrupt, encrypted, compressed other than stored or
-    deflated, a CRC error, a local header that disagrees with the central
-    directory, or a member whose data is not the size its header says.
-``unsafe-path``
-    a member name (or its Info-ZIP Unicode Path name) that breaks the rule of
-    ``sandcrawler.core.paths`` (absolute, a drive letter, ``..``, backslashes, control
-    characters, empty components, over-long); a symlink or special file; or a
-    name that clashes with another member's (``paths.find_clash``: exactly,
-    after NFC normalisation, or as a file where another member needs a
-    directory). Names are checked before any header.
-``too-many-files`` / ``too-large-size``
-    over ``max_files`` files, or over ``max_total_size`` bytes uncompressed.
-``zip-bomb``
-    a large member compressed beyond ``max_ratio``, or members whose data
-    overlap (David Fifield's non-recursive zip bomb). Nested zips are listed as
-    files, never opened.
-
-Everything that can be decided from the central directory and the local
-headers is checked before the first byte is decompressed.
+The manifest of a bundled fileset is read from the zip itself: each member is
+decompressed in bounded chunks straight into the hashers and never written to
+disk (zip-slip paths, symlinks and zip bombs are made for whoever extracts).
+A dangerous bundle is refused with a ``BundleError`` whose ``status`` says why:
+``bad-bundle``, ``unsafe-path``, ``too-many-files``, ``too-large-size``,
+``zip-bomb`` (docs/fileset.md, "Bundle checks").
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """The fileset ingester: one ingest request in, one fileset ingest result out
 (and, for a single-file dataset archived now, an ingest-file result).
 
-1. Capture the request's ``base_url`` (the landing page) into our web archive
-   and read its ``html_biblio``.
-2. Find the platform whose helper matches, and ask its API for the item and its
-   manifest (``platform-*`` statuses when that fails).
-3. Refuse what cannot or must not be archived: ``empty-manifest``,
-   ``unsafe-path``, ``too-many-files``, ``too-large-size``.
-4. Choose the strategy; unless the request asks for ``force_recrawl``, an
-   existing archive of the same dataset is ``success-existing``.
-5. Archive and verify (``fileset.strategies``); summarise in the seed's schema.
-
-Every status is in the table of ``docs/fileset.md``.
+It captures the landing page, asks the matching platform's API for the item
+and its manifest, refuses what cannot or must not be archived, chooses the
+strategy (an existing archive is ``success-existing`` unless ``force_recrawl``),
+then archives, verifies and summarises in the seed's schema
+(``fileset.strategies``). Every status is in the table of ``docs/fileset.md``.
 """
 
 from __future__ import annotations
@@ -24,20 +18,16 @@ from sandcrawler.core.errors import RecordError
 from sandcrawler.fileset.platforms import PLATFORMS
 from sandcrawler.fileset.platforms.base import LandingPage, PlatformHelper
 from sandcrawler.fileset.strategies import ArchiveContext, make_strategy
-from sandcrawler.records.capture import CdxRecord
-from sandcrawler.records.files import FileMeta, Terminal
 from sandcrawler.records.fileset import (
     ArchiveStrategyResult,
     DatasetFileResult,
     FilesetBundle,
     FilesetFile,
     FilesetIngestResult,
-    FilesetManifestFile,
     FilesetPlatformItem,
     IngestRequest,
     IngestStrategy,
 )
-from sandcrawler.records.html_biblio import HtmlBiblio
 from sandcrawler.records.statuses import FILESET_SUCCESS, FilesetStatus, Status
 from sandcrawler.web.archive.captures import WebCapture
 from sandcrawler.web.html.metadata import MAX_HTML, html_biblio
@@ -68,41 +58,21 @@ class IngestOutcome:
         return self.result.error_message
 
 
-@dataclass(slots=True)
-class _Found:
-    """What the ingest of one request has found so far: a failure at any step
-    still reports it (the landing page's capture, the platform's item, ...).
-    ``FilesetIngestResult``'s fields but for the outcome's own."""
+def _started(request: IngestRequest) -> FilesetIngestResult:
+    """The result an ingest fills in as it finds things (the landing page's capture,
+    the platform's item, ...), so a failure at any step still reports them. Built
+    unvalidated: ``hit`` and ``status`` come with the outcome (``_finished``)."""
+    started: dict[str, Any] = {"request": request.to_json()}  # hit, status: not yet known
+    return FilesetIngestResult.model_construct(**started)
 
-    terminal: Terminal | None = None
-    file_meta: FileMeta | None = None
-    cdx: CdxRecord | None = None
-    revisit_cdx: CdxRecord | None = None
-    html_biblio: HtmlBiblio | None = None
-    manifest: list[FilesetManifestFile] | None = None
-    platform_name: str | None = None
-    platform_domain: str | None = None
-    platform_id: str | None = None
-    platform_base_url: str | None = None
-    ingest_strategy: IngestStrategy | None = None
-    archiveorg_item_name: str | None = None
-    file_count: int | None = None
-    total_size: int | None = None
-    fileset_bundle: FilesetBundle | None = None
-    fileset_file: FilesetFile | None = None
 
-    def result(self, request: IngestRequest, status: Status,
-               error_message: str | None) -> FilesetIngestResult:
-        return FilesetIngestResult(
-            hit=FilesetIngestResult.is_hit(status), status=status, request=request.to_json(),
-            terminal=self.terminal, file_meta=self.file_meta, cdx=self.cdx,
-            revisit_cdx=self.revisit_cdx, html_biblio=self.html_biblio, manifest=self.manifest,
-            platform_name=self.platform_name, platform_domain=self.platform_domain,
-            platform_id=self.platform_id, platform_base_url=self.platform_base_url,
-            ingest_strategy=self.ingest_strategy,
-            archiveorg_item_name=self.archiveorg_item_name, file_count=self.file_count,
-            total_size=self.total_size, fileset_bundle=self.fileset_bundle,
-            fileset_file=self.fileset_file, error_message=error_message)
+def _finished(found: FilesetIngestResult, status: Status,
+              error_message: str | None) -> FilesetIngestResult:
+    """``found`` with its outcome, validated as a whole."""
+    fields = {name: getattr(found, name) for name in FilesetIngestResult.model_fields
+              if name not in ("hit", "status", "error_message")}
+    return FilesetIngestResult(**fields, hit=FilesetIngestResult.is_hit(status), status=status,
+                               error_message=error_message)
 
 
 class FilesetIngester:
@@ -122,16 +92,16 @@ class FilesetIngester:
     # --- the pipeline --------------------------------------------------------------
 
     def ingest(self, request: IngestRequest) -> IngestOutcome:
-        found = _Found()
+        found = _started(request)
         try:
             archived = self._ingest(request, found)
         except RecordError as e:
-            result = found.result(request, e.status, str(e))
+            result = _finished(found, e.status, str(e))
         else:
-            result = found.result(request, archived.status, archived.error_message)
+            result = _finished(found, archived.status, archived.error_message)
         return IngestOutcome(result, file_result_of(result))
 
-    def _ingest(self, request: IngestRequest, found: _Found) -> ArchiveStrategyResult:
+    def _ingest(self, request: IngestRequest, found: FilesetIngestResult) -> ArchiveStrategyResult:
         """What archiving the dataset gave; a RecordError for a request refused
         before (what was found by then is in ``found``)."""
         if request.ingest_type not in INGEST_TYPES:
@@ -177,7 +147,7 @@ class FilesetIngester:
         return archived
 
     def _landing(self, request: IngestRequest,
-                 found: _Found) -> tuple[LandingPage, RecordError | None]:
+                 found: FilesetIngestResult) -> tuple[LandingPage, RecordError | None]:
         """Capture the landing page. Its failure is only the request's status if no
         platform recognises the URL: an API can still answer for a page that
         does not (a 404 page of a deleted record, a platform's page down)."""
@@ -199,7 +169,8 @@ class FilesetIngester:
         return landing, None
 
     @staticmethod
-    def _landing_fields(capture: WebCapture, landing: LandingPage, found: _Found) -> None:
+    def _landing_fields(capture: WebCapture, landing: LandingPage,
+                        found: FilesetIngestResult) -> None:
         terminal = capture.terminal
         landing.terminal_url = terminal.url
         landing.hops = [row.url for row in capture.rows]
@@ -233,7 +204,7 @@ class FilesetIngester:
                                    [f.path for f in manifest])
 
     @staticmethod
-    def _summarise(archived: ArchiveStrategyResult, found: _Found) -> None:
+    def _summarise(archived: ArchiveStrategyResult, found: FilesetIngestResult) -> None:
         found.manifest = list(archived.manifest)
         if archived.archiveorg_item_name:
             found.archiveorg_item_name = archived.archiveorg_item_name

@@ -1,26 +1,12 @@
 """The six archive strategies: ``{web,archiveorg}-{file,fileset,fileset-bundled}``.
 
 Each has ``check_existing(item)`` (is this dataset already archived, complete
-and as the platform describes it?) and ``process(item)`` (archive it now).
-
-* **web**: every file is captured into our web archive (WARC request/response
-  records, revisits for payloads already held, rows in ``web_cdx``). All files
-  of a dataset go into one WARC session that is committed only when every file
-  has been fetched and verified; otherwise it is aborted and nothing of it is
-  visible.
-* **archiveorg**: every file goes into the item store under the item's name,
-  streamed straight from the network into the store's writer, which commits it
-  only once its size and checksums are verified. The item is written under its
-  lock (one writer at a time, among all processes); its metadata file, written
-  last, marks it complete; files a failed attempt created are removed
-  (``ItemStore.writing``). ``check_existing`` reads an item under the same lock.
-* **-bundled**: the platform's one "download all" zip is archived instead, and
-  the manifest lists the files inside it (``fileset.bundle``), checked against
-  what the platform says it holds.
-
-Every download is checked against every size and checksum the platform gave;
-the first file that does not match (or cannot be fetched) decides the status,
-and its manifest entry says which.
+and as the platform describes it?) and ``process(item)`` (archive it now):
+into our web archive in one WARC session (``web``), into the item store under
+the item's lock (``archiveorg``), or as the platform's one "download all" zip
+(``-bundled``). Every download is checked against every size and checksum the
+platform gave; the first that does not match decides the status
+(docs/fileset.md, "Strategies and how one is chosen").
 """
 
 from __future__ import annotations
@@ -261,10 +247,11 @@ class FilesetStrategy(ABC):
             fields = results[0].fields
         return self._result(self.success, [done[i] for i in range(len(manifest))], **fields)
 
-    def _bundle_limits(self) -> dict[str, Any]:
+    def _list_bundle(self, path: str | Path) -> list[BundleEntry]:
+        """``list_bundle`` within the configured limits."""
         s = self.ctx.fileset
-        return {"max_files": s.max_file_count, "max_total_size": s.max_total_size,
-                "max_ratio": s.bundle_max_ratio}
+        return list_bundle(path, max_files=s.max_file_count, max_total_size=s.max_total_size,
+                           max_ratio=s.bundle_max_ratio)
 
 
 class WebStrategy(FilesetStrategy):
@@ -281,7 +268,7 @@ class WebStrategy(FilesetStrategy):
                 with spool.open("wb") as f:
                     web.read_payload(terminal, f)
                 try:
-                    entries = list_bundle(spool, **self._bundle_limits())
+                    entries = self._list_bundle(spool)
                     manifest = check_bundle(item.manifest or [], entries, terminal.to_terminal())
                 except RecordError:
                     return None  # the capture we hold is not this dataset: archive again
@@ -363,7 +350,7 @@ class WebStrategy(FilesetStrategy):
             return self._failed(item, {}, e)
         try:
             assert capture.spool is not None and capture.file_meta is not None
-            entries = list_bundle(capture.spool, **self._bundle_limits())
+            entries = self._list_bundle(capture.spool)
             manifest = check_bundle(item.manifest or [], entries, capture.terminal.to_terminal())
         except RecordError as e:
             return self._failed(item, {}, e)
@@ -504,7 +491,7 @@ class ArchiveorgStrategy(FilesetStrategy):
                 with spool.open("wb") as f:
                     got = download(self.ctx.fetcher, item.web_bundle_url, f.write,
                                    self.ctx.fileset.max_total_size, None)
-                entries = list_bundle(spool, **self._bundle_limits())
+                entries = self._list_bundle(spool)
                 manifest = check_bundle(item.manifest or [], entries, got.terminal)
                 path = bundle_name(write.item, got.terminal.terminal_url)
                 with spool.open("rb") as f:

@@ -1,22 +1,11 @@
 """GROBID HTTP client (the parts of the REST API we use).
 
-Endpoints, per GROBID's documentation:
-
-- ``GET  /api/isalive``              -> "true"
-- ``GET  /api/version``              -> version string
-- ``POST /api/processCitationList``  form fields: ``citations`` (repeated),
-  ``consolidateCitations`` (0/1/2), ``includeRawCitations`` (0/1);
-  200 TEI XML with one ``<biblStruct>`` per input citation, 204 nothing found,
-  400 bad request, 500 internal error, 503 all GROBID threads busy.
-- ``POST /api/processFulltextDocument``  multipart: ``input`` (the PDF), and
-  ``consolidateHeader`` (0/1/2), ``includeRawCitations``, ``includeRawAffiliations``,
-  ``segmentSentences`` (0/1), ``teiCoordinates`` (repeated element names);
-  200 TEI XML of the whole document, 204 nothing extracted, 500, 503 as above.
-
-Busy (503) and unreachable servers are retried with exponential back-off
-(``retry.Backoff``, honouring ``Retry-After``); once retries run out that is an
-InfrastructureError, since every later request would fail the same way. A
-4xx/5xx answer or a timeout for one request is a record error.
+Endpoints: ``/api/isalive``, ``/api/version``, ``/api/processCitationList`` and
+``/api/processFulltextDocument``; their form fields and answers are listed in
+docs/pdf.md, "The GROBID client". Busy (503) and unreachable servers are retried
+with back-off (``retry.Backoff``); once retries run out that is an
+``InfrastructureError``. A 4xx/5xx answer or a timeout for one request is a
+record error.
 """
 
 from __future__ import annotations

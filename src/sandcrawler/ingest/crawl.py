@@ -1,24 +1,12 @@
 """The crawl of one file ingest request: from ``base_url`` to the full text.
 
 Each step fetches one URL (following its redirects) into the web archive, or
-replays it from there when it was captured before (unless the request asks
-for ``force_recrawl``), then looks at what came back:
-
-* the type asked for, told by its bytes (a PDF served as ``text/html`` is a
-  PDF): the crawl ends, ``found``;
-* an HTML page: its bibliographic metadata is read (the first page's is the
-  result's ``html_biblio``), a wall (cookie, JavaScript, bot check) ends the
-  crawl as ``blocked-cookie``; else the next URL is the page's meta refresh or
-  its best full-text link not visited yet (``web.landing``'s ordered rules);
-  none at all is ``no-pdf-link`` (``no-xml-link``, ``no-html-fulltext``), only
-  visited ones ``link-loop``; for ``html`` requests a page with no further
-  full-text link is itself the candidate;
-* anything else: ``wrong-mimetype``; a non-200 answer: ``terminal-bad-status``.
-
-Every URL is checked against the crawl policy (blocklist, robots.txt) before
-it is fetched, redirect targets included; at most ``max_hops`` steps, within
-the record's deadline (``record_timeout``: every request of the crawl ends by
-then, unless a download is still coming at the fetcher's minimum rate).
+replays it from there when it was captured before, then judges what came back
+by its bytes: the type asked for ends the crawl (``found``); an HTML page gives
+its metadata and its next full-text link, or a status saying why there is none;
+anything else is ``wrong-mimetype``. Every URL is checked against the crawl
+policy first, within ``max_hops`` steps and the record's deadline
+(docs/ingest.md, "The crawl").
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """The file ingester: ingest requests of type ``pdf``, ``xml`` and ``html`` in,
-file ingest results (``models.ingest.FileIngestResult``) out.
+file ingest results (``records.ingest.FileIngestResult``) out.
 
-For a batch of requests:
-
-1. a request that is not one (no http(s) ``base_url``) is ``bad-request``; one
-   of another type ``skip-ingest-type``; a recorded hit is ``success-existing``
-   without a fetch (unless ``force_recrawl``);
-2. the requests are crawled (``ingest.crawl``), ``concurrency`` at a time (a
-   slow host holds one crawler, not the batch), each crawling thread into a
-   WARC file of its own;
-3. the WARC files are committed (made visible, indexed) before anything refers
-   to them: a crash before then leaves no capture and no result;
-4. each full text found is processed by its kind's processor (stored,
-   catalogued, references parsed), unless it was processed before.
-
-Every status is in the table of ``docs/ingest.md``.
+For a batch: bad requests and recorded hits are answered without a fetch; the
+rest are crawled ``concurrency`` at a time, each thread into a WARC file of its
+own; the WARC files are committed before anything refers to them; each full
+text found is processed by its kind's processor (docs/ingest.md, "The file
+ingester"). Every status is in the table of ``docs/ingest.md``.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Literal, Protocol
 
 from sandcrawler.records.capture import CdxRecord
+from sandcrawler.records.catalogue_metadata import CatalogueMetadata
 from sandcrawler.records.files import FileMeta
 from sandcrawler.records.html_biblio import HtmlBiblio
 from sandcrawler.records.ingest import IngestRequest, Processing
@@ -51,21 +52,30 @@ class FoundFile:
                 Layer(Source.LANDING_PAGE, landing_page_metadata(self.biblio))]
 
 
-def landing_page_metadata(biblio: HtmlBiblio | None) -> dict[str, Any]:
+#: the catalogue fields a landing page gives as a string, and as a one-item list
+_StringField = Literal["DOI", "pmid", "pmcid", "arxiv_id", "publisher", "volume", "issue",
+                      "abstract"]
+_ListField = Literal["title", "container-title", "ISSN"]
+
+
+def landing_page_metadata(biblio: HtmlBiblio | None) -> CatalogueMetadata:
     """A landing page's ``html_biblio`` in Crossref's field names."""
-    md: dict[str, Any] = {}
+    md: CatalogueMetadata = {}
     if biblio is None:
         return md
-    for name, value in (("DOI", biblio.doi), ("pmid", biblio.pmid), ("pmcid", biblio.pmcid),
-                        ("arxiv_id", biblio.arxiv_id), ("publisher", biblio.publisher),
-                        ("volume", biblio.volume), ("issue", biblio.issue),
-                        ("abstract", biblio.abstract)):
+    strings: tuple[tuple[_StringField, str | None], ...] = (
+        ("DOI", biblio.doi), ("pmid", biblio.pmid), ("pmcid", biblio.pmcid),
+        ("arxiv_id", biblio.arxiv_id), ("publisher", biblio.publisher),
+        ("volume", biblio.volume), ("issue", biblio.issue), ("abstract", biblio.abstract))
+    for name, value in strings:
         if value:
             md[name] = value
-    for name, value in (("title", biblio.title), ("container-title", biblio.container_name),
-                        ("ISSN", biblio.container_issn)):
+    lists: tuple[tuple[_ListField, str | None], ...] = (
+        ("title", biblio.title), ("container-title", biblio.container_name),
+        ("ISSN", biblio.container_issn))
+    for list_name, value in lists:
         if value:
-            md[name] = [value]
+            md[list_name] = [value]
     if names := [n for n in biblio.contrib_raw_names or () if n]:
         md["author"] = [{"name": n} for n in names]
     if biblio.first_page:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sandcrawler.readers.base import Reader
 from sandcrawler.db.rows import IngestFileResultRow
+from sandcrawler.readers.base import Reader
 from sandcrawler.records.ingest import IngestType, Processing
 from sandcrawler.records.statuses import PdfStatus
 from sandcrawler.storage.catalogue import Catalogue

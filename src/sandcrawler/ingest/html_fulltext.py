@@ -1,30 +1,12 @@
 """The processor of HTML full text (``ingest_type`` ``html``).
 
-The page's main text and metadata come from trafilatura (as in the original
-system). A page with less than ``min_words`` words of main text is a landing
-page or a stub, not an article: ``no-main-text``, nothing stored. Otherwise
-the page is stored as fetched as the document's ``html`` primary resource and
-its main text as the ``text`` resource, with catalogue metadata from
-trafilatura (title, authors, date, site name), the landing page's
-``html_biblio`` and the work's identifiers (both ranked above trafilatura's
-reading, ``storage.precedence``); the sub-resources a replay of the
-page needs (images, scripts, stylesheets, media, frames) are listed in the
-result as ``html_resources`` (absolute URLs; nothing is fetched here), and the
-page's ``citation_reference`` tags become the document's ``grobid_refs`` row.
-With a catalog to match against (``documents``), the document is identified
-from the landing page and its own metadata (``match0``, the catalogue's DOI)
-and its references are resolved (``match.document``).
-
-The reading of the page (trafilatura, and Lexbor for the sub-resources) runs in
-a child process of the processor's own (``web/bounded.py``) under ``timeout``
-seconds and ``memory_limit`` bytes: a page it cannot finish within them is
-``html-too-complex``, nothing stored. The crawl parsed the page before
-(``web.landing.parse_html``, with limits of its own), but only its first 8 MB.
-
-trafilatura (and lxml under it) is imported by this module only, ~0.15 s; the
-crawler imports this module when it first meets an HTML full text. Its first
-extraction in a process also loads its date parser (about a second, once per
-child process).
+The page's main text and metadata come from trafilatura; a page with less
+than ``min_words`` words of main text is ``no-main-text``. Otherwise the page
+and its main text are stored as the document's ``html`` and ``text`` resources,
+catalogued, its ``citation_reference`` tags parsed, and it is identified and its
+references resolved when there is a catalog. The reading runs in a child
+process under time and memory limits (``html-too-complex``); trafilatura is
+imported here only (docs/ingest.md, "HTML full text").
 """
 
 from __future__ import annotations
@@ -33,7 +15,7 @@ import re
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import trafilatura
 from selectolax.lexbor import LexborHTMLParser
@@ -43,6 +25,7 @@ from sandcrawler.core.errors import RecordError
 from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.jats import ParserHolder, capture_time
 from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
+from sandcrawler.records.catalogue_metadata import CatalogueMetadata, HtmlAccount
 from sandcrawler.records.ingest import Processing
 from sandcrawler.records.statuses import ProcessingStatus
 from sandcrawler.refs.reading import RefsWriter, refs_from_meta
@@ -165,10 +148,10 @@ def extract_main_text(page: bytes, url: str | None = None) -> dict[str, str] | N
     return {key: value for key, value in fields.items() if isinstance(value, str)}
 
 
-def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:
+def html_metadata(extracted: dict[str, Any], words: int) -> CatalogueMetadata:
     """Catalogue metadata (Crossref's field names) from trafilatura's; its own
     fields are kept under ``html``."""
-    md: dict[str, Any] = {}
+    md: CatalogueMetadata = {}
     if title := _str(extracted.get("title")):
         md["title"] = [title]
     if author := _str(extracted.get("author")):
@@ -179,15 +162,24 @@ def html_metadata(extracted: dict[str, Any], words: int) -> dict[str, Any]:
             md["issued"] = {"date-parts": [[int(p) for p in m.groups() if p]]}
     if language := _str(extracted.get("language")):
         md["language"] = language.lower()
-    md["html"] = {k: v for k in ("title", "author", "date", "sitename", "hostname", "url",
-                                 "license", "language", "description", "pagetype")
-                  if (v := _str(extracted.get(k)))}
-    md["html"]["word_count"] = words
+    account: HtmlAccount = {}
+    for key in _HTML_FIELDS:
+        if value := _str(extracted.get(key)):
+            account[key] = value
+    account["word_count"] = words
+    md["html"] = account
     # the site's name as the container (below a landing page's journal title)
-    site = md["html"].get("sitename")
-    if site and site != md["html"].get("hostname"):
+    site = account.get("sitename")
+    if site and site != account.get("hostname"):
         md["container-title"] = [site]
     return md
+
+
+#: trafilatura's fields kept under ``html``, in this order
+_HTML_FIELDS: tuple[Literal["title", "author", "date", "sitename", "hostname", "url", "license",
+                            "language", "description", "pagetype"], ...] = (
+    "title", "author", "date", "sitename", "hostname", "url", "license", "language",
+    "description", "pagetype")
 
 
 def _str(value: Any) -> str | None:

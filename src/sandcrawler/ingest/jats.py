@@ -1,16 +1,11 @@
 """The processor of JATS XML full text (``ingest_type`` ``xml``).
 
-The file the crawl found must be a JATS article: root ``article``, or a wrapper
-(``pmc-articleset``, an OAI-PMH response) holding one. It is stored as fetched,
-byte for byte, as the document's ``nxml`` primary resource, with catalogue
-metadata (Crossref-style names) read from its front matter, the work's
-identifiers and the landing page's ``html_biblio`` filling what it lacks (JATS
-ranks above both, ``storage.precedence``); the references of its
-``ref-list`` (or, when it has none, the landing page's ``citation_reference``
-tags) become the document's ``grobid_refs`` row. With a catalog to match
-against (``documents``), the document is identified from its front matter and
-the landing page (``match0``, the catalogue's DOI) and its references are
-resolved (``match.document``).
+The file must be a JATS article (root ``article``, or a wrapper holding one). It
+is stored byte for byte as the document's ``nxml`` primary resource, catalogued
+from its front matter (ranked above the request's identifiers and the landing
+page's ``html_biblio``), its ``ref-list`` becomes the document's ``grobid_refs`` row,
+and with a catalog it is identified and its references resolved
+(docs/ingest.md, "JATS full text").
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.core.errors import RecordError
@@ -28,6 +23,12 @@ from sandcrawler.core.safexml import MAX_XML_BYTES, XLINK_HREF, XML_LANG, parse_
 from sandcrawler.core.timestamps import parse_timestamp
 from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
+from sandcrawler.records.catalogue_metadata import (
+    CatalogueMetadata,
+    CrossrefAuthor,
+    JatsAccount,
+    Licence,
+)
 from sandcrawler.records.ingest import Processing
 from sandcrawler.records.statuses import ProcessingStatus
 from sandcrawler.refs.reading import (
@@ -42,6 +43,10 @@ from sandcrawler.storage.precedence import Layer, Source
 KIND = "xml"
 #: pub-date types, most wanted first (``pub-type`` in NLM/JATS 1.0, ``date-type`` after)
 _DATE_TYPES = ("epub", "ppub", "pub", "epub-ppub", "collection", "epreprint")
+#: front-matter elements -> their catalogue field (``numero`` only when ``issue`` is absent)
+_LOCATORS: tuple[tuple[str, Literal["volume", "issue", "article-number"]], ...] = (
+    ("volume", "volume"), ("issue", "issue"), ("numero", "issue"),
+    ("elocation-id", "article-number"))
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])", re.IGNORECASE)
 
 
@@ -167,11 +172,11 @@ def _pub_date(meta: ET.Element) -> list[int] | None:
     return next((p for d in ranked if (p := _date_parts(d))), None)
 
 
-def _author(contrib: ET.Element) -> dict[str, Any] | None:
+def _author(contrib: ET.Element) -> CrossrefAuthor | None:
     name = _child(contrib, "name")
     if name is None:
         name = _child(contrib, "string-name")
-    author: dict[str, Any] = {}
+    author: CrossrefAuthor = {}
     if name is not None:
         given, family = text_of(_child(name, "given-names")), text_of(_child(name, "surname"))
         if given:
@@ -193,7 +198,7 @@ def _author(contrib: ET.Element) -> dict[str, Any] | None:
     return author
 
 
-def _authors(meta: ET.Element) -> list[dict[str, Any]]:
+def _authors(meta: ET.Element) -> list[CrossrefAuthor]:
     found = []
     for group in _children(meta, "contrib-group"):
         for contrib in _children(group, "contrib"):
@@ -211,12 +216,12 @@ def _clean(normalise: Callable[[str], str], value: str | None) -> str | None:
         return None
 
 
-def jats_metadata(article: ET.Element) -> dict[str, Any]:
+def jats_metadata(article: ET.Element) -> CatalogueMetadata:
     """Catalogue metadata (Crossref's field names) from a JATS article's front matter."""
     front = _child(article, "front")
     meta = _child(front, "article-meta")
     journal = _child(front, "journal-meta")
-    md: dict[str, Any] = {}
+    md: CatalogueMetadata = {}
     if meta is None:
         meta = ET.Element("article-meta")
     group = _child(meta, "title-group")
@@ -241,8 +246,7 @@ def jats_metadata(article: ET.Element) -> dict[str, Any]:
         md["ISSN"] = issns
     if publisher := text_of(_child(journal, "publisher", "publisher-name")):
         md["publisher"] = publisher
-    for tag, key in (("volume", "volume"), ("issue", "issue"), ("numero", "issue"),
-                     ("elocation-id", "article-number")):
+    for tag, key in _LOCATORS:
         if key not in md and (value := text_of(_child(meta, tag))):
             md[key] = value
     first, last = text_of(_child(meta, "fpage")), text_of(_child(meta, "lpage"))
@@ -263,7 +267,7 @@ def jats_metadata(article: ET.Element) -> dict[str, Any]:
             md["pmcid"] = pmcid
         elif kind in ("publisher-id", "") and "publisher_id" not in md:
             md["publisher_id"] = value
-    licences = []
+    licences: list[Licence] = []
     for lic in _children(_child(meta, "permissions"), "license"):
         url = lic.get(XLINK_HREF) or next(
             (text_of(r) for r in lic.iter() if r.tag.endswith("license_ref")), None)
@@ -277,6 +281,10 @@ def jats_metadata(article: ET.Element) -> dict[str, Any]:
         md["keywords"] = keywords
     if lang := article.get(XML_LANG) or article.get("lang"):
         md["language"] = lang.lower()
-    md["jats"] = {k: v for k, v in (("article-type", article.get("article-type")),
-                                    ("dtd-version", article.get("dtd-version"))) if v}
+    account: JatsAccount = {}
+    if article_type := article.get("article-type"):
+        account["article-type"] = article_type
+    if dtd_version := article.get("dtd-version"):
+        account["dtd-version"] = dtd_version
+    md["jats"] = account
     return md

@@ -86,7 +86,7 @@ def request_of(data: bytes) -> dict[str, Any] | None:
         obj = decode_json(data)
     except RecordError:
         return None
-    return obj if isinstance(obj, dict) else None
+    return obj if isinstance(obj, dict) else None  # as it came: echoed in its result
 
 
 def _bad_request(item: Item, raw: dict[str, Any] | None, e: RecordError) -> Outcome:

@@ -1,15 +1,11 @@
-"""The topic registry (``kafka_topics.TOPICS``) against a cluster: which topics
+"""The topic registry (``kafka.topics.TOPICS``) against a cluster: which topics
 are as they should be, which are missing, which differ; and the missing ones
 created, through confluent-kafka's admin API.
 
-An existing topic is never altered. A partition count or setting that differs
-from the registry is reported (``partitions-mismatch``, ``config-mismatch``)
-for an operator to decide: more partitions move keys to other partitions, and
-fewer are impossible. Upstream topics (fatcat's) are checked for existence
-only: their partitions and settings are their owner's.
-
-Every request is bounded by a timeout; a cluster that does not answer is
-``KafkaUnavailable``, one line saying what librdkafka saw first.
+An existing topic is never altered: a difference is reported
+(``partitions-mismatch``, ``config-mismatch``) for an operator to decide.
+Upstream topics are checked for existence only. A cluster that does not answer
+is ``KafkaUnavailable`` (docs/operations.md, "Topics against a cluster").
 """
 
 from __future__ import annotations

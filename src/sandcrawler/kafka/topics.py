@@ -1,19 +1,12 @@
 """The topic registry: every Kafka topic the workers read or write, with the
 partitions and broker settings it should have.
 
-``TOPICS`` is what the workers' registry (``app.workers``) names topics from,
-what ``sandcrawler kafka topics`` compares with the cluster and creates, and
-what the table in docs/operations.md is checked against. A topic is
-``<prefix>-<env>.<name>``: ours (``sandcrawler``), or an upstream feed's
-(``fatcat``) that we read but do not own.
-
-Each entry's ``basis`` says where its numbers come from: the fileset seed, the
-original system's published topic list, or
-our own choice.
-
-No topic sets ``compression.type``: the broker's default (``producer``) keeps
-the batches as our producers compress them (zstd); a topic codec that differs
-would make the broker recompress every batch it receives.
+``TOPICS`` names the workers' topics (``app.workers``), is what ``sandcrawler
+kafka topics`` compares with the cluster, and what the table in
+docs/operations.md is checked against. A topic is ``<prefix>-<env>.<name>``:
+ours (``sandcrawler``) or an upstream feed's (``fatcat``). Each entry's ``basis``
+says where its numbers come from; why no topic sets ``compression.type``:
+docs/operations.md, "The topic registry".
 """
 
 from __future__ import annotations

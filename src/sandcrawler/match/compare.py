@@ -1,16 +1,11 @@
 """One query against one catalog record: evidence in points, and the reasons.
 
-Each field that both sides have adds points when it agrees and takes points
-away when it disagrees, in proportion to how much it tells (docs/matching.md
-has the table). A field only one side has says nothing: a catalog record may
-carry no date, a reference no authors. When the query came from a reference
-string, a field its parser missed is looked for in the string itself (the
-record's title, first author, year, volume and page), so a mis-parsed string
-still finds its work.
-
-Some disagreements are *conflicts*: a different year, a title that differs.
-A conflicting candidate is never a match, whatever else agrees; this is what
-keeps "the same authors, a similar title, another year" from matching.
+Each field both sides have adds points when it agrees and takes points away
+when it disagrees (docs/matching.md has the table); a field only one side has
+says nothing. A field a reference's parser missed is looked for in the string
+itself. Some disagreements are *conflicts* (another year, a title that differs):
+a conflicting candidate is never a match (docs/matching.md, "Comparing a
+query with a record").
 """
 
 from __future__ import annotations

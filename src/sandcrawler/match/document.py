@@ -1,38 +1,12 @@
-"""A document identified against the catalog, and its references resolved
-(docs/matching-documents.md).
+"""A document identified against the catalog, and its references resolved.
 
-**Identification.** A document's metadata comes from several sources, each
-matched on its own by the ``Matcher`` (so every DOI a source carries is
-verified, never copied):
-
-    jats          the JATS front matter (an XML full text)
-    landing_page  the landing page's ``html_biblio``
-    grobid        GROBID's header of the PDF
-    html          an HTML full text's own metadata (trafilatura's reading)
-    first_page    a DOI printed on the PDF's first page, checked against that page's text
-    pdf           the PDF's own document info and XMP (a junk title is not tried)
-
-The identification is the work the most trusted matched source names (the
-order above, the order ``storage.precedence`` ranks sources in); the answer
-reported for it is the best of those naming it (``exact`` before ``strong``).
-Two outcomes are statuses of their own (``DocumentMatchStatus``):
-
-* ``sources-disagree``: the landing page matches one work and the file (PDF
-  or JATS) another, and no answer from the file agrees with the page (the
-  PDF's own document info alone does not count against the page);
-* ``doi-conflict``: the work found is not the DOI the document already has
-  (its catalogue entry's). Nothing is overwritten. An extraction's DOI (GROBID,
-  the PDF's XMP) that the matcher found to name another work is not "had": the
-  identified DOI takes its place (``storage.precedence`` keeps it under
-  ``conflicts``).
-
-Without a matched answer, the status is the most telling of the sources'
-(``ambiguous``, ``weak``, ``no-match``, ``too-little``).
-
-**References.** ``DocumentMatcher.resolve_references`` matches a document's
-references (``match.refs.resolve``), writes its ``citation`` rows and its
-``*.references.tei.xml`` resource: a TEI ``listBibl`` of the references as
-parsed, each with the DOI it matched and the match's status, score and reasons.
+Identification: each source of the document's metadata (JATS, landing page,
+GROBID, the extraction cascade, HTML, the first page's DOI, the PDF's own
+info) is matched on its own, and the most trusted matched source names the
+work; ``sources-disagree`` and ``doi-conflict`` are outcomes of their own.
+References: ``DocumentMatcher.resolve_references`` writes the document's
+``citation`` rows and its ``*.references.tei.xml`` resource (docs/matching-documents.md,
+"The sources", "Combining the answers" and "References").
 """
 
 from __future__ import annotations
@@ -43,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Engine
 
@@ -57,6 +31,7 @@ from sandcrawler.match.resolve_worker import write_citations as write_citation_r
 from sandcrawler.match.resolving import CitationRow, citing_document, resolve
 from sandcrawler.records.html_biblio import HtmlBiblio
 from sandcrawler.records.match import MatchResult, RunnerUp
+from sandcrawler.records.refs import AuthorJson, BiblioJson
 from sandcrawler.records.statuses import DocumentMatchStatus, MatchStatus, Status
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
@@ -159,23 +134,29 @@ def landing_source(page: HtmlBiblio | None) -> SourceBiblio | None:
     return SourceBiblio(Origin.LANDING_PAGE, biblio)
 
 
-def crossref_shaped_biblio(md: Mapping[str, Any]) -> dict[str, Any]:
+def crossref_shaped_biblio(md: Mapping[str, Any]) -> BiblioJson:
     """Catalogue metadata in Crossref's field names (JATS front matter, for one)
     as a biblio."""
-    biblio: dict[str, Any] = {}
+    biblio: BiblioJson = {}
     titles = md.get("title")
     title = titles[0] if isinstance(titles, list) and titles else titles
     if (text := _clean(title)) is not None:
         biblio["title"] = text
-    authors = []
+    authors: list[AuthorJson] = []
     for a in md.get("author") or ():
         if not isinstance(a, Mapping):
             continue
         family, given, name = _clean(a.get("family")), _clean(a.get("given")), _clean(a.get("name"))
         full = name or " ".join(p for p in (given, family) if p) or None
         if family or full:
-            authors.append({k: v for k, v in (("surname", family), ("given_name", given),
-                                              ("full_name", full)) if v})
+            author: AuthorJson = {}
+            if family:
+                author["surname"] = family
+            if given:
+                author["given_name"] = given
+            if full:
+                author["full_name"] = full
+            authors.append(author)
     if authors:
         biblio["authors"] = authors
     issued = md.get("issued")
@@ -187,16 +168,18 @@ def crossref_shaped_biblio(md: Mapping[str, Any]) -> dict[str, Any]:
     container = containers[0] if isinstance(containers, list) and containers else containers
     if (text := _clean(container)) is not None:
         biblio["journal"] = text
-    for key in ("volume", "issue"):
+    locators: tuple[Literal["volume", "issue"], ...] = ("volume", "issue")
+    for key in locators:
         if (text := _clean(md.get(key))) is not None:
             biblio[key] = text
     if (page := _clean(md.get("page"))) is not None:
         biblio["pages"] = page
-    for key, names in (("doi", IDENTIFIER_FIELDS["doi"]), ("pmid", IDENTIFIER_FIELDS["pmid"]),
-                       ("pmcid", IDENTIFIER_FIELDS["pmcid"])):
+    schemes: tuple[Literal["doi", "pmid", "pmcid"], ...] = ("doi", "pmid", "pmcid")
+    for scheme in schemes:
+        names = IDENTIFIER_FIELDS[scheme]
         value = next((md[n] for n in names if isinstance(md.get(n), str | int)), None)
         if value is not None:
-            biblio[key] = str(value)
+            biblio[scheme] = str(value)
     return biblio
 
 
@@ -207,7 +190,7 @@ def metadata_source(origin: Origin, metadata: Mapping[str, Any] | None) -> Sourc
     biblio = crossref_shaped_biblio(metadata or {})
     if not biblio.get("title") and not biblio.get("doi"):
         return None
-    return SourceBiblio(origin, biblio)
+    return SourceBiblio(origin, dict(biblio))
 
 
 #: a DOI as printed: ``10.<registrant>/<suffix>`` up to white space or markup
@@ -330,6 +313,20 @@ class SourceAnswer:
 
 
 @dataclass(frozen=True, slots=True)
+class OtherSourceWork:
+    """The runner-up when two sources name different works: the other source's."""
+
+    doi: str
+    score: float
+    source: Origin
+    status: Status
+
+    def to_json(self) -> dict[str, Any]:
+        return {"doi": self.doi, "score": self.score, "source": str(self.source),
+                "status": str(self.status)}
+
+
+@dataclass(frozen=True, slots=True)
 class Identification:
     """What a document is, as its sources say: the ``match0`` family."""
 
@@ -342,7 +339,7 @@ class Identification:
     reasons: tuple[str, ...] = ()
     answers: tuple[SourceAnswer, ...] = ()
     #: the second-best work: another source's, or the best answer's own runner-up
-    runner_up: dict[str, Any] | None = None
+    runner_up: OtherSourceWork | RunnerUp | None = None
     #: ``doi-conflict``: the DOI the document had, and the one matched
     document_doi: str | None = None
     matched_doi: str | None = None
@@ -360,7 +357,7 @@ class Identification:
         out: dict[str, Any] = {"source": str(self.origin) if self.origin else None,
                                "score": self.score, "reasons": list(self.reasons),
                                "sources": [a.to_json() for a in self.answers],
-                               "runner_up": self.runner_up}
+                               "runner_up": self.runner_up.to_json() if self.runner_up else None}
         for key in ("document_doi", "matched_doi", "page_doi", "file_doi", "replaces"):
             if (value := getattr(self, key)) is not None:
                 out[key] = value
@@ -407,9 +404,8 @@ def _by_origin(answer: SourceAnswer) -> tuple[int, int, float]:
             -answer.result.score)
 
 
-def _runner_json(answer: SourceAnswer, doi: str) -> dict[str, Any]:
-    return {"doi": doi, "score": answer.result.score, "source": str(answer.origin),
-            "status": str(answer.result.status)}
+def _other_source(answer: SourceAnswer, doi: str) -> OtherSourceWork:
+    return OtherSourceWork(doi, answer.result.score, answer.origin, answer.result.status)
 
 
 def combine(answers: Sequence[SourceAnswer], *, document_doi: str | None = None,
@@ -433,13 +429,11 @@ def combine(answers: Sequence[SourceAnswer], *, document_doi: str | None = None,
         return Identification(DocumentMatchStatus.SOURCES_DISAGREE, score=best.result.score,
                               origin=best.origin, reasons=best.result.reasons, answers=answers,
                               page_doi=page[0].matched_doi, file_doi=file[0].matched_doi,
-                              runner_up=_runner_json(file[0], file[0].matched_doi or ""))
+                              runner_up=_other_source(file[0], file[0].matched_doi or ""))
     other = next((a for a in matched[1:] if a.matched_doi != doi), None)
-    runner: dict[str, Any] | None = None
+    runner: OtherSourceWork | RunnerUp | None = best.result.runner_up
     if other is not None:
-        runner = _runner_json(other, other.matched_doi or "")
-    elif best.result.runner_up is not None:
-        runner = _runner_up_json(best.result.runner_up)
+        runner = _other_source(other, other.matched_doi or "")
     status = best.result.status
     found = Identification(status if isinstance(status, MatchStatus) else MatchStatus.STRONG,
                            doi=doi, score=best.result.score, origin=best.origin,
@@ -450,10 +444,6 @@ def combine(answers: Sequence[SourceAnswer], *, document_doi: str | None = None,
         return replace(found, status=DocumentMatchStatus.DOI_CONFLICT, doi=None,
                        document_doi=document_doi, matched_doi=doi)
     return found
-
-
-def _runner_up_json(runner: RunnerUp) -> dict[str, Any]:
-    return runner.to_json()
 
 
 def _unmatched(answers: tuple[SourceAnswer, ...]) -> Identification:
@@ -467,11 +457,10 @@ def _unmatched(answers: tuple[SourceAnswer, ...]) -> Identification:
 
     best = min(answers, key=key)
     status: Status = best.result.status if best.used else MatchStatus.NO_MATCH
-    runner = best.result.runner_up
     return Identification(status if isinstance(status, MatchStatus) else MatchStatus.BAD_BIBLIO,
                           score=best.result.score, origin=best.origin,
                           reasons=best.result.reasons, answers=answers,
-                          runner_up=runner.to_json() if runner is not None else None)
+                          runner_up=best.result.runner_up)
 
 
 # -- references ----------------------------------------------------------------------------

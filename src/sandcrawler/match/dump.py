@@ -1,25 +1,10 @@
 """The match index loaded straight from a Crossref dump, without the crossref table.
 
-A dump is one of:
-
-* JSON lines: one work per line, or one API answer (``{"message": work}``);
-* the same, gzip-compressed (``.gz``);
-* a directory in the layout of Crossref's public data file: many ``*.json.gz``
-  (or ``*.jsonl.gz``, ``*.json``, ``*.jsonl``), each a JSON object
-  ``{"items": [work, ...]}`` or JSON lines;
-* the same files in a tar archive, compressed or not, as Crossref ships them
-  (the public data file, a Plus snapshot's ``all.json.tar.gz``), read in place.
-
-A dump cut short (a download that stopped) loads what it holds up to the cut,
-then stops with ``DamagedDump``: run again on a whole copy and it goes on.
-
-Resuming: the index remembers, under marks of its own (``dump:<file>``), how
-many works of each file it has loaded, written in the same update as those
-works (``IndexWriter.transaction``). A run killed at any point starts each file
-again after its last mark; a file done is passed over. Loading a work twice
-changes nothing (works are keyed by DOI), so a batch loaded but not marked is
-only loaded again. Bad lines (not JSON, not a work, no DOI) are counted and
-passed over: one bad line never stops a load.
+A dump is JSON lines (plain or gzip), a directory in the layout of Crossref's
+public data file, or the same files in a tar archive, read in place. A dump cut
+short loads what it holds, then stops with ``DamagedDump``. Loading resumes
+after each file's last mark (``dump:<file>``, written with the works), and bad
+lines are counted and passed over (docs/matching.md, "Loading the index from a dump").
 """
 
 from __future__ import annotations

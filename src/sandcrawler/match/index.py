@@ -1,22 +1,11 @@
 """Candidate retrieval: the interface, and the embedded index (SQLite FTS5).
 
-``CandidateIndex`` is all the matcher asks of an index, so a search engine can
-stand in for the embedded one: records by DOI or other identifier, by title
-words, and by volume + first page. The embedded index is one SQLite file
-(``match.index``; docs/matching.md says why SQLite rather than tantivy):
-
-- ``works``: one row per DOI, the ``CatalogRecord`` as compact JSON;
-- ``titles``: a contentless FTS5 table of the records' folded title words
-  (rowid = works.id), and ``df``, the number of works per word (kept here:
-  FTS5's own vocabulary table counts a word's works by reading all of them);
-- ``locators``: (volume, first page) -> work, for citations without a title;
-- ``alt_ids``: "pmid:…", "pmcid:…", "arxiv:…" -> work;
-- ``meta``: the last ``crossref.updated`` the index has followed.
-
-Retrieval by title asks FTS5 for the works holding any of the query's rarest
-known words (a word no work has is skipped: a typo, an extraction error), ranked
-by BM25. Rare words have short posting lists, which keeps a query's time nearly
-flat as the catalog grows.
+``CandidateIndex`` is all the matcher asks of an index (records by identifier,
+by title words, by volume + first page), so a search engine can stand in for
+the embedded one. The embedded index is one SQLite file: its tables, and why
+retrieval by the rarest known title words keeps a query's time nearly flat,
+are in docs/matching.md, "The index" (which also says why SQLite rather than
+tantivy).
 """
 
 from __future__ import annotations
@@ -360,7 +349,7 @@ def _phrase(word: str) -> str:
 #: words asked per query: the rarest of the query's known words
 QUERY_WORDS = 6
 #: works a query's words may hold between them, beyond its first MIN_WORDS:
-#: ranking costs about 2 µs per work held (bench/match_scale.py)
+#: ranking costs about 2 µs per work held (bench/perf/match_scale.py)
 POSTINGS_BUDGET = 400
 MIN_WORDS = 3
 

@@ -1,17 +1,11 @@
 """Matcher: a biblio in, a ``MatchResult`` out.
 
-1. An identifier in the input (DOI, PMID, PMCID, arXiv id) is looked up and the
-   work it names is compared with the rest of the input. It is *verified* when
-   enough agrees and nothing conflicts; otherwise it is reported as wrong
-   (``doi:wrong``) or unknown (``doi:not-in-catalog``) and the input is matched
-   as if it had none. An identifier is never copied to the output unchecked.
-2. Candidates come from the index: by the title's rarest words, by the
-   reference string's words, by volume + first page.
-3. Each candidate is compared (``compare.py``); the best decides the status,
-   and a runner-up within ``MARGIN`` of it makes the answer ``ambiguous``.
-
-The thresholds are in points (``compare.py``): docs/matching.md explains them
-and bench/match_eval.py measures what they give.
+An identifier in the input is verified against the rest of the input, never
+copied unchecked; candidates come from the index (title words, the reference
+string's words, volume + first page); each is compared (``compare.py``), the best
+decides the status, and a runner-up within ``MARGIN`` makes it ``ambiguous``.
+docs/matching.md, "How a biblio is matched", explains the steps and thresholds;
+bench/eval/match_eval.py measures what they give.
 """
 
 from __future__ import annotations
@@ -22,7 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sandcrawler.citations.base import CitationParser, biblio_to_dict
+from sandcrawler.citations.base import CitationParser
 from sandcrawler.core.errors import CitationParseError, RecordError
 from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
@@ -30,6 +24,7 @@ from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
 from sandcrawler.match.text import STOPWORDS, content_tokens, journals_agree, surname_last
 from sandcrawler.records.match import MatchResult, RunnerUp
+from sandcrawler.records.refs import BiblioJson, biblio_json
 from sandcrawler.records.statuses import MatchStatus
 
 #: points a candidate needs to be a match
@@ -47,20 +42,20 @@ LOCATOR_CANDIDATES = 100
 _ARXIV_VERSION = re.compile(r"v\d+$")
 
 #: parses reference strings into biblios (refs_json objects), in order
-Parse = Callable[[Sequence[str]], list[dict[str, Any]]]
+Parse = Callable[[Sequence[str]], list[BiblioJson]]
 
 
 def parse_with(parser: CitationParser) -> Parse:
     """Reference strings parsed by ``parser``, each on its own so that one the
     parser refuses leaves the others parsed (it is then matched by its string alone)."""
 
-    def parse(strings: Sequence[str]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def parse(strings: Sequence[str]) -> list[BiblioJson]:
+        out: list[BiblioJson] = []
         for result in parser.parse_lists([[s] for s in strings]):
             if isinstance(result, CitationParseError) or not result:
                 out.append({})
             else:
-                out.append(biblio_to_dict(result[0]))
+                out.append(biblio_json(result[0]))
         return out
 
     return parse

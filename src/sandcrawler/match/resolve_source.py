@@ -1,18 +1,10 @@
 """``match refs``' input: the citing works whose ``citation`` rows are not current.
 
-A citing work is one ``grobid_refs`` row: a Crossref work's parsed references
-(source ``crossref``) or a document's (source ``document``: GROBID TEI, JATS,
-``citation_reference`` tags, written by file ingest). Rows are read in key
-order, a page at a time, each page on a connection of its own (no transaction
-stays open while the pipeline works).
-
-A work is current, and passed over, when its citation rows are newer than its
-grobid_refs row by more than ``SETTLE``. The margin is there because a row's
-``updated`` is when its writer's transaction began (PostgreSQL's ``now()``), and
-a work read here can be rewritten before its citations are written: without the
-margin, citations resolved from the old references would look newer than the
-new ones. A work resolved within ``SETTLE`` of its source's write is resolved
-again by the next run, which costs little and loses nothing.
+A citing work is one ``grobid_refs`` row (a Crossref work's references, or a
+document's), read in key order a page at a time, each page on a connection of
+its own. A work is current, and passed over, when its citation rows are newer
+than its ``grobid_refs`` row by more than ``SETTLE``; why the margin:
+docs/matching.md, "Which works are resolved again".
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """``match-refs``: a citing work's references (one ``grobid_refs`` row) resolved
-into its ``citation`` rows (docs/matching.md, "References").
+into its ``citation`` rows (docs/matching.md, "References (match refs)").
 
-The citing side comes from the row: ``doi:<doi>`` for a Crossref work (source
-``crossref``), ``uuid:<uuid>`` for a document of the catalogue (source
-``document``). One input row gives one output, ``CitationRows``: all of the
-work's rows, written by ``write_citations`` in the batch's transaction, so a
-work is resolved whole or not at all.
-
-An empty catalog is not a record-level outcome: every reference would be
-``empty-catalog``, which says nothing about the reference and would mark the
-work as resolved. The worker raises ``CatalogEmpty`` instead (a batch command
-stops with one line; a Kafka worker backs off until the index has works).
+The citing side is ``doi:<doi>`` for a Crossref work, ``uuid:<uuid>`` for a
+document. One input row gives one ``CitationRows``, written in the batch's
+transaction, so a work is resolved whole or not at all. An empty catalog
+raises ``CatalogEmpty`` rather than marking every reference ``empty-catalog``.
 """
 
 from __future__ import annotations

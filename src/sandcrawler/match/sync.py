@@ -1,15 +1,10 @@
 """The match index kept current with the ``crossref`` table.
 
-The table's ``updated`` column says when each row was last written. The index
-remembers the latest ``updated`` it has read (``meta.crossref_updated``), in
-the same SQLite transaction as the works it read, so a run killed at any point
-resumes where its last committed batch ended. Each run starts a little before
-that mark (``OVERLAP``): a transaction that began earlier may commit after a
-later one, and its rows would otherwise be skipped. Reading a row twice is
-harmless: an unchanged record is not written again.
-
-``persist crossref`` also adds the works it writes (``IndexFeed``), so an index
-beside a running worker is current without a run of ``match index``.
+The index remembers the latest ``updated`` it has read, in the same transaction
+as the works, so a killed run resumes where it ended; each run starts
+``OVERLAP`` before that mark, as transactions may commit out of order.
+``persist crossref`` also feeds the index (``IndexFeed``) (docs/matching.md,
+"The index").
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import os
 
 from sandcrawler.core.errors import RecordError
 from sandcrawler.core.work import Item, Kind, Outcome, RecordWorker
-from sandcrawler.pdf.cascade import USABLE, ExtractedFile, Extractor
+from sandcrawler.pdf.extractor import USABLE, ExtractedFile, Extractor
 from sandcrawler.records.statuses import ExtractStatus, StoreStatus
 
 

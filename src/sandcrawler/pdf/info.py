@@ -1,15 +1,11 @@
 """What a PDF says about itself: pages, page-0 size, version, document info and XMP
 metadata, file identifiers, full text and word count, and page-0 thumbnails.
 
-Built on PDFium (pypdfium2). This runs native code on untrusted files: callers
-that process crawled files run it in a separate process with time and memory
-limits (see docs/pdf.md); here every failure PDFium reports becomes a status.
-
-Statuses: ``success``; ``not-pdf`` (the bytes are not a PDF); ``bad-pdf`` (PDFium
-cannot open it); ``encrypted`` (a password is needed); ``empty-pdf`` (no
-pages); ``empty-page0`` (page 0 has no area, or renders as one flat colour);
-``text-too-large`` (more text than ``max_text_chars``: metadata kept, text
-dropped); ``parse-error`` (PDFium failed part-way).
+Built on PDFium (pypdfium2): native code on untrusted files, so callers that
+process crawled files run it in the sandbox (docs/pdf.md); here every failure
+PDFium reports becomes a status (``not-pdf``, ``bad-pdf``, ``encrypted``,
+``empty-pdf``, ``empty-page0``, ``text-too-large``, ``parse-error``; docs/pdf.md,
+"PDF extraction", says what each means).
 """
 
 from __future__ import annotations
@@ -33,7 +29,7 @@ from sandcrawler.core.textfix import readable
 from sandcrawler.process.memory import anon_rss
 from sandcrawler.records.statuses import PdfStatus, SandboxStatus
 
-# The defaults are the settings' ([pdf] in config.py): one place for them.
+# The defaults are the settings' ([pdf] in config/sections.py): one place for them.
 _DEFAULTS = PdfSettings()
 #: thumbnail name -> width in pixels (height follows the page's aspect ratio)
 DEFAULT_THUMBNAILS = _DEFAULTS.thumbnails
@@ -292,7 +288,7 @@ def _encode(image: Any, width: int, fmt: str) -> bytes:
                                                              Image.Resampling.LANCZOS)
     buf = io.BytesIO()
     # No PNG optimize: it tripled the encoding time for files no smaller (measured
-    # on the real papers, bench/process_pdf.py).
+    # on the real papers, bench/perf/process_pdf.py).
     options = {} if fmt == "PNG" else {"quality": 85}
     scaled.save(buf, format=fmt, **options)
     return buf.getvalue()

@@ -28,7 +28,7 @@ from sandcrawler.match.document import (
     landing_source,
     pdf_sources,
 )
-from sandcrawler.pdf.cascade import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
+from sandcrawler.pdf.extractor import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
 from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
 from sandcrawler.pdf.info import PdfExtract, extract_pdf
 from sandcrawler.process.sandbox import Sandbox, SandboxError

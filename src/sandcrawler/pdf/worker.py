@@ -1,21 +1,11 @@
 """``sandcrawler process``: a file record in, its processing result out.
 
-A record is a path, a URL, a capture in a WARC (from a CDX line), or the sha1
-of a file already stored (see ``sandcrawler.web.file_records``). For each file:
-metadata in one pass (size, hashes, sniffed MIME type); for a PDF, extraction
-in the sandbox (time and memory limits); then the primary file and its
-thumbnails into the resource store under the document's UUID, the ``file`` and
-``pdf0`` (and ``grobid0``) families into the PDF table, and the catalogue row
-refreshed. A file whose ``pdf0`` status is already recorded is skipped
-(``exists``; before fetching it, when the record gives its sha1) unless
-``force``: re-processing is idempotent either way, as every write is keyed by
-the sha1.
-
-Statuses: the extraction's and ``exists`` (``PdfStatus``), the sandbox's
-(``SandboxStatus``); for the record itself ``FileRecordStatus`` and
-``FetchStatus`` (and ``not-found``, ``bad-name``, ``bad-sha1``, ``bad-json``);
-for CDX lines ``CdxStatus``. docs/pdf.md has their tables. The result line is
-a ``ProcessResult`` (``sandcrawler.records.pdf``), built once per record.
+For each record (``web.file_records``): metadata in one pass, extraction in the
+sandbox for a PDF, then the file and its thumbnails into the resource store,
+the ``file`` and ``pdf0`` (and ``grobid0``) families into the PDF table and the
+catalogue row refreshed. A file already processed is ``exists`` unless
+``force``; every write is keyed by the sha1, so re-processing is idempotent.
+Statuses and result: docs/pdf.md, "Processing a file record".
 """
 
 from __future__ import annotations

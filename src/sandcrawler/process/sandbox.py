@@ -1,17 +1,11 @@
 """Run a function in a child process with a time limit and a memory limit.
 
-For native code on untrusted input (PDFium on crawled PDFs): a hostile file can
-make it loop, allocate without bound, or crash. The child is long-lived (start
-up is paid once), has its address space capped with ``RLIMIT_AS``, and is
-killed and replaced when a call overruns its time or the child dies, so the
-caller only ever sees a status:
-
-    timeout        the call ran longer than ``timeout`` seconds (child killed)
-    memory-limit   the call ran out of its memory allowance
-    crashed        the child died (a signal such as SIGSEGV, or an abort)
-
-An exception raised by the function itself is re-raised in the caller as it
-was (a RecordError keeps its status).
+For native code on untrusted input (PDFium on crawled PDFs). The child is
+long-lived, has its address space capped (``RLIMIT_AS``), and is killed and
+replaced when a call overruns or the child dies, so the caller only ever sees a
+status: ``timeout``, ``memory-limit`` or ``crashed``. An exception raised by the
+function itself is re-raised in the caller as it was (a ``RecordError`` keeps its
+status). docs/pdf.md, "Isolation", says more.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """One capture as a CDX index knows it: a line of a CDX file (a crawl's index,
 ``sandcrawler.web.archive.cdx`` reads them) or a ``web_cdx`` row of our own web archive.
 
-The same record serialises to what each reader needs:
-
-* its JSON (``to_cdx()``): the ``cdx`` object of ingest results, with the keys
-  of the original sandcrawler's (``surt, datetime, url, mimetype, status_code,
-  sha1b32, sha1hex, warc_csize, warc_offset, warc_path``);
-* ``to_terminal()``: the ``terminal`` object of the capture;
-* ``cell()``: the PDF table's ``file:cdx`` cell;
-* ``to_row()`` / ``from_row()``: a ``web_cdx`` row.
+The same record serialises to what each reader needs: the ``cdx`` object of
+ingest results (``to_cdx()``, the original's keys), the capture's ``terminal``
+(``to_terminal()``), the PDF table's ``file:cdx`` cell (``cell()``), and a
+``web_cdx`` row (``to_row()``/``from_row()``).
 """
 
 from __future__ import annotations

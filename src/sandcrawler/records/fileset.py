@@ -11,7 +11,7 @@ they hold are typed: ``file_meta`` (``FileMeta``), ``terminal`` (``Terminal``),
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -232,13 +232,5 @@ class IngestFilesetPlatformRow:
     manifest: list[dict[str, Any]] | None
 
     def columns(self) -> dict[str, Any]:
-        return {
-            "ingest_type": self.ingest_type, "base_url": self.base_url, "hit": self.hit,
-            "status": self.status, "platform_name": self.platform_name,
-            "platform_domain": self.platform_domain, "platform_id": self.platform_id,
-            "ingest_strategy": self.ingest_strategy, "total_size": self.total_size,
-            "file_count": self.file_count, "archiveorg_item_name": self.archiveorg_item_name,
-            "archiveorg_item_bundle_path": self.archiveorg_item_bundle_path,
-            "web_bundle_url": self.web_bundle_url, "web_bundle_dt": self.web_bundle_dt,
-            "manifest": self.manifest,
-        }
+        # a column per field, named alike: the fields above are the one list
+        return {f.name: getattr(self, f.name) for f in fields(self)}

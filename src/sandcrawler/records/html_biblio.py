@@ -1,5 +1,5 @@
 """``html_biblio``: the bibliographic metadata a landing page's HTML gives
-(``web/biblio.py`` reads it), as file and fileset ingest results carry it.
+(``web/html/biblio.py`` reads it), as file and fileset ingest results carry it.
 
 Every field is optional: a page says what it says. The JSON leaves out what the
 page did not give, and keeps its keys in the order they were found (meta tags,

@@ -1,16 +1,10 @@
 """Ingest requests (every type) and file ingest results.
 
-The request is the original system's ingest request: one JSON object per line
-or message, from many producers, so unknown fields are kept and echoed back in
-the result. ``ingest_type`` picks the ingester: ``pdf``, ``xml`` (JATS) and
-``html`` go to file ingest (``sandcrawler.ingest``), ``dataset`` to fileset
-ingest (``sandcrawler.fileset``).
-
-A file ingest result is the original's ``ingest-file-results`` object: ``hit``,
-``status``, ``request``, ``hops`` (every URL from ``base_url`` to the terminal,
-redirects and followed links), ``terminal``, ``file_meta``, ``cdx``,
-``revisit_cdx``, ``html_biblio``; beyond it, ``processing`` (what was done with
-the full text found) and ``error_message``.
+The request is the original system's ingest request: unknown fields are kept
+and echoed back; ``ingest_type`` picks file ingest (``pdf``, ``xml``, ``html``) or
+fileset ingest (``dataset``). A file ingest result is the original's
+``ingest-file-results`` object, plus ``processing`` and ``error_message``
+(docs/ingest.md, "Results").
 """
 
 from __future__ import annotations

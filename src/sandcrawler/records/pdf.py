@@ -2,25 +2,10 @@
 ``pdf-results`` messages): one file record, processed.
 
 The line is flat. A key is present when the step that knows it ran, even if
-what it found is null; a step that did not run leaves its keys out:
-
-* always ``path`` (the record's name) and ``status``; ``url`` for a URL or a
-  capture, and ``dt`` for a capture;
-* once the bytes were read: ``size``, ``sha1hex``, ``sha256hex``, ``md5hex``,
-  ``mimetype`` (before that, ``sha1hex`` when the record gave it);
-* ``exists`` (processed already): ``pdf_status``, the status recorded then;
-* a record whose file could not be read (not found, a fetch that failed, a
-  malformed record): its status and ``error``, after what was known (``path``
-  is where the record is, ``topic[partition]@offset`` or a line, when the
-  record is too malformed to name itself);
-* once extracted: ``error``, ``page_count``, ``word_count``, ``pdf_version``;
-  and for a usable document, stored and catalogued: ``uuid``, ``resources``,
-  ``grobid_status``, ``grobid_quality``.
-
-A CDX line skipped (``skip-revisit``, ``skip-status``) is ``path`` (its URL),
-``status`` and ``sha1hex``, in that order (as it has always been written).
+what it found is null; a step that did not run leaves its keys out, and
 ``to_json()`` leaves out exactly the keys that were not given, so a line read
-back (``model_validate_json``) serialises as it was, byte for byte.
+back serialises as it was, byte for byte. Which keys each step adds:
+docs/pdf.md, "The result line".
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a platform helper makes of a dataset: the seed's ``FilesetPlatformItem``
 with its manifest (``FilesetManifestFile``), and the ``IngestStrategy`` names.
 
-Apart from the rest of the fileset records (``models/fileset.py``, which holds
+Apart from the rest of the fileset records (``records/fileset.py``, which holds
 the results, their captures and files, and re-exports these) so that the
 platform modules, which the settings read for their sections, import no more
 than this: every command reads the settings at start-up.

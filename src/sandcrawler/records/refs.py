@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from pydantic import (
     BaseModel,
@@ -25,6 +25,9 @@ from pydantic import (
 from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.core.jsontext import RawJSON
 from sandcrawler.core.timestamps import iso_utc
+
+if TYPE_CHECKING:
+    from grobid_tei_xml import GrobidBiblio
 
 #: a biblio dataclass's field names, by class: dataclasses.fields() is slow to ask
 #: for every object
@@ -61,6 +64,72 @@ def biblio_to_dict(obj: Any) -> dict[str, Any]:
     return out
 
 
+class AddressJson(TypedDict, total=False):
+    addr_line: str
+    post_code: str
+    settlement: str
+    country: str
+
+
+class AffiliationJson(TypedDict, total=False):
+    institution: str
+    department: str
+    laboratory: str
+    address: AddressJson
+
+
+class AuthorJson(TypedDict, total=False):
+    full_name: str
+    given_name: str
+    middle_name: str
+    surname: str
+    email: str
+    orcid: str
+    affiliation: AffiliationJson
+
+
+class BiblioJson(TypedDict, total=False):
+    """One reference of ``refs_json``: ``biblio_to_dict`` of a GrobidBiblio (its
+    empty fields left out, ``authors`` always there). A TypedDict, not a class:
+    it is the JSON the row stores and the matcher reads, made once where the
+    reference was parsed (see ``ParsedRefs.refs_json``)."""
+
+    authors: list[AuthorJson]
+    index: int
+    id: str
+    unstructured: str
+    date: str
+    title: str
+    book_title: str
+    series_title: str
+    editors: list[AuthorJson]
+    journal: str
+    journal_abbrev: str
+    publisher: str
+    institution: str
+    issn: str
+    eissn: str
+    volume: str
+    issue: str
+    pages: str
+    first_page: str
+    last_page: str
+    note: str
+    doi: str
+    pmid: str
+    pmcid: str
+    arxiv_id: str
+    pii: str
+    ark: str
+    istex_id: str
+    url: str
+
+
+def biblio_json(biblio: GrobidBiblio) -> BiblioJson:
+    """``biblio_to_dict`` of a whole reference, as its typed JSON."""
+    return cast(BiblioJson, biblio_to_dict(biblio))
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ParsedRefs:
     """A ``grobid_refs`` row as a worker made it from a parser's answer (its
@@ -75,7 +144,7 @@ class ParsedRefs:
     #: the seed's ``refs_json``: each reference's ``GrobidBiblio.to_dict()``, made
     #: by ``biblio_to_dict`` where it was parsed. Not the biblios themselves: under
     #: ``-j N`` a row travels to the sink's process, and GROBID's nested
-    #: dataclasses pickle ten times slower than their JSON (bench/parse_crossref_refs.py)
+    #: dataclasses pickle ten times slower than their JSON (bench/perf/parse_crossref_refs.py)
     refs_json: list[dict[str, Any]]
 
     def columns(self) -> dict[str, Any]:

@@ -1,17 +1,10 @@
 """Record statuses, one ``StrEnum`` per domain.
 
-A record that cannot be handled gets a status, not an exception (docs/architecture.md,
-"Errors"). Every status the code can give is a member of one of these
-enums, and each enum is documented by one status table in ``docs/``, marked
-``<!-- statuses: ... -->`` (``tests/test_status_docs.py`` checks that they are
-equal). A member equals its string (``PdfStatus.NOT_PDF == "not-pdf"``) and
-serialises as it (orjson, pydantic, the database drivers), so results read the
-same as when statuses were bare strings.
-
-Lower layers' statuses pass through to the commands above them: ``process``
-reports ``fetch-error`` (``FetchStatus``) for a file record's URL, fileset
-ingest reports it for a landing page. A command's table lists the statuses it
-gives, its own domain's in full and those it takes from others.
+A record that cannot be handled gets a status, not an exception. Each enum is
+documented by one status table in ``docs/`` (``tests/test_status_docs.py`` checks
+them); a member equals and serialises as its string. Lower layers' statuses
+pass through to the commands above them, and a command's table lists them
+(docs/architecture.md, "Statuses").
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Reading Crossref works: envelope, DOI, version timestamp, and the references to re-parse.
 
-Selection rule (also in docs/refs.md). A reference is sent to the parser when
-
-1. it is an object with an ``unstructured`` string of at least 8 characters
-   (after cleaning) containing a letter;
-2. it has no ``DOI``: a reference Crossref already links needs no parsing;
-3. it is not already structured, i.e. it does not have
-   - ``author`` and ``year`` and a title (``article-title``, ``volume-title``,
-     ``series-title`` or ``journal-title``), nor
-   - ``journal-title`` and ``volume`` and ``first-page``.
-
-Its ``id`` is the upstream ``key``, else its position in ``reference`` as a
-string; ``index`` is always that position.
-
-A work stays Crossref's JSON (a dict) here: it is input in Crossref's schema,
-of which a handful of fields are read, and it is stored as it came.
+A reference is sent to the parser when it has a usable ``unstructured`` string,
+no ``DOI``, and is not already structured (docs/refs.md, "Which references are
+re-parsed", has the rule). Its ``id`` is the upstream ``key``, else its position;
+``index`` is always its position. A work stays Crossref's JSON (a dict) here:
+input in Crossref's schema, of which a handful of fields are read, stored as it
+came.
 """
 
 from __future__ import annotations
@@ -57,7 +48,7 @@ def unwrap_work(obj: Any) -> dict[str, Any]:
         keys = ", ".join(sorted(obj)[:5]) or "none"
         raise RecordError(f"not a Crossref work (keys: {keys})",
                           status=RefsStatus.NOT_CROSSREF_WORK)
-    return obj
+    return obj  # Crossref's JSON as it came: stored as the record, untyped on purpose
 
 
 def work_doi(work: dict[str, Any]) -> str:

@@ -1,21 +1,11 @@
 """References found with a full text, as ``grobid_refs`` rows.
 
-Three sources, one shape: every reference becomes ``GrobidBiblio.to_dict()``
-(via ``citations.base.biblio_to_dict``, as for Crossref rows), ``index`` its
-position in the document's list, ``id`` the document's own key for it when it
-has one.
-
-- ``refs_from_tei``: the ``listBibl`` of GROBID TEI (a PDF's full text, or a
-  ``processCitationList`` answer);
-- ``refs_from_jats``: a JATS ``ref-list`` (``element-citation``,
-  ``mixed-citation``, NLM ``nlm-citation`` / ``citation``);
-- ``refs_from_meta``: a landing page's Highwire ``citation_reference`` contents,
-  ``citation_title=…; citation_author=…`` pairs parsed here, plain strings by the
-  configured citation parser (or kept as ``unstructured`` only).
-
-``RefsWriter`` upserts them as one row: ``source`` ``document``, ``source_id``
-the document's catalogue UUID. XML is parsed by ``safexml`` (no entities, no
-network, bounded); XML that does not parse is ``RecordError`` (``bad-xml``).
+Three sources, one shape (``GrobidBiblio.to_dict()``, with ``index`` and ``id``):
+``refs_from_tei`` (GROBID TEI's ``listBibl``), ``refs_from_jats`` (a JATS
+``ref-list``) and ``refs_from_meta`` (a landing page's ``citation_reference``
+tags). ``RefsWriter`` upserts them as one row (source ``document``, the
+document's UUID). XML is parsed by ``safexml``; XML that does not parse is
+``bad-xml`` (docs/refs.md, "References read with a full text").
 """
 
 from __future__ import annotations
@@ -32,7 +22,7 @@ from grobid_tei_xml import GrobidBiblio
 from grobid_tei_xml.types import GrobidAuthor
 from sqlalchemy import Engine, select
 
-from sandcrawler.citations.base import CitationParser, biblio_to_dict, parse_within_limit
+from sandcrawler.citations.base import CitationParser, parse_within_limit
 from sandcrawler.citations.tei import parse_biblstruct
 from sandcrawler.core.errors import CitationParseError, RecordError
 from sandcrawler.core.identifiers import normalize_doi, normalize_pmcid, normalize_pmid
@@ -40,7 +30,7 @@ from sandcrawler.core.safexml import XLINK_HREF, parse_xml, text_of
 from sandcrawler.db.engine import begin
 from sandcrawler.db.persist import TABLES, upsert
 from sandcrawler.db.schema import grobid_refs
-from sandcrawler.records.refs import GrobidRefsRow
+from sandcrawler.records.refs import BiblioJson, GrobidRefsRow, biblio_json
 from sandcrawler.storage.docid import parse_uuid
 
 log = logging.getLogger(__name__)
@@ -51,7 +41,7 @@ SOURCE = "document"
 # -- GROBID TEI --------------------------------------------------------------------------------
 
 
-def refs_from_tei(tei: str | bytes) -> list[dict[str, Any]]:
+def refs_from_tei(tei: str | bytes) -> list[BiblioJson]:
     """The references of GROBID TEI: every ``listBibl/biblStruct`` (a lone
     ``biblStruct`` is one reference), ``index`` its position. The header's own
     ``biblStruct`` is not a reference. ``RecordError`` (``bad-xml``) if it does
@@ -65,7 +55,7 @@ def refs_from_tei(tei: str | bytes) -> list[dict[str, Any]]:
     for i, struct in enumerate(structs):
         biblio = parse_biblstruct(struct)
         biblio.index = i
-        refs.append(biblio_to_dict(biblio))
+        refs.append(biblio_json(biblio))
     return refs
 
 
@@ -88,13 +78,13 @@ def find_article(root: ET.Element) -> ET.Element | None:
                  if any(c.tag in ("front", "body", "back") for c in el)), None)
 
 
-def refs_from_jats(xml: bytes | str | ET.Element) -> list[dict[str, Any]]:
+def refs_from_jats(xml: bytes | str | ET.Element) -> list[BiblioJson]:
     """The ``<ref>`` elements of a JATS article's ``ref-list``s, in order.
     ``xml`` is the file's bytes or its parsed root (``safexml.parse_xml``)."""
     root = parse_xml(xml, "JATS") if isinstance(xml, bytes | str) else xml
     article = find_article(root)
     scope = article if article is not None else root
-    return [biblio_to_dict(_jats_ref(ref, i)) for i, ref in enumerate(_refs(scope))]
+    return [biblio_json(_jats_ref(ref, i)) for i, ref in enumerate(_refs(scope))]
 
 
 def _refs(scope: ET.Element) -> Iterator[ET.Element]:
@@ -372,7 +362,7 @@ def biblio_from_key_values(text: str, index: int | None = None) -> GrobidBiblio:
 
 
 def refs_from_meta(strings: Sequence[str],
-                   parser: CitationParser | None = None) -> list[dict[str, Any]]:
+                   parser: CitationParser | None = None) -> list[BiblioJson]:
     """Highwire ``citation_reference`` contents, ``index`` their position (empty ones
     are skipped). ``key=value`` ones are parsed here; the plain-text ones go to
     ``parser`` in one ``parse_lists`` call, or without a parser (or when it fails
@@ -400,7 +390,7 @@ def refs_from_meta(strings: Sequence[str],
         biblio.index = i
         biblio.unstructured = biblio.unstructured or text
         biblios[i] = biblio
-    return [biblio_to_dict(biblios[i]) for i in sorted(biblios)]
+    return [biblio_json(biblios[i]) for i in sorted(biblios)]
 
 
 # -- grobid_refs rows ----------------------------------------------------------------------------
@@ -415,20 +405,21 @@ class RefsWriter:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def write(self, doc_uuid: str, refs: list[dict[str, Any]],
+    def write(self, doc_uuid: str, refs: Sequence[BiblioJson],
               source_ts: datetime | None = None) -> int:
         """Upsert the row; returns how many references it holds (an empty list
         writes nothing and returns 0)."""
         if not refs:
             return 0
         row = GrobidRefsRow(source=SOURCE, source_id=parse_uuid(doc_uuid),
-                            source_ts=source_ts, refs_json=refs)
+                            source_ts=source_ts, refs_json=[dict(r) for r in refs])
         with begin(self.engine) as conn:
             upsert(conn, TABLES["grobid_refs"], [row.model_dump()])
         return len(refs)
 
     def get(self, doc_uuid: str) -> list[dict[str, Any]] | None:
-        """The document's stored references, None when it has no row."""
+        """The document's stored references, None when it has no row: the stored
+        JSON as it is (rows older than any shape of ours included)."""
         with begin(self.engine) as conn:
             return conn.execute(select(grobid_refs.c.refs_json).where(
                 (grobid_refs.c.source == SOURCE)

@@ -1,16 +1,10 @@
 """Repairs for the systematic encoding problems of upstream reference strings.
 
-Applied before parsing, in this order:
-
-1. HTML entities, including double-escaped ones (``&amp;amp;`` -> ``&``).
-2. Inline markup (``<i>``, ``<jats:italic>``, ``<sup>``) removed, its text kept.
-3. Mojibake (UTF-8 read as Latin-1/cp1252: ``CafÃ©``) repaired with ftfy, only
-   when the string looks broken, so correct text is never touched.
-4. Control characters and zero-width characters dropped; every run of
-   whitespace (tabs, newlines, NBSP, thin spaces) becomes one space.
-5. A string that is the same text twice (``A. Title. 2001.A. Title. 2001.``)
-   keeps one copy.
-6. Unicode NFC, so composed and decomposed accents compare equal.
+Applied before parsing, in this order: HTML entities (double-escaped ones
+included); inline markup removed, its text kept; mojibake repaired with ftfy,
+only when the string looks broken; control and zero-width characters dropped,
+white space folded; a string that is the same text twice keeps one copy;
+Unicode NFC (docs/refs.md, "Cleaning of unstructured strings").
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The web pages of ``sandcrawler serve``: a read-only Starlette application.
 
-Every page is server-rendered HTML from a Jinja2 template (autoescaped) and the
-same data as JSON (``?format=json`` or ``Accept: application/json``). No page
-runs a script: the Content-Security-Policy forbids them, and charts are SVG
-drawn on the server. Errors are pages too, with their 4xx status.
+Every page is server-rendered HTML from an autoescaped Jinja2 template and the
+same data as JSON; no page runs a script (the CSP forbids them; charts are SVG).
 
     request ─▶ Guard (Host, token, security headers) ─▶ route ─▶ reads.* (Services) ─▶ page | JSON
 
-Who may ask (the Host names answered, the token) is ``exposure``'s. No page
-names the Host it was asked under or repeats a token: links are relative.
+Who may ask is ``exposure``'s. No page names the Host it was asked under or
+repeats a token: links are relative (docs/api.md, "Web pages").
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Who may talk to ``sandcrawler serve``: the Host names it answers and its token.
 
-DNS rebinding: a page on a name whose DNS its author controls first answers with
-the author's server, then with 127.0.0.1; the visitor's browser then sends the
-page's requests to our server on loopback as the same origin, and lets the page
-read the answers. Such a request carries the author's name in ``Host``, so the
-server answers only Host values that cannot be such a name:
-
-    bound to            Host answered (any port, or none)
-    loopback            the address bound, localhost, a loopback address
-    0.0.0.0 or ::       any IP address, localhost
-    another address     that address
-    and always          the names in serve.allowed_hosts ("*": any Host)
-
-An IP address in Host is never rebound: a page whose origin is an address was
-served from that address. Anything else is refused with one line that does not
-repeat it: 421 for a name not ours, 400 for no Host, several, or a malformed one.
-
-A token (required beyond loopback) must be a Bearer token (RFC 6750: letters,
-digits, ``-._~+/``, ``=`` at the end) of at least 16 characters: such a token
-goes through a header, a query and a cookie unchanged, and is not guessed.
+Against DNS rebinding the server answers only ``Host`` values that cannot be an
+attacker's name: the address bound (or, on loopback, localhost and loopback
+addresses; on 0.0.0.0 any IP address), and ``serve.allowed_hosts``. Anything else
+is 421 (a name not ours) or 400 (no, several or a malformed Host). A token,
+required beyond loopback, is a Bearer token of at least 16 characters
+(docs/api.md, "Who may ask").
 """
 
 from __future__ import annotations

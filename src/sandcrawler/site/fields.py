@@ -1,10 +1,8 @@
 """A document's metadata and its PDF-table row as labelled fields for people.
 
-The metadata file (CSL-style names, ``storage.precedence``'s ``field_sources``
-and ``conflicts``) and the PDF table's families are JSON; pages show them as
-fields with labels (title, authors, journal, date, identifiers; pages, PDF info,
-extraction status) and nested values as nested fields, never as JSON text. The
-raw JSON stays one link away (the metadata file, the row's JSON).
+Pages show the metadata file and the PDF table's families as labelled fields
+(nested values as nested fields), never as JSON text; the raw JSON stays one
+link away.
 
     metadata dict ─▶ metadata_view() ─▶ MetadataView(fields, sources, conflicts, other)
     PDF-table row  ─▶ pdftable_view() ─▶ [FamilyView(name, title, fields)]

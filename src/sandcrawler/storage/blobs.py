@@ -1,13 +1,9 @@
 """The blob store interface: named byte streams on a local disk or in S3.
 
-Keys are ``/``-separated relative names (``98/da/17/ff/<uuid>/<uuid>.pdf``). Both
-backends give the same guarantees:
-
-* writes stream (memory use is one buffer, whatever the object's size) and are
-  atomic: until ``commit`` nothing is visible, and an interrupted or killed
-  writer leaves no object behind (only garbage that ``cleanup`` removes);
-* content hashes and the size are computed while writing;
-* ``list`` yields keys in byte order on both backends.
+Keys are ``/``-separated relative names. Both backends stream writes, make them
+atomic (nothing visible until ``commit``; a killed writer leaves only garbage for
+``cleanup``), hash while writing, and ``list`` keys in byte order
+(docs/storage.md, "Blob store").
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The catalogue: every document's ``<uuid>.metadata.json`` in the store, indexed in SQL.
 
-The metadata files are the truth; the ``catalogue`` table (UUID, strong
-identifiers, sha1 of the primary file, which resources exist, updated) is an
-index over them that ``rebuild`` re-derives from the store alone.
-
-A metadata file is the document's metadata (Crossref-style, possibly enriched)
-with ``id`` = the UUID at its root and, when the document has a primary file,
-``sha1`` = that file's sha1, so that the identifiers survive a rebuild. What
-each source wrote is folded in by ``storage.precedence``: authoritative
-metadata is never replaced by extraction.
+The metadata files are the truth; the ``catalogue`` table is an index over them
+that ``rebuild`` re-derives from the store alone. A metadata file carries the
+UUID (``id``) and the primary file's ``sha1``, so identifiers survive a rebuild;
+what each source wrote is folded in by ``storage.precedence`` (docs/storage.md,
+"Catalogue").
 """
 
 from __future__ import annotations
@@ -243,7 +239,7 @@ class Catalogue:
             raise CorruptData(f"{doc_uuid}.metadata.json is not JSON: {e}") from None
         if not isinstance(value, dict):
             raise CorruptData(f"{doc_uuid}.metadata.json is not a JSON object")
-        return value
+        return value  # as stored: open to any field a user gives (storage.precedence)
 
     # -- writing
 
@@ -279,7 +275,7 @@ class Catalogue:
                 sha1 = hash_stream(f, ["sha1"])["sha1"]
         given = [Layer(source, metadata), *layers] if metadata else list(layers)
         # the identifiers the layers agree on by precedence, as they will be stored
-        ids = identifiers_from_metadata(merge({}, given))
+        ids = identifiers_from_metadata(merge({}, given).values)
         ids["sha1"] = sha1
         doc = self.assign_uuid(**ids)
         with open(path, "rb") as f:
@@ -308,7 +304,7 @@ class Catalogue:
         # document: two writers at once must not each drop the other's keys.
         with exclusive(self.engine, f"sandcrawler-document:{doc}"):
             existing = self.metadata(doc) if self.resources.exists(doc, "metadata") else {}
-            merged = merge(existing, layers)
+            merged = merge(existing, layers).to_json()
             if sha1 is not None:  # the primary file's, whoever wrote the metadata
                 merged["sha1"] = sha1
             merged = {"id": doc, **{k: v for k, v in merged.items() if k != "id"}}

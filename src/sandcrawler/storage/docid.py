@@ -1,17 +1,10 @@
 """Document UUIDs: the persistent identifier that names a document's directory.
 
-The rule (docs/storage.md): a document's UUID is a version-5 UUID in the
-sandcrawler namespace over its strongest identifier, taken in this order:
-
-    sha1 of the primary file  ->  "sha1:<40 hex>"
-    DOI                       ->  "doi:<lower-case doi>"
-    PMID, PMCID, arXiv id     ->  "pmid:<n>", "pmcid:PMC<n>", "arxiv:<id>"
-
-so independent workers that meet the same file compute the same UUID without
-talking to each other, and an incremental harvest that meets it again lands in
-the same directory. Before deriving, the catalogue is asked whether any of the
-document's identifiers already has a UUID (a record first seen without a file,
-say), and that one is kept: a UUID never changes once given.
+A document's UUID is a version-5 UUID over its strongest identifier (the sha1
+of its primary file, else its DOI, else PMID, PMCID or arXiv id), so workers
+that meet the same file agree without talking to each other. A UUID the
+catalogue already holds for any of the document's identifiers is kept: a UUID
+never changes once given (docs/storage.md, "Persistent identifiers").
 """
 
 from __future__ import annotations

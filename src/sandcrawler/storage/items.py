@@ -1,35 +1,11 @@
 """The item store: archive.org-style items on the blob store (local or S3).
 
-An item is a name (``zenodo.org-5703112-v1.0``, or an archive.org identifier)
-and the files under it, at their dataset paths::
-
-    items/<item>/<path of each file>
-    items/<item>/<item>_meta.json     what the item is, its manifest; written last
-
-The metadata file is the commit marker: an item whose metadata is there is
-complete and verified, so ``check_existing`` trusts it and nothing else. A
-marker is only ever present beside every file it lists:
-
-* An item is written only in ``writing(item)``, under the item's lock among
-  every process that uses the database (``sandcrawler.db.locks``): writers of
-  one item take turns, however many commands or workers on however many
-  machines run at once.
-* The marker is withdrawn before any file is written, and written (``commit``)
-  after the last one, once the lock is checked to be still ours.
-* A write that is not committed removes the files it created itself (paths that
-  were not there when it took the lock), and nothing else.
-* Whoever reads an item whole (its marker, then its files) does it in
-  ``locked(item)``, so it waits for a writer of the item to finish.
-
-A process killed mid-write leaves no marker (it was withdrawn first) and no
-lock (the database connection or the lock file's descriptor dies with it);
-what files it wrote stay, unlisted, until the next write of the item.
-
-Paths come from platforms, so every path is checked (``unsafe-path``) before
-anything is written: the rule of ``sandcrawler.core.paths`` (no ``..``, no absolute
-paths, no control characters, ...; stored in NFC), the whole key within the
-blob store's limits, and not the metadata file's own name; ``check_paths`` also
-refuses paths that clash (``paths.find_clash``).
+An item is a name and the files under it at their dataset paths, with
+``<item>_meta.json`` written last as the commit marker: a marker is only ever
+present beside every file it lists. Writers take the item's lock
+(``writing(item)``), readers of a whole item wait for it (``locked(item)``), and
+every path is checked by ``sandcrawler.core.paths`` before anything is written
+(docs/fileset.md, "The item store" and "The item store's path checks").
 """
 
 from __future__ import annotations
@@ -38,7 +14,7 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, TypedDict, cast
 
 import orjson
 
@@ -59,6 +35,34 @@ def check_item_name(name: str) -> str:
     if "/" in name:
         raise UnsafePath(f"item name {shown(name)} is not a single path segment")
     return name
+
+
+class ItemPlatform(TypedDict):
+    """Where an archived item's files came from."""
+
+    name: str
+    domain: str | None
+    id: str | None
+    base_url: str | None
+
+
+class ItemMarker(TypedDict, total=False):
+    """An item's metadata file, written last: the item is complete. A TypedDict:
+    it is read back as stored, older markers included; ``result`` is validated
+    where it is used."""
+
+    item_name: str
+    #: the strategy that archived it (``archiveorg-fileset``, ...)
+    ingest_strategy: str
+    platform: ItemPlatform
+    #: the platform's item metadata, kept as it came
+    metadata: dict[str, Any]
+    #: 14 digits, UTC
+    archived: str
+    #: the platform's manifest entries' JSON, as ``FilesetManifestFile.to_json`` gave them
+    platform_manifest: list[dict[str, Any]]
+    #: the strategy's ``ArchiveStrategyResult.to_json()``
+    result: dict[str, Any]
 
 
 class ItemStore:
@@ -121,7 +125,7 @@ class ItemStore:
     def exists(self, item: str, path: str) -> bool:
         return self.store.exists(self.file_key(item, path))
 
-    def read_meta(self, item: str) -> dict[str, Any] | None:
+    def read_meta(self, item: str) -> ItemMarker | None:
         try:
             raw = self.store.get(self.meta_key(item))
         except NotFound:
@@ -130,7 +134,7 @@ class ItemStore:
             meta = orjson.loads(raw)
         except orjson.JSONDecodeError:
             return None  # a damaged marker is no marker: the item is archived again
-        return meta if isinstance(meta, dict) else None
+        return cast(ItemMarker, meta) if isinstance(meta, dict) else None
 
     def files(self, item: str) -> list[str]:
         """Paths of the files in ``item`` (the metadata file left out)."""
@@ -164,7 +168,7 @@ class ItemWrite:
     def put_file(self, path: str, data: bytes | IO[bytes]) -> None:
         self.items.store.put(self._key(path), data, hashes=())
 
-    def commit(self, meta: dict[str, Any]) -> None:
+    def commit(self, meta: ItemMarker) -> None:
         """Write the marker, once every file it lists is written. DatabaseUnavailable,
         and no marker, if the lock may be another process's by now."""
         try:

@@ -456,6 +456,40 @@ def _bound(value: Any) -> bytes:
     return sha1_key(value)
 
 
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """The first capture of some content, as ``f:c`` holds it (``to_cell``: the
+    cell's JSON, heritrix's one-letter keys)."""
+
+    url: str
+    #: as the crawler gave it
+    date: str
+    warc: str | None = None
+    offset: int | None = None
+    record_id: str | None = None
+    #: later captures of the same content counted so far
+    dupes: int = 0
+
+    @classmethod
+    def from_cell(cls, cell: Any, where: str) -> Capture:
+        """The stored cell; CorruptData if it is not a capture."""
+        if not (isinstance(cell, Mapping) and isinstance(cell.get("u"), str)
+                and isinstance(cell.get("d"), str)):
+            raise CorruptData(f"{where} f:c: stored value is not a capture")
+        return cls(cell["u"], cell["d"], warc=cell.get("f"), offset=cell.get("o"),
+                   record_id=cell.get("i"), dupes=int(cell.get("c") or 0))
+
+    def to_cell(self) -> dict[str, Any]:
+        """The cell's JSON; unset fields left out, not stored as null."""
+        cell: dict[str, Any] = {"u": self.url, "d": self.date}
+        for key, value in (("f", self.warc), ("o", self.offset), ("i", self.record_id)):
+            if value is not None:
+                cell[key] = value
+        if self.dupes:
+            cell["c"] = self.dupes
+        return cell
+
+
 class CaptureHistory:
     """The crawler's writer API for ``f:c`` (heritrix's content-digest de-dupe history).
 
@@ -468,9 +502,9 @@ class CaptureHistory:
     def __init__(self, table: PdfTable) -> None:
         self.table = table
 
-    def lookup(self, sha1: Any) -> dict[str, Any] | None:
+    def lookup(self, sha1: Any) -> Capture | None:
         row = self.table.get(sha1, ["f:c"])
-        return row.cells["f"]["c"] if row else None
+        return Capture.from_cell(row.cells["f"]["c"], row.base32) if row else None
 
     def record(
         self,
@@ -481,18 +515,12 @@ class CaptureHistory:
         warc: str | None = None,
         offset: int | None = None,
         record_id: str | None = None,
-    ) -> dict[str, Any] | None:
+    ) -> Capture | None:
         """Store this capture if the content is new (returns None); otherwise count
         the duplicate and return the stored first capture."""
         if not url or not date:
             raise RecordError("a capture needs a url and a date", status=StoreStatus.BAD_VALUE)
-        capture: dict[str, Any] = {"u": url, "d": date}
-        if warc is not None:
-            capture["f"] = warc
-        if offset is not None:
-            capture["o"] = offset
-        if record_id is not None:
-            capture["i"] = record_id
+        capture = Capture(url, date, warc=warc, offset=offset, record_id=record_id).to_cell()
         raw = sha1_key(sha1)
         fam = self.table.schema.family("f")
         col = self.table.schema.column("f", "c")
@@ -518,8 +546,9 @@ class CaptureHistory:
             first = _decode(fam, "c", col, bytes(conn.execute(query).scalar_one()), raw)
             if not isinstance(first, dict):
                 raise CorruptData(f"row {sha1_base32(raw)} f:c: stored value is not an object")
+            # bumped in the stored JSON itself: keys of another writer stay as they were
             first["c"] = int(first.get("c") or 0) + 1
             conn.execute(
                 pdftable_cells.update().where(where).values(value=_encode(fam, "c", col, first))
             )
-            return first
+            return Capture.from_cell(first, sha1_base32(raw))

@@ -1,38 +1,11 @@
 """Whose word a document's metadata keeps: the one rule of precedence between sources.
 
-Sources, highest first (the order of ``Source``)::
-
-    user > crossref > jats > request > landing_page > grobid > html > pdf
-
-The first five are authoritative: given by someone who knows the work (a
-person, Crossref, the publisher's JATS, the ingest request's identifiers, the
-landing page's meta tags). The last three are extraction, read off the file.
 Every writer of a document's metadata hands the catalogue ``Layer`` s (a source
-and what it says); ``merge`` folds them into the metadata already stored:
-
-* a field keeps the value of the highest-ranked source that gave it: a lower
-  source never replaces it; the same source writing again does (a file
-  processed again refreshes what its extraction said);
-* a lower source fills the fields no source above it gave (enrichment);
-* a lower source's value that disagrees with the field's is kept beside it,
-  in ``conflicts[source][field]``; a source's conflicts are those of its
-  latest write;
-* ``field_sources[field]`` names the source of each field's value, and
-  ``metadata_source`` the highest-ranked source that has written to the
-  document (the request's identifiers alone never name it): it never goes down.
-
-Two values agree when they are equal once white space is folded and a
-one-item list is read as its item; identifiers agree when they normalise to
-the same identifier. An empty value (None, "", [], {}) says nothing.
-
-Records (``RECORDS``: the file's sha1, the PDF's, JATS's and trafilatura's own
-fields, the crawl's account) are a writer's account, not bibliographic fields:
-the latest write replaces them. ``id`` and the merge's own keys (``OWN``) are
-the catalogue's: a layer's are ignored.
-
-Metadata written before this rule has no ``field_sources``: each of its fields
-is taken to be from its ``metadata_source``, or from the user without one (the
-only writer that set none was ``store add --metadata``).
+and what it says); ``merge`` folds them into the metadata already stored: the
+highest-ranked source that gave a field keeps it, lower sources only fill gaps,
+and a disagreeing value is kept beside it under ``conflicts``. The sources'
+order, when values agree, and the keys the merge owns are in docs/storage.md,
+"Precedence of sources".
 """
 
 from __future__ import annotations
@@ -96,8 +69,35 @@ class Layer:
     fields: Mapping[str, Any]
 
 
-def merge(existing: Mapping[str, Any], layers: Iterable[Layer]) -> dict[str, Any]:
-    """``existing`` metadata with ``layers`` folded in by precedence (a new dict)."""
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """A document's metadata after a merge, taken apart: what ``to_json`` writes."""
+
+    #: the fields and the writers' records; their values stay the JSON the sources
+    #: gave (any field a user gives), in the order first written
+    values: Mapping[str, Any]
+    #: the source of each field's value (records have none)
+    field_sources: Mapping[str, Source]
+    #: a lower source's disagreeing values, by source, highest source first
+    conflicts: Mapping[Source, Mapping[str, Any]]
+    #: the highest-ranked source that has written to the document
+    metadata_source: Source | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form: the values, then ``metadata_source``, ``field_sources``
+        and ``conflicts`` (each left out when empty)."""
+        out = dict(self.values)
+        if self.metadata_source is not None:
+            out["metadata_source"] = str(self.metadata_source)
+        if self.field_sources:
+            out["field_sources"] = {k: str(s) for k, s in self.field_sources.items()}
+        if self.conflicts:
+            out["conflicts"] = {str(s): dict(fields) for s, fields in self.conflicts.items()}
+        return out
+
+
+def merge(existing: Mapping[str, Any], layers: Iterable[Layer]) -> Merged:
+    """``existing`` metadata with ``layers`` folded in by precedence."""
     state = _State(existing)
     written = [layer for layer in layers if any(
         k not in OWN and not _empty(v) for k, v in layer.fields.items())]
@@ -162,23 +162,17 @@ class _State:
             return next((k for k in self.sources if _ALIASES.get(k) == _ALIASES[key]), None)
         return None
 
-    def result(self) -> dict[str, Any]:
-        out = dict(self.values)
-        conflicts: dict[str, dict[str, Any]] = {}
+    def result(self) -> Merged:
+        conflicts: dict[Source, dict[str, Any]] = {}
         for source in sorted(self.conflicts, key=lambda s: s.rank):
             kept = {k: v for k, v in self.conflicts[source].items()
                     if (held := self._holder(k)) is not None and self.sources[held] != source
                     and not _same(k, v, self.values[held])}
             if kept:
-                conflicts[str(source)] = kept
+                conflicts[source] = kept
         named = self.named - {Source.REQUEST} or self.named
-        if named:
-            out["metadata_source"] = str(min(named, key=lambda s: s.rank))
-        if self.sources:
-            out["field_sources"] = {k: str(s) for k, s in self.sources.items()}
-        if conflicts:
-            out["conflicts"] = conflicts
-        return out
+        return Merged(dict(self.values), dict(self.sources), conflicts,
+                      min(named, key=lambda s: s.rank) if named else None)
 
 
 def _source(value: Any) -> Source | None:

@@ -1,16 +1,11 @@
 """The store URL scheme registry: ``store.url`` -> a blob store.
 
-A new backend is one ``BlobStore`` module with a ``from_url`` class method and
-one line: an entry in ``STORE_SCHEMES`` for a backend of this package, or in
-the ``store.schemes`` setting for one outside it (the test kit's ``testgcs``).
-Entries name their class as ``package.module:Class``, resolved by
-``imports.load_object`` when a store of that scheme is opened: boto3 alone
-costs a tenth of a second, which a command on a local store should not pay.
-A URL without a scheme is a local directory.
-
-``from_url(rest, ...)`` gets the URL after ``scheme://`` and, by the names of
-its other parameters, only the settings sections it reads (``store`` for the
-local store, ``s3`` for S3): the builder signature rule of ``imports.call_builder``.
+A new backend is one ``BlobStore`` module with a ``from_url`` class method and one
+line in ``STORE_SCHEMES`` (or the ``store.schemes`` setting, outside the package),
+resolved by ``imports.load_object`` when a store of that scheme is opened (boto3
+alone costs a tenth of a second). ``from_url`` gets only the settings sections
+its parameters name. A URL without a scheme is a local directory
+(docs/architecture.md, "Adding a citation parser, a worker, a store backend").
 """
 
 from __future__ import annotations

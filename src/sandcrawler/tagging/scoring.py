@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sandcrawler.citations.crf.evaluate import Counts
-
 BEGIN = "I-"
 OTHER = "<other>"
 
@@ -37,6 +35,37 @@ def fields(labels: Sequence[str]) -> list[tuple[str, int, int]]:
     if labels:
         out.append((current, start, len(labels)))
     return out
+
+
+@dataclass
+class Counts:
+    """True positives, false positives and false negatives of one field or label."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    def add(self, other: Counts) -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    @property
+    def support(self) -> int:
+        return self.tp + self.fn
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Tokenizer for reference strings.
+"""Tokenizer for short texts: reference strings, author and affiliation blocks.
 
 Identifiers (URLs, DOIs, arXiv ids) are kept whole: they are one field each, and
 splitting them into dozens of punctuation tokens would cost time and invite the

@@ -1,23 +1,11 @@
 """File records, and where their bytes come from.
 
-A file record names one file to process, in one of four ways:
-
-* ``path``: a file on this machine (a bare line of input is a path);
-* ``warc_path``, ``warc_offset``, ``warc_csize``: a capture inside a WARC file of
-  the configured WARC source (a CDX line becomes such a record);
-* ``url``: fetched over HTTP(S);
-* ``sha1`` alone: the primary file already in our resource store.
-
-Given with any of the others, ``sha1`` is the digest the bytes must have
-(``sha1-mismatch`` otherwise). ``name`` is what results report (default: the
-path, URL or sha1). ``FileLocator.local_file`` turns a record into a local
-path for the time it is needed: a path is used as it is; everything else is
-copied to a temporary file that is removed afterwards.
-
-A WARC source is a directory or an http(s) URL prefix; the record's
-``warc_path`` is relative to it. In a directory, when the WARC file is not
-there, a file named by the sha1 (``<sha1hex>`` or ``<sha1hex>.pdf``) is used:
-so a plain dump of files named by digest serves CDX lines too.
+A file record names one file to process: a local ``path``, a capture in a WARC
+file of the configured WARC source (``warc_path``, ``warc_offset``,
+``warc_csize``), a ``url``, or a ``sha1`` of a file already stored (with the
+others, the digest the bytes must have). ``FileLocator.local_file`` turns a
+record into a local path for the time it is needed (docs/pdf.md, "File
+records: where the bytes are").
 """
 
 from __future__ import annotations

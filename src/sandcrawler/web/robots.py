@@ -1,31 +1,11 @@
 """robots.txt (RFC 9309), read with Protego (Scrapy's parser).
 
 ``RobotsRules.reason(url)`` says why our user agent may not fetch ``url``, or
-None when it may. Each origin's ``/robots.txt`` is fetched once, through the
-fetcher (its routes, its gate, its User-Agent), and kept per process for
-``ttl`` seconds, at most ``max_origins`` of them. What an answer means
-(RFC 9309, section 2.3.1):
-
-* 2xx: the rules, the first ``max_bytes`` (500 KiB) read;
-* redirects are followed (the fetcher's hops, five); more than that, a loop, or
-  a redirect to a URL or an address the crawler does not fetch, is "unavailable";
-* 4xx, "unavailable": everything is allowed;
-* 429, 5xx, or no answer at all, "unreachable": the whole origin is disallowed
-  ("complete disallow") until the entry expires; the reason says which.
-  ``refusal(url)`` gives the status too: ``robots-disallowed``, except for a
-  host that does not answer at all (refused, timed out), which is
-  ``fetch-error``: nothing can be fetched from it, robots.txt or not.
-
-A ``Crawl-delay`` (or ``Request-rate``) for our agent raises the host's delay
-in the gate, at most the gate's ``max_delay``. Hosts in ``ignore_hosts`` are
-never asked.
-
-As Heritrix does, a robots.txt fetched for a crawl is archived: asked with the
-crawl's ``WarcSession``, whatever answer came (404s and 5xx included) is
-written into that WARC file and indexed with the crawl's captures, the body as
-read (at most ``max_bytes``; ``WARC-Truncated`` when cut). A robots.txt is
-fetched once per origin per ``ttl`` whether a session asks or not, so it is
-archived only by the crawl that happened to fetch it.
+None when it may. Each origin's ``/robots.txt`` is fetched once through the
+fetcher and kept per process for ``ttl`` seconds; an unreachable one disallows
+the whole origin, a missing one allows everything. A ``Crawl-delay`` slows the
+host in the gate, and a robots.txt fetched for a crawl is archived with it
+(docs/ingest.md, "robots.txt").
 """
 
 from __future__ import annotations

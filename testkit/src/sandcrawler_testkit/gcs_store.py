@@ -1,19 +1,11 @@
 """``testgcs://BUCKET[/PREFIX]``: a GCS-style blob store whose buckets are
 directories, to show that a third store backend is one module plus one line.
 
-The line is a ``store.schemes`` entry, the registry's way in for a backend that
-lives outside the product (a ``STORE_SCHEMES`` entry for one inside)::
-
-    SANDCRAWLER_STORE_SCHEMES='{"testgcs": "sandcrawler_testkit.gcs_store:TestGcsBlobStore"}'
-    SANDCRAWLER_STORE_URL=testgcs://papers/run-1
-
-Like a GCS client that finds its emulator in ``STORAGE_EMULATOR_HOST``, it finds
-its "server" in the environment (``TESTGCS_ROOT``: the directory holding one
-directory per bucket), so its ``from_url`` asks for no settings section at all.
-As on GCS, and unlike the local store, a bucket must exist before it is used
-(``create``, i.e. ``sandcrawler store init``, makes it). Objects are files of a
-``LocalBlobStore`` rooted at ``BUCKET/PREFIX``, so the guarantees (atomic
-writes, hashes, key order) are that store's.
+The line is a ``store.schemes`` entry (``SANDCRAWLER_STORE_SCHEMES``). It finds
+its "server" in ``TESTGCS_ROOT``, as a GCS client finds its emulator, so it asks
+for no settings section; a bucket must exist before use. Objects are files of a
+``LocalBlobStore``, with that store's guarantees (docs/architecture.md, "A store
+backend outside the product").
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """A loopback HTTP server that plays GROBID with real GROBID answers.
 
-It is loaded with TEI that a real GROBID returned from ``processCitationList``
-(the fixtures in ``shared/data/sandcrawler-fixtures``); each ``<biblStruct>`` is
-indexed by its raw citation string. A request for known strings is answered
-with those real biblStructs, renumbered ``b0, b1, ...`` in request order, as
-GROBID does. Unknown strings get a biblStruct holding only the raw string.
-
-For failure tests a citation may carry a marker: ``#500``, ``#garbage``
-(XML that does not parse), ``#drop`` (one biblStruct too few), ``#204``,
-``#slow`` (answers after ``slow_seconds``). ``busy`` makes the next N requests
-answer 503. Every request is recorded in ``requests``.
+Loaded with TEI a real GROBID returned from ``processCitationList``, it answers
+known citation strings with those biblStructs, renumbered in request order;
+unknown strings get only the raw string. Markers in a citation (``#500``,
+``#garbage``, ``#drop``, ``#204``, ``#slow``) and ``busy`` script failures
+(docs/testing.md, "The GROBID stand-in").
 """
 
 from __future__ import annotations

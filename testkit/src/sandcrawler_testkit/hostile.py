@@ -1,24 +1,11 @@
 """A hostile HTTP server on loopback: it answers with whatever bytes a test
 scripts, however broken, and as slowly as it likes.
 
-``HostileServer`` reads a request's head (up to the blank line), picks the
-``Reply`` scripted for its path (with its query, else the path alone), and
-
-* sends ``Reply.raw`` as it is: a status line with a non-ASCII reason, raw
-  UTF-8 in ``Location``, a body shorter than its ``Content-Length``, ...;
-* with ``drip`` set, sends it ``piece`` bytes (one by default) every ``drip``
-  seconds: a server that holds a request by sending just enough to defeat a
-  per-read timeout, or a slow but steady one;
-* with ``silent``, accepts the connection and never answers;
-* with ``endless``, sends ``raw`` then ``endless`` over and over until the
-  client hangs up.
-
-Unscripted paths answer ``404``. Every request is logged (``requests``: the
-request line, its ``Host``, and when its head came and its answer ended on
-the monotonic clock), so that a test can tell what reached the server and in
-what order, and ``connections`` counts connections accepted. ``raw_reply`` builds
-an answer from a status, headers and a body, leaving what is broken to the
-caller.
+``HostileServer`` answers each path with its scripted ``Reply``: ``raw`` bytes as
+they are, dripped (``drip``, ``piece``), never (``silent``) or without end
+(``endless``); unscripted paths answer 404. ``requests`` logs every request
+with its times, ``connections`` counts connections, and ``raw_reply`` builds an
+answer (docs/testing.md, "A hostile HTTP server").
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """A loopback HTTP server of files, with byte ranges, for fetch and WARC tests.
 
-Serves the files under ``root`` (GET and HEAD, ``Range: bytes=A-B`` answered
-with 206), plus behaviours a test asks for by path:
-
-* ``busy[path] = N``: the next N requests for ``path`` answer 503;
-* ``redirects[path] = target``: 302 to ``target``;
-* ``no_ranges = True``: ignore Range headers (answer 200 with the whole file);
-* ``lie_length[path] = N``: announce Content-Length N and send fewer bytes,
-  then close (a connection lost mid-body).
-
-Every request path is recorded in ``requests``.
+It serves the files under ``root`` (GET, HEAD, ``Range``), plus what a test asks
+for by path: ``busy`` (503s), ``redirects``, ``no_ranges``, ``lie_length`` (a body
+cut short). Every request path is recorded in ``requests`` (docs/testing.md,
+"A server of files").
 """
 
 from __future__ import annotations

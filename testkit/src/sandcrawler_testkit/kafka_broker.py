@@ -1,17 +1,11 @@
 """A real Apache Kafka broker on loopback: one combined broker/controller in KRaft
 mode (no ZooKeeper), from the jars Maven Central publishes.
 
-``find_kafka_libs()`` returns a directory of the pinned broker's jars: the cache
-(``~/.cache/sandcrawler-testkit/kafka/<version>-<POM digest>/libs``: a changed POM
-is fetched afresh), filled once with
-``mvn dependency:copy-dependencies`` on the POM kept in this package
-(``data/kafka/pom.xml``). It needs ``java`` (17 or newer) and ``mvn`` on PATH,
-and raises ``KafkaUnavailable`` saying what is missing otherwise.
-
-``KafkaBroker(libs, workdir)`` formats a log directory and starts the broker on
-two free loopback ports (clients, controller); ``stop()``/``start()`` restart it
-on the same ports with the same data, as an operator's restart would, and
-``kill()`` is a SIGKILL.
+``find_kafka_libs()`` returns a cached directory of the pinned broker's jars (it
+needs ``java`` 17+ and ``mvn``, else ``KafkaUnavailable``). ``KafkaBroker(libs,
+workdir)`` starts it on two free loopback ports; ``stop()``/``start()`` restart it
+with the same ports and data, ``kill()`` is a SIGKILL (docs/testing.md,
+"The Kafka test broker").
 """
 
 from __future__ import annotations

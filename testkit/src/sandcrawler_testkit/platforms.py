@@ -1,24 +1,11 @@
-"""A loopback HTTP server that plays four dataset platforms, for fileset-ingest tests.
+"""A loopback HTTP server that plays dataset platforms, for fileset-ingest tests.
 
-It answers like Zenodo, figshare, Dataverse installations and archive.org, with
-the JSON shapes of their public APIs, landing pages, file downloads and "download
-all" zips. Clients connect to ``url`` (127.0.0.1) but send the platform's real
-``Host`` header and path; ``routes()`` maps every origin it plays
-(``"https://zenodo.org"``...) to ``url``, for the client's ``http_routes``. Every
-absolute URL it hands out (JSON, ``Location``) is the real ``https://host/...``
-form, so the client routes it again.
-
-Datasets are registered with ``add_zenodo``, ``add_figshare``, ``add_dataverse``
-and ``add_archiveorg``; each file is a :class:`FakeFile`, which may lie in the
-API (``reported_*``) or misbehave when downloaded (a status, wrong bytes, a
-truncated or stalled body, redirect hops or a loop, chunked encoding). Any
-other page is added with ``add_page`` (it wins over the platform routes).
-Every request is recorded in ``requests`` as ``(host, method, path)``, with the
-path and query percent-decoded. ``Range`` headers are ignored (always 200).
-
-Answers the platforms really gave are served with ``add_recorded`` (see
-``sandcrawler_testkit.recorded``); the invented datasets above stay for what the
-real ones cannot give: downloads whose bytes match their checksums, and faults.
+It answers like Zenodo, figshare, Dataverse installations and archive.org,
+with their APIs' JSON shapes, landing pages, downloads and "download all"
+zips, under the platforms' real hosts (``routes()`` for the client's
+``http_routes``). Datasets are added with ``add_zenodo`` and the like, files are
+``FakeFile`` s that may lie or misbehave, and real recorded answers are served
+with ``add_recorded`` (docs/testing.md, "The loopback platform server").
 """
 
 from __future__ import annotations

@@ -1,13 +1,11 @@
 """A loopback web of made-up publisher sites, for the crawler's odd cases: the
-``SiteServer`` (one server, many hosts told apart by ``Host``) addressed by
-absolute URLs, HTML pages by default.
+``SiteServer`` addressed by absolute URLs, HTML pages by default.
 
     web.add("https://a.example/article/1", page("<html>..."))
     web.add("https://a.example/old", redirect("/article/1"))
     settings: http_routes=web.routes()
 
-Unknown URLs answer 404. ``requests`` lists every request as host + path (with
-query), ``headers_seen`` their headers.
+Unknown URLs answer 404; ``requests`` and ``headers_seen`` record what came.
 """
 
 from __future__ import annotations

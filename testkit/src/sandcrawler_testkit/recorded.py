@@ -1,17 +1,12 @@
 """Answers the platforms' APIs really gave, and where the loopback platform
 server serves them.
 
-The files are under ``data/platforms/<platform>/``, kept as they were recorded;
-``data/platforms/SOURCES.md`` says where each comes from and under which
-licence. ``RECORDED`` names each one and lists the requests it answers: the
-recorded request itself and, where a client asks another endpoint for the same
-object, that endpoint with a documented derivation (``derive``). Serve them with
-``PlatformServer.add_recorded(*RECORDED.values())``; they win over the
-server's invented datasets on the same paths.
-
-The checksums in these answers describe files we do not have (except the one
-recorded download, ``dataverse/datafile-2353203.tab``), so they test what the
-platform helpers read from an answer, not downloads.
+The files are under ``data/platforms/<platform>/`` as recorded
+(``data/platforms/SOURCES.md`` gives source and licence). ``RECORDED`` names each
+and the requests it answers; serve them with
+``PlatformServer.add_recorded(*RECORDED.values())``. Their checksums describe
+files we do not have, so they test what the helpers read, not downloads
+(docs/testing.md, "Recorded platform answers").
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """A throwaway S3-compatible server: OpenStack Swift with ``s3api`` on loopback.
 
-Four Swift servers (proxy, account, container, object) and a memcached, each on
-its own free loopback port, all configured from a temporary directory:
-single-replica rings, one device, ``tempauth`` with the user ``test:tester`` /
-``testing`` (the S3 access key and secret), and a ``swift.conf`` with a random
-hash prefix/suffix.
-
-Swift's servers always read ``/etc/swift/swift.conf`` (``swift_dir`` only
-moves the rings and the other config files, and there is no environment
-variable for it), so each server is started through a tiny bootstrap that
-points Swift at our own ``swift.conf`` with ``set_swift_dir`` before it
-imports anything that reads the file, then runs the real ``/usr/bin`` script.
+Four Swift servers and a memcached on free loopback ports, configured from a
+temporary directory (single-replica rings, ``tempauth`` user ``test:tester`` /
+``testing``). Each server starts through a tiny bootstrap that points Swift at
+our own ``swift.conf``, which it would otherwise read from ``/etc/swift``
+(docs/testing.md, "The S3 test server").
 """
 
 from __future__ import annotations

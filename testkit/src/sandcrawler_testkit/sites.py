@@ -1,22 +1,11 @@
 """A loopback HTTP server standing in for several web sites at once, told apart
-by the ``Host`` header (a fetcher's ``routes`` send every origin to it), for
-tests of polite fetching.
+by the ``Host`` header, for tests of polite fetching.
 
-Per site and path, a test sets what is answered:
-
-* ``answer(host, path, *answers)``: the next requests get these ``Answer``s in
-  turn; the last one is repeated. Unset paths answer 200 ``ok``, and
-  ``/robots.txt`` answers 404 unless set (``robots(host, text)``).
-* ``hold``: seconds each request is held before its answer, so that requests
-  overlap (to measure concurrency); an ``Answer`` may have its own ``delay``,
-  or be ``endless`` (a body that never ends).
-
-A path with a query is answered by an answer set for the path and query, else
-by the path's.
-
-Every request is logged (``log``: host, path, start and end on the monotonic
-clock, request headers), and the most requests in flight at once are counted
-per host (``max_in_flight``).
+A test sets the answers per site and path (``answer``, ``robots``), how long each
+is held (``hold``, an answer's ``delay``, ``endless``); unset paths answer 200,
+``/robots.txt`` 404. ``log`` records every request with its times and headers,
+``max_in_flight`` the most concurrent requests per host (docs/testing.md,
+"A server of many sites").
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """A real Apache Solr cluster (SolrCloud) on loopback: ZooKeeper and N Solr nodes
 from the jars Maven Central publishes (docs/operations.md, "Solr test cluster").
 
-``find_solr_libs()`` returns a directory of the pinned Solr's jars: the cache
-(``~/.cache/sandcrawler-testkit/solr/<version>-<POM digest>/libs``; a changed POM
-is fetched afresh), filled once with ``mvn dependency:copy-dependencies`` on the
-POM kept in this package (``data/solr/pom.xml``). It needs ``java`` and ``javac``
-(a JDK 17 or newer) and ``mvn`` on PATH, and raises ``SolrUnavailable`` saying
-what is missing otherwise.
-
-``SolrCluster(libs, workdir)`` runs ``data/solr/SolrCloudLauncher.java``, compiled
-once into the same cache: ZooKeeper in the launcher's JVM and each Solr node in a
-JVM of its own, every index on disk under ``workdir``. ``kill_node(i)`` is a
-SIGKILL of node i's JVM (a crash: ZooKeeper keeps it live until its session
-expires), ``stop_node(i)`` a clean shutdown, ``start_node(i)`` brings it back on
-the same port with its data, ``freeze_node(i)`` stops its JVM (SIGSTOP: its port
-takes connections, nothing answers) until ``thaw_node(i)``, ``restart()`` stops
-every node cleanly and ZooKeeper, then starts them all again, same ports, same
-data. ``kill()`` takes the whole cluster down at once (a power cut) and
-``stop()`` cleanly; ``start()`` after either is the same cluster again.
-``updates_running()`` counts the update requests the nodes are still applying.
-
-The kit's own minimal configset (``CONFIGSET``; the Maven artefacts carry none,
-not even Solr's ``_default``) goes up with ``upload_configset``.
+``find_solr_libs()`` returns a cached directory of the pinned Solr's jars (it
+needs a JDK 17+ and ``mvn``, else ``SolrUnavailable``); ``SolrCluster(libs, workdir)``
+runs ZooKeeper and one JVM per node, with faults to order: ``kill_node``,
+``stop_node``, ``start_node``, ``freeze_node``/``thaw_node``, ``restart``, ``kill``.
+``upload_configset`` uploads the kit's own configset (docs/testing.md,
+"The Solr test cluster").
 """
 
 from __future__ import annotations

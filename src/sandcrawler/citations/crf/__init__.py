@@ -1,10 +1,10 @@
 """The embedded citation parser: a linear-chain CRF over reference-string tokens.
 
-- ``tokens``: tokenizer; ``features``: token features and lexicons
+- ``features``: token features and lexicons (tokens: ``sandcrawler.tagging.tokens``)
 - ``labels``: the label set and how GROBID's TEI annotations map onto it
-- ``corpus``: reading GROBID's annotated references
+- ``corpus``: GROBID's annotated references (read by ``sandcrawler.tagging.corpus``)
 - ``names``, ``biblio``: labelled spans to a ``GrobidBiblio``
-- ``model``: the model file, loading, labelling, training
+- ``model``: the model on the one tagger (``sandcrawler.tagging.crf``): load, label, train
 - ``evaluate``: field-level scores and k-fold cross-validation
 - ``parser``: the ``CitationParser`` backend
 """

@@ -17,7 +17,7 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.labels import OUTSIDE
 from sandcrawler.citations.crf.names import split_names
-from sandcrawler.citations.crf.tokens import Token
+from sandcrawler.tagging.tokens import Token
 
 _QUOTE_CHARS = "\"'\u201c\u201d\u201e\u00ab\u00bb\u2018\u2019"
 _KEEP_DOT_EDGE = " \t,;:([{)]}*\u2020" + _QUOTE_CHARS

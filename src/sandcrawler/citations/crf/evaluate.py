@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -22,9 +21,11 @@ from typing import Any
 from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.biblio import build_biblio
-from sandcrawler.citations.crf.corpus import LabelledRef, iter_folds
 from sandcrawler.citations.crf.model import CrfModel, train
-from sandcrawler.citations.crf.tokens import tokenize
+from sandcrawler.tagging.corpus import LabelledText
+from sandcrawler.tagging.folds import fold_results, folds_of
+from sandcrawler.tagging.scoring import Counts
+from sandcrawler.tagging.tokens import tokenize
 
 FIELDS = (
     "authors",
@@ -64,35 +65,6 @@ def strict(value: str) -> str:
 
 def soft(value: str) -> str:
     return _SOFT.sub("", value).lower()
-
-
-@dataclass
-class Counts:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-
-    def add(self, other: Counts) -> None:
-        self.tp += other.tp
-        self.fp += other.fp
-        self.fn += other.fn
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    @property
-    def support(self) -> int:
-        return self.tp + self.fn
 
 
 @dataclass
@@ -161,18 +133,18 @@ class Report:
         return "\n".join(lines)
 
 
-def gold_biblio(ref: LabelledRef) -> GrobidBiblio:
-    return build_biblio(ref.text, tokenize(ref.text), ref.token_labels())
+def gold_biblio(ref: LabelledText) -> GrobidBiblio:
+    return build_biblio(ref.text, tokenize(ref.text), ref.plain_labels())
 
 
-def evaluate(parse: Callable[[str], GrobidBiblio], refs: Iterable[LabelledRef]) -> Report:
+def evaluate(parse: Callable[[str], GrobidBiblio], refs: Iterable[LabelledText]) -> Report:
     report = Report()
     for ref in refs:
         report.add_pair(gold_biblio(ref), parse(ref.text))
     return report
 
 
-def _run_fold(train_refs: Sequence[LabelledRef], test_refs: Sequence[LabelledRef],
+def _run_fold(train_refs: Sequence[LabelledText], test_refs: Sequence[LabelledText],
               params: dict[str, Any] | None) -> Report:
     with TemporaryDirectory(prefix="sandcrawler-fold-") as tmp:
         path = Path(tmp) / "fold.crfmodel"
@@ -182,7 +154,7 @@ def _run_fold(train_refs: Sequence[LabelledRef], test_refs: Sequence[LabelledRef
 
 
 def cross_validate(
-    refs: list[LabelledRef],
+    refs: list[LabelledText],
     folds: int,
     params: dict[str, Any] | None = None,
     jobs: int = 1,
@@ -191,19 +163,9 @@ def cross_validate(
     """k-fold cross-validation: train on k-1 folds, test on the held-out one, and sum
     the counts over the folds (micro averages over every test reference)."""
     total = Report()
-    pairs = list(iter_folds(refs, folds))
-    if jobs <= 1:
-        results = (_run_fold(tr, te, params) for tr, te in pairs)
-        for k, report in enumerate(results):
-            total.merge(report)
-            if on_fold:
-                on_fold(k, report)
-        return total
-    with ProcessPoolExecutor(jobs) as pool:
-        futures = [pool.submit(_run_fold, tr, te, params) for tr, te in pairs]
-        for k, fut in enumerate(futures):
-            report = fut.result()
-            total.merge(report)
-            if on_fold:
-                on_fold(k, report)
+    runs = [(tr, te, params) for tr, te in folds_of(refs, folds)]
+    for k, report in enumerate(fold_results(_run_fold, runs, jobs)):
+        total.merge(report)
+        if on_fold:
+            on_fold(k, report)
     return total

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from sandcrawler.citations.crf.tokens import Token
+from sandcrawler.tagging.tokens import Token
 
 #: fields whose vocabulary is worth a lexicon: names, venues and imprints are open
 #: classes where sharing weight across many rare words helps

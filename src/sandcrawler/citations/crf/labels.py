@@ -6,6 +6,8 @@ The names follow GROBID's citation model (``<author>``, ``<title>``, ``<journal>
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 OUTSIDE = "O"
 
 #: every label the model may emit, in a fixed order
@@ -68,7 +70,7 @@ _PLAIN = {
 }
 
 
-def label_for(tag: str, attrs: dict[str, str]) -> str | None:
+def label_for(tag: str, attrs: Mapping[str, str]) -> str | None:
     """The label of a TEI annotation element, ``None`` for elements that only hold
     other annotations or text (``bibl``, ``lb``) and the rare unknown tag.
 

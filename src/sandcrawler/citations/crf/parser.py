@@ -1,4 +1,6 @@
-"""CitationParser backed by the embedded CRF model: no service, no network."""
+"""The ``crf`` citation parser: the embedded CRF model behind the
+``CitationParser`` interface, with no service and no network; a string the
+model fails on stays unstructured instead of failing its batch."""
 
 from __future__ import annotations
 

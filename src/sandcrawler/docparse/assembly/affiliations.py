@@ -1,6 +1,5 @@
 """A header's affiliation text split into affiliations with GROBID's
-affiliation-address model, retrained here with CRFsuite on GROBID's corpus
-(docs/extraction-names.md).
+affiliation-address model, retrained on GROBID's corpus (docs/extraction-names.md).
 
 The model labels each token institution, department, laboratory, address line,
 post code, post box, settlement, region, country or marker; affiliations are
@@ -15,23 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from babel import Locale
 from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation
 
-from sandcrawler.citations.crf.tokens import Token
-from sandcrawler.docparse.scoring import OTHER, fields
-from sandcrawler.docparse.textcrf import (
-    Gazetteers,
-    LabelledText,
-    TextCrfModel,
-    normalize,
-    phrases_of,
-    read_corpus,
-)
+from sandcrawler.docparse.crf import shipped_model_path
+from sandcrawler.docparse.crf.text import TextCrfModel, read_corpus, shipped_text_model
+from sandcrawler.docparse.features.text import Gazetteers, normalize, phrases_of
+from sandcrawler.tagging.corpus import LabelledText
+from sandcrawler.tagging.scoring import OTHER, fields
+from sandcrawler.tagging.tokens import Token
 
 MODEL_NAME = "affiliation-address"
 #: GROBID's sequence: one ``<author>`` block, holding one or more affiliations
@@ -212,12 +205,11 @@ def affiliations_from_labels(text: str, tokens: list[Token], labels: list[str]
 
 
 def default_model_path() -> Path:
-    return Path(str(resources.files("sandcrawler.docparse") / "models" / f"{MODEL_NAME}.crfmodel"))
+    return shipped_model_path(MODEL_NAME)
 
 
-@cache
 def default_model() -> TextCrfModel:
-    return TextCrfModel.load(default_model_path())
+    return shipped_text_model(MODEL_NAME)
 
 
 def parse_affiliations(text: str, model: TextCrfModel | None = None) -> list[Affiliation]:

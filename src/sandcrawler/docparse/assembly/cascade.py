@@ -1,5 +1,4 @@
 """The extraction cascade on one PDF (docs/extraction.md):
-
     layout tokens -> segmentation (one label per line: header, body,
     references, ...) -> header (one label per header token) -> names and
     affiliations -> reference segmenter (one label per references token) ->
@@ -23,21 +22,28 @@ from grobid_tei_xml.types import GrobidBiblio
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.config import ExtractSettings
 from sandcrawler.core.mime import sniff_mime
-from sandcrawler.docparse.affiliations import default_model as affiliations_model
-from sandcrawler.docparse.affiliations import parse_affiliations
-from sandcrawler.docparse.crf import ColumnModel
-from sandcrawler.docparse.header import Header, LinkedAffiliation, LinkedAuthor, build_header
-from sandcrawler.docparse.layout import Layout, LayoutError, Line, Token
-from sandcrawler.docparse.layout_alto import read_layout_alto
-from sandcrawler.docparse.layout_pdfium import read_layout_pdfium
-from sandcrawler.docparse.names import default_model as names_model
-from sandcrawler.docparse.names import parse_names
-from sandcrawler.docparse.references import reference_strings
-from sandcrawler.docparse.scoring import plain
-from sandcrawler.docparse.textcrf import TextCrfModel
-from sandcrawler.docparse.vectors import header_rows, refseg_rows, segmentation_rows
+from sandcrawler.docparse.assembly.affiliations import default_model as affiliations_model
+from sandcrawler.docparse.assembly.affiliations import parse_affiliations
+from sandcrawler.docparse.assembly.header import (
+    Header,
+    LinkedAffiliation,
+    LinkedAuthor,
+    build_header,
+)
+from sandcrawler.docparse.assembly.names import default_model as names_model
+from sandcrawler.docparse.assembly.names import parse_names
+from sandcrawler.docparse.assembly.references import reference_strings
+from sandcrawler.docparse.crf.columns import ColumnModel
+from sandcrawler.docparse.crf.text import TextCrfModel
+from sandcrawler.docparse.features.header import header_rows
+from sandcrawler.docparse.features.reference_segmenter import refseg_rows
+from sandcrawler.docparse.features.segmentation import segmentation_rows
+from sandcrawler.docparse.layout.alto import read_layout_alto
+from sandcrawler.docparse.layout.elements import Layout, LayoutError, Line, Token
+from sandcrawler.docparse.layout.pdfium import read_layout_pdfium
 from sandcrawler.records.extraction import Extraction
 from sandcrawler.records.statuses import ExtractStatus, LayoutStatus
+from sandcrawler.tagging.scoring import plain
 
 #: the segmentation's labels for the zones the cascade reads
 HEADER_ZONE = "<header>"
@@ -80,7 +86,7 @@ class CascadeModels:
         affs = text("affiliation-address", affiliations_model)
         cites = CrfModel.load(citation)
         # a model's version: the first digits of its CRFsuite part's SHA-256
-        versions = {name: str(model.meta.get("crf_sha256", ""))[:12] for name, model in (
+        versions = {name: model.version for name, model in (
             ("segmentation", seg), ("header", head), ("reference-segmenter", refs),
             ("name-header", names), ("affiliation-address", affs), ("citation", cites))}
         return cls(seg, head, refs, names, affs, cites, versions=versions)

@@ -1,20 +1,8 @@
-"""A header's labelled tokens to a biblio (docs/extraction.md).
-
-The header model labels each token of the document's header zone (``<title>``,
-``<author>``, ``<affiliation>``, ``<address>``, ``<date>``, ``<pubnum>``,
-``<reference>``, ``<abstract>``, ``<keyword>``, ...). Fields become:
-
-- title: the first ``<title>`` field (a second one is usually a running title);
-- authors: every ``<author>`` field through the name model, in order;
-- affiliations: each ``<affiliation>`` field with the ``<address>`` fields after
-  it, through the affiliation model, linked to authors by their markers (one
-  affiliation and no markers: everyone's);
-- date: the first ``<date>`` that reads as a date;
-- identifiers: DOI and arXiv id from ``<pubnum>``, else anywhere in the header;
-- journal, volume, issue, pages: the ``<reference>`` field (a journal
-  reference line) through the citation parser;
-- abstract and keywords: their fields, without the "Abstract" / "Keywords"
-  heading.
+"""A header's labelled tokens to a biblio: title, authors (through the name
+model), affiliations (through the affiliation model, linked to authors by their
+markers), date, identifiers, the journal reference line (through the citation
+parser), abstract and keywords. Which field comes from which label:
+docs/extraction.md, "Notes by module".
 """
 
 from __future__ import annotations
@@ -27,9 +15,9 @@ from typing import Protocol
 from grobid_tei_xml.types import GrobidAffiliation, GrobidAuthor, GrobidBiblio
 
 from sandcrawler.citations.crf.biblio import find_arxiv, find_doi, normalize_date
-from sandcrawler.docparse.layout import Token
-from sandcrawler.docparse.scoring import fields
-from sandcrawler.docparse.text import join_tokens
+from sandcrawler.docparse.layout.elements import Token
+from sandcrawler.docparse.layout.text import join_tokens
+from sandcrawler.tagging.scoring import fields
 
 _AFTER_HEAD = r"\b[\s.:\-\u2014\u2013]*"
 _ABSTRACT_HEAD = re.compile(r"^\s*(?:a\s?b\s?s\s?t\s?r\s?a\s?c\s?t|summary|résumé)"

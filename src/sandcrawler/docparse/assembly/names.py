@@ -13,22 +13,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from grobid_tei_xml.types import GrobidAuthor
 
-from sandcrawler.docparse.scoring import OTHER
-from sandcrawler.docparse.textcrf import (
-    Gazetteers,
-    LabelledText,
+from sandcrawler.docparse.crf import shipped_model_path
+from sandcrawler.docparse.crf.text import (
     TextCrfModel,
     labelled_fields,
-    normalize,
-    phrases_of,
     read_corpus,
+    shipped_text_model,
 )
+from sandcrawler.docparse.features.text import Gazetteers, normalize, phrases_of
+from sandcrawler.tagging.corpus import LabelledText
+from sandcrawler.tagging.scoring import OTHER
 
 MODEL_NAME = "name-header"
 #: GROBID's sequence: one ``<author>`` block of a header
@@ -221,12 +219,11 @@ def persons_from_fields(fields: list[tuple[str, str]]) -> list[PersonName]:
 
 
 def default_model_path() -> Path:
-    return Path(str(resources.files("sandcrawler.docparse") / "models" / f"{MODEL_NAME}.crfmodel"))
+    return shipped_model_path(MODEL_NAME)
 
 
-@cache
 def default_model() -> TextCrfModel:
-    return TextCrfModel.load(default_model_path())
+    return shipped_text_model(MODEL_NAME)
 
 
 def parse_names(text: str, model: TextCrfModel | None = None) -> list[PersonName]:

@@ -14,9 +14,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandcrawler.docparse.layout import Token
-from sandcrawler.docparse.scoring import fields
-from sandcrawler.docparse.text import join_tokens
+from sandcrawler.docparse.layout.elements import Token
+from sandcrawler.docparse.layout.text import join_tokens
+from sandcrawler.tagging.scoring import fields
 
 _LABEL_CLEAN = re.compile(r"^[\[(]?\s*(.*?)\s*[\])]?\s*[.:]?$")
 #: what a label's own punctuation leaves at the start of a reference ("1" then ". Bell AC")

@@ -1,23 +1,8 @@
-"""Linear-chain CRFs over GROBID's feature rows: the segmentation, header and
-reference-segmenter models (docs/extraction-models.md).
-
-A model reads rows laid out exactly as GROBID's raw feature files (one row
-per line or token, a fixed number of string columns: ``grobid_corpus``,
-``vectors``). Its attributes are the values of columns at offsets around the
-row, as GROBID's CRF++/Wapiti templates (``%x[offset,column]``) define them;
-an offset past either end of the sequence reads ``_B-k`` / ``_B+k`` as in
-CRF++. Attributes are named by their positions (``0:-1=``, ``0:0,0:1=``), not
-by the templates' ids: GROBID's templates reuse some ids for different
-columns, which would merge features that should stay apart.
-
-Labels are GROBID's (``<header>``, ``<title>``...), with its ``I-`` mark on
-each field's first row, in training as in :meth:`ColumnModel.tag`'s answer:
-two fields of one label side by side (two affiliations) stay two fields.
-
-One file per model (:mod:`sandcrawler.docparse.crffile`): a JSON header with
-the model's name, columns, windows, labels, training parameters and corpus
-summary, then CRFsuite's model, opened from memory. The windows travel in the
-file, so a model file tags as it was trained whatever the registry says now.
+"""The layout models (segmentation, header, reference segmenter): linear-chain
+CRFs on the one tagger over rows laid out as GROBID's raw feature files, whose
+attributes are the values of columns around a row as GROBID's CRF++ templates
+define them; the registry of the three models, training and k-fold
+cross-validation (docs/extraction-models.md, "Notes by module").
 """
 
 from __future__ import annotations
@@ -27,16 +12,16 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse.derived import derivation, derived_columns
-from sandcrawler.docparse.grobid_corpus import LabelledSequence, SkipReason, read_corpus
-from sandcrawler.tagging.crf import BASE_PARAMS, CrfTagger, ModelKind
+from sandcrawler.docparse.crf import shipped_model_path
+from sandcrawler.docparse.features.derived import derivation, derived_columns
+from sandcrawler.docparse.training.grobid_corpus import LabelledSequence, SkipReason, read_corpus
+from sandcrawler.tagging.crf import BASE_PARAMS, CrfTagger, ModelKind, TaggedModel
+from sandcrawler.tagging.folds import fold_results
 from sandcrawler.tagging.scoring import FieldScores
 
 KIND = ModelKind("column CRF", b"sandcrawler column CRF\n")
@@ -122,8 +107,7 @@ class ModelSpec:
     derived: str | None = None
 
     def model_path(self) -> Path:
-        return Path(str(resources.files("sandcrawler.docparse") / "models"
-                        / f"{self.name}.crfmodel"))
+        return shipped_model_path(self.name)
 
 
 _LBFGS: dict[str, Any] = {**BASE_PARAMS, "num_memories": 6, "period": 10}
@@ -223,22 +207,13 @@ def _check_rows(rows: Sequence[Sequence[str]], columns: int, name: str) -> None:
 
 
 @dataclass
-class ColumnModel:
+class ColumnModel(TaggedModel):
     name: str
     columns: int
     windows: tuple[Window, ...]
     omit: dict[int, str]
     derived: str | None
     tagger: CrfTagger
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return self.tagger.header
-
-    @property
-    def version(self) -> str:
-        """The first 12 hex digits of the CRFsuite part's SHA-256."""
-        return self.tagger.version
 
     @property
     def labels(self) -> list[str]:
@@ -428,20 +403,10 @@ def cross_validate(
     order); ``jobs`` folds train at once."""
     spec = model_spec(name)
     read = read_corpus(name, Path(corpus_dir))
-    pairs = split_folds(read.sequences, folds)
+    runs = [(spec, train, test, params) for train, test in split_folds(read.sequences, folds)]
     total = FieldScores()
-    if jobs <= 1:
-        for k, (train, test) in enumerate(pairs):
-            scores = _run_fold(spec, train, test, params)
-            total.merge(scores)
-            if on_fold:
-                on_fold(k, scores)
-        return total
-    with ProcessPoolExecutor(jobs) as pool:
-        futures = [pool.submit(_run_fold, spec, train, test, params) for train, test in pairs]
-        for k, future in enumerate(futures):
-            scores = future.result()
-            total.merge(scores)
-            if on_fold:
-                on_fold(k, scores)
+    for k, scores in enumerate(fold_results(_run_fold, runs, jobs)):
+        total.merge(scores)
+        if on_fold:
+            on_fold(k, scores)
     return total

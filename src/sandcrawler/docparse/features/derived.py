@@ -1,15 +1,8 @@
-"""Columns computed from a whole sequence of GROBID feature rows, beside the
-raw file's own (docs/extraction-models.md, "Features").
-
-GROBID's feature vectors describe a token and its line; what a reference
-segmenter needs most is how lines follow each other: where the line before
-ended, how long it was, and whether this document numbers its references at
-all (then a reference never starts in the middle of a line). These columns
-read only the rows (their line marks, tokens and positions), so they mean the
-same at training and at tagging.
-
-A derivation returns its new columns by number, numbered on from the rows'
-own columns; a model file names the derivation it was trained with.
+"""Columns computed from a whole sequence of GROBID feature rows, beside the raw
+file's own: how lines follow each other, which the reference segmenter needs
+most. They read only the rows, so they mean the same at training and at
+tagging; a model file names the derivation it was trained with
+(docs/extraction-models.md, "Notes by module").
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
-"""The word lists GROBID's feature vectors look words up in, shipped as
-package data (sources in lexicons/SOURCES.md).
-
-- ``dictionary``: common words, GROBID's ``test_common`` (its English word
-  forms, ``lexicon/wordforms/english.wf``). GROBID lower-cases a word before
-  looking it up, so only the lower-case forms are kept.
-- ``names``: first and last names, GROBID's ``test_names`` (``names.female``,
-  ``names.male``, ``firstname.5k``, ``names.family``, ``lastname.5k``: the
-  first field of a line, cut at a tab or hyphen, lower-cased). Only their union
-  is a feature.
-- ``locations``: words that are place names, the header's location flag.
-  GROBID matches a gazetteer (``lexicon/places/location.txt``) that is not in
-  the copy of its repository we have; the list here is derived from GROBID's
-  own header feature files instead: the words its files flag as a location at
-  every one of their occurrences (docs/extraction.md, "Feature vectors and
-  parity", says what that costs).
-
-``python -m sandcrawler.docparse.lexicon GROBID_DIR GROBID_GIT_DIR`` rebuilds
-the files from GROBID's exported tree and its git repository.
+"""The word lists GROBID's feature vectors look words up in (common words, names,
+locations), shipped as package data (sources in lexicons/SOURCES.md), and how
+to rebuild them from GROBID's tree: ``python -m
+sandcrawler.docparse.features.lexicon GROBID_DIR GROBID_GIT_DIR``. What each
+list holds: docs/extraction.md, "Notes by module".
 """
 
 from __future__ import annotations
@@ -184,6 +170,6 @@ def build(grobid_dir: Path, git_dir: Path, out_dir: Path) -> dict[str, int]:
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m sandcrawler.docparse.lexicon GROBID_DIR GROBID_GIT_DIR")
+        sys.exit("usage: python -m sandcrawler.docparse.features.lexicon GROBID_DIR GROBID_GIT_DIR")
     here = Path(__file__).resolve().parent / "lexicons"
     print(build(Path(sys.argv[1]), Path(sys.argv[2]), here))

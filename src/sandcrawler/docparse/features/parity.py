@@ -1,16 +1,7 @@
-"""How closely our feature vectors match GROBID's own feature files.
-
-GROBID's training corpora hold its feature files (``raw/``) for documents
-whose PDFs are, for a few, among GROBID's test PDFs. For each such pair we read
-the PDF's layout, compute our rows for the same model, align them to GROBID's
-rows and count, column by column, how often the two agree
-(``bench/layout_parity.py`` prints it; docs/extraction.md has the figures).
-
-Alignment: segmentation rows are lines, matched by their first two words; header
-and reference-segmenter rows are tokens of one zone, whose lines we find by
-matching GROBID's tokens against the document's (a line is in the zone when at
-least half its tokens match), then rows are matched by their token. Rows that
-do not align (a line pdfalto cut differently) are counted apart, as coverage.
+"""How closely our feature rows match GROBID's own feature files: for the
+documents of GROBID's corpora whose PDF we have, our rows for one model aligned
+to GROBID's and counted column by column (``bench/eval/layout_parity.py``
+prints it). How rows are aligned: docs/extraction.md, "Notes by module".
 """
 
 from __future__ import annotations
@@ -21,17 +12,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandcrawler.docparse.layout import Layout, Line
-from sandcrawler.docparse.lexicon import Lexicon
-from sandcrawler.docparse.vectors import (
-    TokenRows,
-    affixes,
-    header_rows,
-    punctuation_type,
-    refseg_rows,
-    segmentation_rows,
-    word_features,
-)
+from sandcrawler.docparse.features.header import header_rows
+from sandcrawler.docparse.features.lexicon import Lexicon
+from sandcrawler.docparse.features.reference_segmenter import refseg_rows
+from sandcrawler.docparse.features.segmentation import segmentation_rows
+from sandcrawler.docparse.features.stream import TokenRows, affixes, punctuation_type, word_features
+from sandcrawler.docparse.layout.elements import Layout, Line
 
 #: model -> (its corpus directory, the endings of its feature files' names)
 MODELS = {

@@ -1,31 +1,8 @@
-"""Layout tokens from pdfalto, GROBID's own layout program.
-
-pdfalto is GPL-2.0: it is only ever run as a separate program (its binary, from
-the ``pdfalto`` wheel), never imported. It writes ALTO XML, which is read here
-into the records of ``docparse.layout`` the way GROBID reads it, so that the
-feature vectors computed from them mean what GROBID's training files mean
-(docs/extraction.md, "Layout tokens"):
-
-- each ALTO ``String`` is cut into GROBID's tokens (``docparse.tokens``); each
-  token gets its String's style (font, size, bold, italic, superscript,
-  subscript from pdfalto's ``TextStyle``) and its share of the String's width
-  in proportion to its length;
-- a String is followed by a space unless it ends in a hyphen (GROBID's rule:
-  "Bar-" "Haim" on one line is the one word "Bar-Haim");
-- ``TextBlock`` and ``TextLine`` become blocks and lines; empty ones are dropped;
-- ``Illustration`` elements (bitmaps, and pdfalto's per-page vector drawings)
-  become the page's graphic boxes and counts.
-
-The options are GROBID's (``-fullFontName -noLineNumbers``) with graphics as
-coordinates only (``-onlyGraphsCoord``: the Illustration elements without
-writing image files, which GROBID's segmentation features need and nothing
-else does); no ``-readingOrder`` (GROBID leaves it off), no annotation or
-outline files (the features do not read them).
-
-pdfalto runs in a temporary directory that is always removed, with a time
-limit (killed past it), an address-space limit (``RLIMIT_AS``), a cap on the
-size of the files it writes and no core dumps, and reads at most the pages
-asked for (``-f``/``-l``).
+"""Layout tokens from pdfalto, GROBID's own layout program, run as a separate
+program (it is GPL-2.0: its binary from the ``pdfalto`` wheel, never imported)
+in a temporary directory with time, memory and output limits. Its ALTO XML is
+read the way GROBID reads it, so that the features computed from it mean what
+GROBID's training files mean (docs/extraction.md, "Notes by module").
 """
 
 from __future__ import annotations
@@ -43,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from sandcrawler.docparse.layout import (
+from sandcrawler.docparse.layout.elements import (
     Block,
     Graphic,
     Layout,
@@ -52,7 +29,7 @@ from sandcrawler.docparse.layout import (
     Page,
     Token,
 )
-from sandcrawler.docparse.tokens import spans
+from sandcrawler.docparse.layout.tokens import spans
 from sandcrawler.records.statuses import LayoutStatus
 
 __all__ = ["LayoutError", "find_pdfalto", "parse_alto", "parse_alto_text", "read_layout_alto"]

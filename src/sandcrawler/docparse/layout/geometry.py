@@ -1,25 +1,8 @@
-"""Words placed on a page, made into GROBID's layout: lines, blocks, reading
-order, superscripts and subscripts, and tokens. The PDFium reader
-(``layout_pdfium``) gives its words to it; pdfalto does all this itself, and
-these rules follow what it does where GROBID's features depend on it
-(docs/extraction.md, "PDFium and pdfalto compared").
-
-1. lines: consecutive words on one baseline (their boxes overlap vertically)
-   that follow each other left to right, no wider apart than ``LINE_GAP``;
-2. blocks: a line joins a block of its size when it is the next row of the
-   block (just below it, at the block's line spacing, overlapping it
-   horizontally) or, for the block just made, beside its last line on the
-   same baseline; a few recent blocks are tried, so that text drawn in an
-   interleaved order (a listing's code and its comments) still falls into
-   its blocks;
-3. reading order: the page's text order (pdfalto's, turned text such as a
-   margin stamp included), except that blocks of a multi-column stretch of
-   the page that the text visits back and forth are put column by column;
-4. superscripts and subscripts: smaller words raised or lowered from the
-   line's baseline;
-5. tokens: each word cut as GROBID cuts an ALTO ``String``.
-
-Coordinates are points from the top left of the page.
+"""Words placed on a page (from the PDFium reader, ``pdfium``) made into GROBID's
+layout: lines, blocks, reading order, superscripts and subscripts, and tokens,
+by the rules pdfalto follows where GROBID's features depend on them
+(docs/extraction.md, "Notes by module"). Coordinates are points from the top
+left of the page.
 """
 
 from __future__ import annotations
@@ -29,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from sandcrawler.docparse.layout import Block, Line, Token
-from sandcrawler.docparse.tokens import spans
+from sandcrawler.docparse.layout.elements import Block, Line, Token
+from sandcrawler.docparse.layout.tokens import spans
 
 #: words of one line are at most this far apart (times the font size); wider
 #: is another column or table cell

@@ -1,33 +1,8 @@
 """Layout tokens from PDFium's text page (pypdfium2): the cascade's in-process
-layout reader, beside pdfalto's ALTO (``layout_alto``). How the two compare,
-and which is used when, is in docs/extraction.md ("PDFium and pdfalto
-compared").
-
-PDFium gives the characters of a page in content-stream order, each with its
-Unicode value, its box and the text object (font, size, matrix) that drew it.
-Here they become words: runs of characters cut at whitespace (the file's own,
-or the spaces and line breaks PDFium inserts where the pen jumps inside a text
-object), and where one text object's characters meet the next one's, by
-pdfalto's rules (a gap, a step back, another baseline; not a change of font).
-An accent drawn as a character of its own over a letter (TeX does this) is put
-on the letter. ``layout_geometry`` makes the words into lines, blocks, reading
-order and GROBID tokens; ``pdfium_drawings`` reads the page's images and
-drawings; ``pdfium_calls`` holds the C functions as called here.
-
-Fonts are read as pdfalto reads them, so that the features computed from
-either reader mean what GROBID's training files mean: bold when the font's name
-says so ("bold", "heavy", "black", "_bd") or its descriptor forces bold;
-italic when the name says so ("italic", "oblique", "_it") or its descriptor
-flags it. PDFium also flags as italic every font whose descriptor has a
-negative italic angle, which pdfalto does not; a symbolic font (TeX's math
-fonts, and most fonts pdfTeX embeds) is therefore italic here only by its name
-(measured: bench/layout_compare.py). Sizes are the text state's size scaled by
-the text and graphics matrices.
-
-Coordinates are PDF points from the top left of the page as displayed (its
-crop box, turned by its /Rotate). This runs native code on untrusted files: the
-caller runs it in the sandbox (``sandcrawler.process.sandbox``) with time and memory
-limits. A file PDFium cannot read raises ``LayoutError``.
+layout reader, beside pdfalto's (``alto``). Characters become words here, and
+fonts are read as pdfalto reads them; ``geometry`` makes the words into lines,
+blocks and tokens. It runs native code on untrusted files: the caller runs it
+in the sandbox. How the two readers compare: docs/extraction.md.
 """
 
 from __future__ import annotations
@@ -43,9 +18,9 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from sandcrawler.core.mime import sniff_mime
-from sandcrawler.docparse.layout import Layout, LayoutError, Page
-from sandcrawler.docparse.layout_geometry import Font, Word, layout_page
-from sandcrawler.docparse.pdfium_calls import (
+from sandcrawler.docparse.layout.elements import Layout, LayoutError, Page
+from sandcrawler.docparse.layout.geometry import Font, Word, layout_page
+from sandcrawler.docparse.layout.pdfium_calls import (
     Frame,
     get_font_info,
     get_font_size,
@@ -59,7 +34,7 @@ from sandcrawler.docparse.pdfium_calls import (
     is_hyphen,
     text_object_font,
 )
-from sandcrawler.docparse.pdfium_drawings import read_drawings
+from sandcrawler.docparse.layout.pdfium_drawings import read_drawings
 from sandcrawler.process.memory import anon_rss
 
 READER = "pdfium"

@@ -11,8 +11,8 @@ import math
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from sandcrawler.docparse.layout import Graphic, Page
-from sandcrawler.docparse.pdfium_calls import (
+from sandcrawler.docparse.layout.elements import Graphic, Page
+from sandcrawler.docparse.layout.pdfium_calls import (
     Frame,
     count_objects,
     form_count,

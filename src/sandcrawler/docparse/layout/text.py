@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sandcrawler.docparse.layout import Line, Token
+from sandcrawler.docparse.layout.elements import Line, Token
 
 _HYPHENS = frozenset("-\u2010\u2011\u00ad")
 #: a gap between two tokens of a line wider than this many font sizes is a space

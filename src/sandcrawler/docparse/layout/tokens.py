@@ -1,25 +1,7 @@
-"""GROBID's tokens: how a layout reader cuts a run of text into the tokens
-that GROBID's feature files hold one row per.
-
-GROBID reads each ALTO ``String`` (a word as pdfalto placed it) like this,
-and every layout reader here does the same so that tokens mean what the
-training files mean:
-
-1. trim, then normalise characters: every horizontal space becomes " ", every
-   line break "\\n", every dash (Unicode ``Pd`` and the minus sign) "-", low
-   lines "_", vertical bars "|", bullets "•", brackets "(" and ")";
-2. unfold ligatures (ﬁ -> fi, æ -> ae, œ -> oe), curly quotes become straight
-   ones, the asterisk operator becomes " * ", and a space is put before the footnote markers
-   († ‡ § ¶ ⁋ ǂ) so that "Smith†" is two tokens;
-3. cut at every delimiter character, each delimiter being a token of its own:
-   the punctuation below, the space, tab, line breaks, no-break space and the
-   zero-width non-joiner. A letter-digit mix such as "H2O" or "1999a" stays
-   one token: GROBID's default tokenizer does not split letters from digits.
-
-Whitespace tokens (" " and "\\n") are not tokens here (GROBID's feature
-writers skip them too); they become ``space_after`` on the token before.
-
-Facts from GROBID (docs/extraction.md, "Layout tokens").
+"""GROBID's tokens: how a layout reader cuts a run of text (an ALTO ``String``,
+a PDFium word) into the tokens GROBID's feature files hold one row per, so that
+tokens mean what the training files mean. The rules, from GROBID, are in
+docs/extraction.md ("Layout tokens" and "Notes by module").
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
-"""GROBID's training data for the layout models, read into labelled sequences
-(docs/extraction-models.md, "The data").
-
-A corpus directory holds, per document, a raw feature file (``raw/``: one row
-per line for ``segmentation``, one per token for ``header`` and
-``reference-segmenter``; space-separated columns, no label) and its TEI
-annotation (``tei/``). The TEI gives a labelled token stream; each raw row is
-labelled by finding its first column in that stream, a few tokens ahead of the
-last match, as GROBID's trainers pair them. What differs per model:
-
-- how the TEI's elements become labels, and how its text is cut into the
-  stream (the first word of each line for segmentation, GROBID's tokens for the
-  two others);
-- how the raw file of a TEI file is found (the same name without
-  ``.tei.xml``; for the header, the document id in ``fileDesc/@xml:id`` first);
-- what happens to a row the stream does not have within reach: segmentation
-  gives it the label of the row before (without the beginning mark, which
-  GROBID copies and which would start a spurious field) and gives up on the
-  document when its raw file ends in a run of ten or more such rows; header
-  drops it, except a single row between two rows of the same label, which
-  takes that label; the reference segmenter drops it.
-
-Each field's first token carries the ``I-`` mark (segmentation leaves it off
-``<other>``). Documents whose alignment fails, whose raw file is corrupt, or
-whose pair is incomplete are skipped with a reason and counted
-(:class:`CorpusRead`); a document of which fewer than
-:data:`MIN_ALIGNED` of the rows found a label is skipped as misaligned (GROBID
-keeps such truncated sequences).
+"""GROBID's training data for the layout models read into labelled sequences:
+per document, a raw feature file (``raw/``) labelled from its TEI annotation
+(``tei/``) as GROBID's trainers pair them; documents that do not align are
+skipped with a reason and counted (:class:`CorpusRead`). What differs per
+model: docs/extraction-models.md, "Notes by module".
 """
 
 from __future__ import annotations
@@ -41,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse.tokens import DELIMITERS, PUNCTUATION
+from sandcrawler.docparse.layout.tokens import DELIMITERS, PUNCTUATION
 
 BEGIN = "I-"
 OTHER = "<other>"

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import crf, textmodels
+from sandcrawler.docparse.crf import columns as crf
+from sandcrawler.docparse.training import text_models as textmodels
 from sandcrawler.tagging.scoring import FieldScores
 
 OnFold = Callable[[int, FieldScores], None]

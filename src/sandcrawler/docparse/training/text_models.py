@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.docparse import affiliations, names, textcrf
-from sandcrawler.docparse.textcrf import Gazetteers
+from sandcrawler.docparse.assembly import affiliations, names
+from sandcrawler.docparse.crf import text as textcrf
+from sandcrawler.docparse.features.text import Gazetteers
 from sandcrawler.tagging.corpus import LabelledText
 from sandcrawler.tagging.scoring import FieldScores
 

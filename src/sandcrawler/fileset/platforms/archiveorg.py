@@ -1,22 +1,11 @@
 """archive.org items, through the metadata API (``GET /metadata/{identifier}``).
 
-* ``/details/{identifier}``: the item; ``/download/{identifier}/{path}``: one
-  file of it (a file-level link).
-* The manifest is the item's original files, without the files archive.org adds
-  itself (``_meta.xml``, ``_files.xml``, torrents, thumbnails, derivatives).
-* An unknown identifier answers ``{}``: ``platform-404``. Dark items and
-  ``access-restricted-item`` are ``platform-restricted``. A collection
-  (``is_collection``, mediatype ``collection``) is ``platform-scope``.
-* Files marked ``"private": "true"`` (lending-library books) answer 403: they
-  are left out of the manifest; an item (or file link) with nothing public left
-  is ``platform-restricted``.
-* Checksums: size, md5 and sha1 for every file. The item name is the identifier,
-  and the item store backend is always used (it is an item already).
-* A file link (``/download/{identifier}/{path}``) is ``success-existing`` when
-  the item is already archived holding that file; otherwise it is archived
-  under its own item, ``{identifier}-file-{hash of path}``, never the item's.
-* Every host of ``hosts`` (``www.``, storage nodes) is the one archive, with
-  one identifier space: its domain is ``archive.org`` whichever host matched.
+``/details/{identifier}`` is the item, ``/download/{identifier}/{path}`` one file
+of it. The manifest is the item's original files (not archive.org's own
+derivatives, not private files), verified by size, md5 and sha1; the item name
+is the identifier, and the item store is always used. Collections are
+``platform-scope``, dark and restricted items ``platform-restricted``
+(docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
-"""EUDAT B2SHARE: b2share.eudat.eu, trng-b2share.eudat.eu (training) and self-hosted
+"""EUDAT B2SHARE: b2share.eudat.eu, its training instance and self-hosted
 instances (``hosts``), each at ``https://{host}/api`` (or ``api_urls[host]``); ids are
 per instance, so items are ``{host}-{id}``.
 
-* ``/records/{id}``: one version (v2: 32 hex digits; B2SHARE 3, on InvenioRDM:
-  ``h4rf8-38964``); ``/records/{id}/files/{key}``: one file. v2 file links
-  (``/api/files/{bucket}/{key}``) name no record: not matched.
-* ``GET {api}/records/{id}``, then ``links.files``: v2's bucket (``contents``: key, size,
-  ``"md5:…"``, mimetype, ``links.self``) or B2SHARE 3's ``entries`` (``links.content``);
-  the record's own list without one (or on a 404). External (``b2safe``) files are
-  left out. "Download all": ``links.archive``, where the record has one.
-* A head id (all versions; v2 redirects it to the latest) is ``platform-scope``.
-* ``open_access`` false, an ``embargo_date`` to come (B2SHARE 3: files not public, an
-  active embargo): ``platform-restricted``; 404 and 410: ``platform-404``.
+``/records/{id}`` is one version (v2 or B2SHARE 3 ids), ``/records/{id}/files/{key}``
+one file. Files come from v2's bucket or B2SHARE 3's ``entries``, verified by md5;
+external files are left out. A head id is ``platform-scope``; closed access or an
+embargo to come is ``platform-restricted`` (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Dataverse installations (dataverse.harvard.edu and many more), through the
 native API of the installation the landing page is on.
 
-* ``/dataset.xhtml?persistentId=doi:…[&version=1.1]``: one version of a dataset
-  (``GET /api/datasets/:persistentId/versions/{version}``); without a version,
-  the latest published one, which the item name then records.
-* ``/file.xhtml?persistentId=doi:…/FILEID``: a file-level identifier, one file
-  (``GET /api/files/:persistentId/``).
-* Files download from ``/api/access/datafile/{id}``; the whole version as a
-  zip from ``/api/access/dataset/:persistentId/versions/{version}``.
-* A restricted or embargoed file makes the dataset ``platform-restricted``: it
-  could only be archived in part. Drafts are ``platform-scope``.
-* Checksums: ``dataFile.checksum`` (MD5, SHA-1 or SHA-256, by installation),
-  and the older ``dataFile.md5``.
-* Ingested tabular files: the checksum describes the uploaded original
-  (``originalFileName``, ``originalFileSize``, ``originalFileFormat``), while
-  ``filename``/``filesize`` and the default download are the derived ``.tab``.
-  The original is archived (``?format=original``, also on the "download all"
-  zip), and the ``.tab``'s name, size and type go in the file's ``extra``.
+A dataset page names one version (the latest published one without it), a
+file page one file. Files download from ``/api/access/datafile/{id}``, verified
+by ``dataFile.checksum``; ingested tabular files are archived as uploaded (what
+the checksum describes), not as the derived ``.tab``. Restricted or embargoed
+files make the dataset ``platform-restricted``; drafts are ``platform-scope``
+(docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

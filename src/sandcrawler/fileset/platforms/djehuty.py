@@ -1,22 +1,11 @@
 """4TU.ResearchData (data.4tu.nl, which runs djehuty), through djehuty's v2 API:
 figshare's API shape, with ``uuid`` for ``id``.
 
-* ``/datasets/{uuid}/{version}`` and the figshare-era ``/articles/[dataset/|software/]
-  {slug}/{id}/{version}`` (the id a uuid or an old figshare number): ``GET
-  /v2/articles/{id}/versions/{version}``, with that version's ``files``
-  (``/v2/articles/{id}/files`` is not tied to a version).
-* Without a version the page shows the latest: resolved and pinned, as Dataverse's
-  is (``GET /v2/articles/{id}``, the latest version's record; if it has no
-  ``version``, the highest of ``/versions``) and the item named by it: a published
-  version never changes, so this is the dataset the page showed.
-* ``/file/{dataset uuid}/{file uuid}``: that file, looked for in the latest version,
-  then in older ones (``/versions``, newest first).
-* ``is_embargoed`` (embargo or restricted access; a whole-dataset embargo answers
-  only its ``embargo_*`` fields): ``platform-restricted``; 404: ``platform-404``; no
-  dataset (``{"status": "maintenance"}`` in maintenance): ``error-platform-api``.
-* Files: ``name``, ``size``, ``computed_md5`` (else ``supplied_md5``), ``download_url``;
-  link-only files (hosted elsewhere) are left out, as the "download all" zip
-  (``/ndownloader/items/{uuid}/versions/{version}``) leaves them out.
+Dataset pages (and figshare-era article pages) name one version; without one,
+the latest is resolved and pinned. ``/file/{dataset}/{file}`` is one file.
+Files are verified by md5; link-only files are left out, as the "download
+all" zip leaves them out. Embargoed or restricted datasets are
+``platform-restricted`` (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

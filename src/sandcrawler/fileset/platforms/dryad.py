@@ -1,26 +1,11 @@
 """Dryad (datadryad.org), through its REST API v2 (HAL JSON).
 
-* Landing pages ``/dataset/doi:10.5061/dryad.x`` and the older
-  ``/stash/dataset/doi:…`` (the DOI may be percent-encoded); a DOI resolves to
-  one of them. A dataset is asked for its latest version:
-  ``GET /datasets/{DOI, fully percent-encoded}`` → ``_links["stash:version"]``
-  → ``GET /versions/{id}`` → ``_links["stash:files"]``, a paged listing
-  (``_embedded["stash:files"]``, ``_links.next``) → each file's
-  ``_links["stash:download"]`` (``/api/v2/files/{id}/download``).
-* Files: ``path``, ``size``, ``mimeType``, ``digest`` in ``digestType`` (md5,
-  sha-256, …; an algorithm we do not compute is kept, unverified).
-* "Download all": the version's ``_links["stash:download"]``
-  (``/api/v2/versions/{id}/download``, a zip Dryad builds on request).
-* Not public: a dataset whose versions nobody may view answers 200 with only
-  ``message`` ("Identifier cannot be viewed…"); an ``Embargoed`` curation status,
-  or files listed without a ``stash:download`` link (Dryad gives it only where
-  the files may be downloaded): ``platform-restricted``. 404 and 410:
-  ``platform-404``.
-* Instances: a page on sandbox.datadryad.org is asked of the sandbox's API
-  (``api_urls``) and named ``sandbox.datadryad.org-…``; every other host of
-  ``hosts`` uses ``api_url``.
-* Since January 2026 Dryad's API serves file downloads to API accounts only:
-  anonymous downloads of ``stash:download`` answer 401 (``error-platform-download``).
+A dataset page (or its DOI) is read at its latest version:
+``/datasets/{DOI}`` → ``stash:version`` → ``stash:files`` (paged) → each file's
+``stash:download``; the version's own ``stash:download`` is its "download all".
+Not public, embargoed or undownloadable files are ``platform-restricted``; the
+sandbox has its own API (``api_urls``). Since January 2026 anonymous downloads
+answer 401 (``error-platform-download``) (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """figshare (figshare.com and institutional portals on its subdomains), through
 its public API v2.
 
-* Landing pages ``/articles/{type}/{slug}/{id}/{version}``: one version of an
-  article (``GET /v2/articles/{id}/versions/{version}``). Without a version the
-  page (and its DOI) stands for all versions: ``platform-scope``.
-* Embargoed articles are ``platform-restricted``. Link-only files (hosted
-  elsewhere, no checksum) are left out of the manifest.
-* Checksums: ``computed_md5`` (``supplied_md5`` when figshare has not computed one).
-* "Download all": ``ndownloader.figshare.com/articles/{id}/versions/{version}``.
-* Institutional portals on their own domains: listed in ``hosts``, or found by
-  their page (``detect_portals``): the article shape with type and slug, and
-  HTML that refers to figshare.com or figstatic.com.
-* Portals are one figshare (one API, one article id space): whichever of
-  ``hosts`` a page is on, the article is asked of ``api_url`` and its domain
-  (and item name) is ``figshare.com``.
+An article page with a version is one version (without one, ``platform-scope``).
+Files are verified by md5; link-only files are left out; "download all" is the
+ndownloader. Institutional portals (listed in ``hosts`` or found by
+``detect_portals``) are one figshare, named ``figshare.com`` (docs/fileset.md,
+"Platforms").
 """
 
 from __future__ import annotations

@@ -1,33 +1,10 @@
 """GitHub releases: a release's uploaded assets, through the REST API.
 
-* Pages: ``/{owner}/{repo}/releases/tag/{tag}`` (a tag may hold slashes and
-  percent-escapes), ``/releases/latest`` (``GET /repos/{owner}/{repo}/releases/latest``,
-  the newest published release that is not a prerelease; the item is named by
-  the tag it resolves to) and an asset's link
-  ``/releases/download/{tag}/{name}`` (or ``/releases/latest/download/{name}``):
-  that one asset, found in the release's item when that holds it, else its own
-  item (``{item}-file-{hash}``).
-* A tag: ``GET /repos/{owner}/{repo}/releases/tags/{tag}``. The release's
-  ``assets`` are the manifest; when it lists 100 or more (one API page), they
-  are paged from ``/releases/{id}/assets?per_page=100`` by the ``Link`` header.
-  Only assets whose ``state`` is ``uploaded`` count (a broken upload is ``starter``).
-* Checksums: an asset's ``digest`` (``"sha256:<hex>"``, on assets uploaded
-  since mid-2025; older assets have ``null`` and are verified by size only).
-* Downloads: ``browser_download_url``, which redirects to the objects host
-  (``release-assets.githubusercontent.com``); no "download all".
-* The tag's source archives (``zipball_url``, ``tarball_url``) are not part of
-  the fileset: GitHub makes them from the repository on each request, publishes
-  no checksum for them, and has not kept them byte for byte the same over time,
-  so they cannot be verified. They are the repository's code at the tag; their
-  URLs are kept in the item's metadata.
-* Drafts are not public (the API answers 404 without a token: ``platform-404``);
-  a draft in an answer is ``platform-restricted``. A prerelease is a published
-  release like any other (``prerelease`` is in the item's metadata).
-* Rate limits: 429, or 403 with ``X-RateLimit-Remaining: 0`` or ``Retry-After``,
-  slow the API host for the wait asked (``Retry-After``, else until
-  ``X-RateLimit-Reset``) and are retried; a longer wait than
-  ``crawl.retry_after_max`` is ``error-platform-api`` ("rate-limited").
-* Item names: ``github.com-{owner}_{repo}-v{tag}``.
+Pages: a release tag, ``/releases/latest``, an asset link. The manifest is the
+release's uploaded ``assets`` (paged past 100), verified by their ``digest``
+(sha256) where GitHub gives one; the tag's source archives are left out, as
+GitHub publishes no checksum for them. Items are
+``github.com-{owner}_{repo}-v{tag}`` (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """Hugging Face datasets, through the Hub's API, pinned to one commit.
 
-* Pages: ``/datasets/{id}`` (``{namespace}/{name}``, or a legacy single name),
-  ``/datasets/{id}/tree/{revision}``; ``/blob/{revision}/{path}`` and
-  ``/resolve/{revision}/{path}`` are file-level links (that one file, in the
-  dataset's item when that holds it, else its own item). A revision is a
-  branch, tag or commit (``refs%2Fconvert%2Fparquet`` escaped); default ``main``.
-* ``GET /api/datasets/{id}`` (or ``/api/datasets/{id}/revision/{revision}``):
-  the commit ``sha`` the revision is at, which pins the item
-  (``huggingface.co-{id}-v{first 12 hex of sha}``) and every download
-  (``/datasets/{id}/resolve/{sha}/{path}``; LFS files redirect to a CDN host).
-* Files: ``GET /api/datasets/{id}/tree/{revision}?recursive=true``, paged by
-  the ``Link`` header (``rel="next"``, a cursor); directories are left out.
-* Checksums: an LFS (or Xet) file has ``lfs.oid``, the sha256 of its bytes, and
-  ``lfs.size``; any other file only its git blob id ``oid``, kept as
-  ``git-sha1`` (the sha1 of ``b"blob {size}\\0"`` and the bytes) and verified so.
-* Gated datasets (``gated`` ``"auto"`` or ``"manual"``), private and disabled
-  ones are ``platform-restricted``. To an anonymous client the Hub answers 401
-  for a private dataset and for one that does not exist alike: both are
-  ``platform-restricted``; a 404 (a revision or path not found) is
-  ``platform-404``. No "download all".
+The revision a page names (default ``main``) is resolved to its commit ``sha``,
+which names the item (``huggingface.co-{id}-v{first 12 hex of sha}``) and every
+download. Files come from the paged tree listing; LFS files are verified by
+sha256, others by their git blob id (``git-sha1``). Gated, private and disabled
+datasets are ``platform-restricted``; no "download all" (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

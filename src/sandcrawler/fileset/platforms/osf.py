@@ -1,19 +1,10 @@
 """OSF (osf.io) projects and components, through its JSON:API v2.
 
-* ``/{guid}/``, ``/{guid}/files/[osfstorage/]``: the node (``GET /v2/nodes/{guid}/``)
-  and its OSF Storage (``/v2/nodes/{guid}/files/osfstorage/``), every folder's
-  listing (``relationships.files.links.related.href``) walked, each paged by
-  ``links.next``; a folder listed twice is ``error-platform-api``.
-* A file's guid page, ``/{guid}/files/osfstorage/{file id}``: that one file
-  (``GET /v2/files/{id}/``), archived as ``{node item}-file-{hash}``.
-* Files: ``materialized_path``, ``size``, ``extra.hashes`` md5/sha256, ``links.download``.
-* Registrations and preprints are ``platform-scope``: resources of their own
-  (``/v2/registrations/``, ``/v2/preprints/``: embargo, withdrawal, versions,
-  moderation) that the node API refuses (404). A guid it refuses is looked up
-  once (``GET /v2/guids/{guid}/?resolve=false``) to tell them and file guids
-  from a guid naming nothing (``platform-404``). Private (401/403) is
-  ``platform-restricted``, deleted (410) ``platform-404``. Instances: test.osf.io
-  (OSF's test server) is asked of its own API (``api_urls``).
+A node's OSF Storage is walked folder by folder (each listing paged); a file's
+guid page is that one file. Files are verified by md5/sha256. Registrations and
+preprints are ``platform-scope`` (a guid the node API refuses is looked up once
+to tell them apart), private nodes ``platform-restricted``; test.osf.io has its
+own API (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

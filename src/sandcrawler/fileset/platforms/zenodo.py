@@ -1,20 +1,10 @@
 """Zenodo, through its REST API (``GET /api/records/{id}``).
 
-* Landing pages ``/records/{id}`` (or ``/record/{id}``): a record id is one
-  version. A concept id (all versions) redirects to the latest version; the API
-  answer then has another id and ``conceptrecid`` equal to the one asked for:
-  ``platform-scope``.
-* ``/records/{id}/files/{key}``: a file-level link, that one file; found in the
-  record's item when that is archived, else its own item (``{item}-file-{hash}``).
-* ``access_right`` other than ``open`` (or ``access.files`` restricted, an active
-  embargo) is ``platform-restricted``; 404 and 410 (deleted) are ``platform-404``.
-* Checksums: ``"md5:<hex>"`` per file. "Download all": ``/files-archive``.
-* Files: the legacy ``files`` list (``links.self`` downloads the bytes) or
-  InvenioRDM's ``files.entries`` (``links.self`` is the file's metadata,
-  ``links.content`` its bytes): ``links.content`` first, then ``links.self``.
-* Instances: a page on sandbox.zenodo.org is a sandbox record, asked of the
-  sandbox's API (``api_urls``) and named ``sandbox.zenodo.org-{id}``; every
-  other host of ``hosts`` uses ``api_url`` (production, or its mirror).
+A record id is one version; a concept id (all versions) is ``platform-scope``.
+``/records/{id}/files/{key}`` is one file. Files come from the legacy ``files``
+list or InvenioRDM's ``files.entries``, verified by md5; "download all" is
+``/files-archive``. Restricted or embargoed records are ``platform-restricted``;
+the sandbox has its own API (``api_urls``) (docs/fileset.md, "Platforms").
 """
 
 from __future__ import annotations

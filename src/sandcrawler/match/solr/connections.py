@@ -2,16 +2,10 @@
 next, and each request's whole answer (status line, headers and body) bounded
 by a deadline.
 
-Why ``http.client`` and not urllib3 (the crawler's client): a match is a handful
-of lookups that Solr answers in about a millisecond each, so the client's own
-cost per request counts. urllib3's (a poll of the socket before each reuse,
-its timeout, header and response objects) measured 0.23 ms of CPU a request
-here against ``http.client``'s 0.13 ms, over keep-alive to a real Solr node:
-about a fifth of the matcher's CPU per match at five lookups a match.
-
-Why a deadline of its own: a socket timeout counts from each byte, so a server
-(or anything at a node's address) sending a byte a second would hold a request
-for ever, in its headers as well as its body.
+``http.client`` rather than urllib3, since a match is a handful of lookups that
+Solr answers in about a millisecond and the client's own cost counts; a
+deadline of its own, since a socket timeout counts from each byte
+(docs/matching.md, "Connections to Solr").
 """
 
 from __future__ import annotations

@@ -3,35 +3,10 @@
 Internet Archive's wayback-cdx-server (whose client the original sandcrawler
 crawler is), with pywb's extra filter forms.
 
-    /cdx?url=example.org/a&matchType=exact&from=2019&to=2020&filter=statuscode:200
-        &filter=!mimetype:warc/revisit&collapse=timestamp:6&limit=-25&output=json
-
-* ``url`` (required): a URL, with or without its scheme; ``…/*`` at its end means
-  ``matchType=prefix``, ``*.`` at its start ``matchType=domain``.
-* ``matchType``: ``exact`` (the default: the same SURT key), ``prefix`` (keys
-  starting with the URL's), ``host`` (the URL's host), ``domain`` (the host and
-  every host under it).
-* ``from``, ``to``: 1 to 14 digits, inclusive, padded to the earliest and latest
-  timestamp they stand for (``to=2019`` is the end of 2019).
-* ``filter`` (any number, all must hold): ``[!]field:regex`` (the whole value
-  matches the regular expression; ``!`` inverts it), or pywb's ``[!]~field:text``
-  (contains) and ``[!]=field:text`` (equals).
-* ``collapse`` (any number): ``field`` or ``field:N``: of adjacent captures whose
-  field (its first N characters) is the same, only the first is kept.
-* ``sort``: ``reverse`` (latest first), or ``closest`` with ``closest=TIMESTAMP``
-  (nearest first; ``closest`` alone implies it).
-* ``offset``: results to skip; ``limit``: at most N (the first N; ``-N``: the
-  last N); at most ``MAX_LIMIT`` in any case.
-* ``fl``: the fields, comma-separated, in that order; by default all of
-  ``FIELDS``: the 11 columns of a wayback CDX file, as the archive's own
-  (authenticated) CDX server gives them, which the original crawler's client
-  reads (``length``, ``offset``, ``filename`` where the record is).
-* ``output``: ``json`` (an array of arrays, the field names first; ``[]`` when
-  nothing matches), else text: one capture a line, fields separated by spaces.
-
-Pagination (``page``, ``showNumPages``, ``showResumeKey``) is not offered: a
-query that asks for it is refused rather than answered with one page as if it
-were all. A field without a value is ``-``.
+The parameters (``url``, ``matchType``, ``from``/``to``, ``filter``, ``collapse``,
+``sort``, ``offset``/``limit``, ``fl``, ``output``) are listed in docs/operations.md,
+"CDX server parameters". Pagination is refused rather
+than answered with one page as if it were all; a field without a value is ``-``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """Our capture index as CDXJ, the index format of pywb (and of OutbackCDX's
-exports): one line per capture, sorted bytewise,
+exports): one line per capture, sorted bytewise (as ``LC_ALL=C sort``), which
+pywb's binary search needs.
 
-    surt timestamp {"url": …, "mime": …, "status": …, "digest": …,
-                    "length": …, "offset": …, "filename": …}     (on one line)
-
-``digest`` is the payload's sha1 in base32, as CDX files have it; ``length`` and
-``offset`` are the record's (compressed) bytes in its WARC file; ``filename`` is
-the WARC file's key in the blob store (``warcs/YYYY/MM/DD/SANDCRAWLER-….warc.gz``):
-pywb finds the files when its ``archive_paths`` is the store's directory (or a
-URL serving it). A redirect also has ``redirect`` (its target); a revisit's
-``mime`` is ``warc/revisit``. Lines with the same key and timestamp are in the
-order of their JSON, so the whole output is sorted as ``LC_ALL=C sort`` sorts,
-which pywb's binary search needs.
+Each line is ``surt timestamp {json}`` with ``url``, ``mime``, ``status``, ``digest``
+(base32 sha1), ``length``, ``offset`` and ``filename`` (the WARC file's key in the
+blob store, found by pywb's ``archive_paths``), and ``redirect`` for a redirect; a
+revisit's ``mime`` is ``warc/revisit`` (docs/operations.md, "Replaying our
+archive").
 """
 
 from __future__ import annotations

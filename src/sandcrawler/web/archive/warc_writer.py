@@ -1,63 +1,12 @@
 """Writing WARC/1.1 records into one WARC file: each record its own gzip member
 (or plain, at gzip level 0), a response body streamed through once.
 
-``WarcWriter`` writes the records of one WARC file being written (a
-``BlobWriter``): the warcinfo record, request records, revisit records and
-responses whose body is already in memory (redirects, robots.txt).
-``ResponseWriter`` is one response record whose body arrives in chunks from the
-network; it is a small state machine:
-
-    new --write(first chunk)--> DIRECT or SPOOL --end_body()--> ENDED
-    ENDED --finish()--> FINISHED --write_response() | write_revisit()--> WRITTEN
-    any state --abort()--> ABORTED (nothing of the record left in the file)
-
-* DIRECT: a body of announced length that is not deflated (incompressible, or
-  gzip level 0) into a writer that can overwrite (the local store) goes
-  straight into the WARC file behind a header of placeholder digests of the
-  same length, overwritten once the digests are known. A body the archive
-  already holds turns out only at the end: the record is cut off again and a
-  revisit written instead.
-* SPOOL: otherwise (a body to deflate, no Content-Length, the S3 store, or a
-  caller that wants the body kept) the body goes to a spool file and the record
-  is written from it once its digests are known.
-
-A record that is not deflated is still its own gzip member: a *stored* one,
-framed here (gzip header, deflate stored blocks of at most 65,535 bytes,
-CRC-32 and size), since deflating already-compressed data costs several times
-the download for nothing. Its CRC-32 is worked out on a hash thread while the
-body streams; the final WARC header's CRC is joined to it with
-``crc32_combine``, which Python's zlib does not offer.
-
-Why not warcio's writer (warcio is still what reads our files back):
-
-* Speed. ``bench/warc_write.py`` (docs/benchmarks.md, "Web archive write path
-  (issue 15)"), on a quiet machine: a 256 MiB PDF-like body is archived at
-  0.35x a plain download here against 0.19x with warcio's writer (4.3 against
-  5.0 ns/B of CPU), 100 files of 1 MiB at 0.30x against 0.14x (7.1 against
-  11.8 ns/B). warcio's ``write_record`` reads a body twice, once for its
-  digests (``ensure_digest``) and once to write it, in 16 KiB pieces, and
-  deflates every record at level 9, or not at all.
-* One pass. Here the body is read once, in 1 MiB chunks: sha1 (the payload
-  digest), sha256, md5, the block digest, the stored member's CRC-32 and the
-  MIME sniff all run while it streams (``MetaWriter``, hash lanes on threads),
-  and with DIRECT it is copied once, into the WARC file itself. warcio needs
-  the digests before it writes the header, so the body would be spooled, read
-  and hashed, then read again.
-* The revisit decision. Whether a body is a revisit depends on its sha1, known
-  only at the end; a writer that has already written the record must be able
-  to cut it off again, which warcio's stream-out writer cannot.
-* The block digest is optional (``warc.block_digest``); warcio always
-  computes it.
-
-The HTTP header block is still warcio's (``StatusAndHeaders`` with its
-percent-encoding of non-ASCII values); the WARC header block, a version line
-and ``Name: value`` lines, is written here, in the order warcio writes it, so
-records read the same as before.
-
-Digests: ``WARC-Payload-Digest`` (sha1 of the body, what revisits and CDX
-lines use) is always written. ``WARC-Block-Digest`` (sha1 of the whole block:
-HTTP headers and body) is optional in WARC 1.1 and costs a second sha1 pass
-over every body; ``block_digest=False`` leaves it out of every record.
+``WarcWriter`` writes the records of one WARC file (warcinfo, requests,
+revisits, responses whose body is in memory); ``ResponseWriter`` is one
+response record whose body arrives in chunks, straight into the file (DIRECT)
+or through a spool file (SPOOL). Ours rather than warcio's writer (which still
+reads our files back): each body is read once, and a record can be cut off
+again when it turns out a revisit (docs/ingest.md, "WARC writing").
 """
 
 from __future__ import annotations

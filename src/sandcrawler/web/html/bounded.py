@@ -2,26 +2,11 @@
 in a child process (``sandcrawler.process.sandbox``) and turns whatever stops it into a
 ``RecordError`` with one status (``html-too-complex``) that names the page.
 
-Why a child process: building the tree of an HTML page, as the HTML standard says
-and Lexbor does, is not linear in the page. Most start tags (``<div>``, ``<li>``,
-``<section>``, ...) look down the stack of open elements, so a page of 440,000
-nested ``<div>``s (2.2 MB, a few KB gzipped) costs minutes of CPU; and each new
-paragraph re-opens every formatting element left open before it (``<b id=1>``,
-``<b id=2>``, ... escape the standard's limit of three alike), so a 56 KB page
-becomes 4.5 million elements and 1.6 GB of memory while its source is two levels
-deep. No cheap look at the bytes beforehand catches every such shape, and a
-parser's C code cannot be interrupted from Python, so the work is done where it
-can be stopped: a long-lived child that is killed when a call overruns (and
-replaced for the next one). A call costs the pickling of the page and of the
-result through a pipe on top of the work: about 0.3 ms a page
-(``bench/html_parse.py``), against 2 to 20 ms to analyse a real article page.
-
+Building an HTML tree is not linear in the page (deep nesting, re-opened
+formatting elements), and a parser's C code cannot be interrupted from Python,
+so the work runs in a long-lived child that is killed when a call overruns.
 Every user of the same limits in a process shares one ``HtmlWork``
-(``shared_work``): its child starts once and stays warm (the libraries it loads,
-their first-call set-up), however many crawlers and processors the process builds
-and closes, and dies with the process. A process forked from one that has an
-``HtmlWork`` starts its own child: the parent's child and its pipe are never used
-from the copy.
+(``shared_work``) (docs/ingest.md, "HTML work in a child process").
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A landing page analysed: its metadata, where its full text is, and whether it is a
 wall (cookie consent, "enable JavaScript", a bot challenge) rather than the page.
 
-``parse_html(body, url, content_type)`` reads whatever a server sends: bytes in a
-wrong or unknown charset are decoded with a fallback, broken markup is parsed as a
-browser would (Lexbor, through selectolax), and only the first ``MAX_PARSE_BYTES`` are
-read. The analysis runs in a child process (``web/bounded.py``) under ``PARSE_TIMEOUT``
-and ``PARSE_MEMORY``: a page it cannot finish within them (built so that the parser's
-work grows faster than the page) raises ``RecordError`` ``html-too-complex``, the one
-error it raises. The result, ``HtmlPage``, is plain data (picklable);
-``fulltext_links(kind)`` returns the links the rule table (``web/link_rules.py``)
-found, best first.
+``parse_html(body, url, content_type)`` reads whatever a server sends (wrong
+charsets, broken markup, the first ``MAX_PARSE_BYTES``) in a child process under
+``PARSE_TIMEOUT`` and ``PARSE_MEMORY`` (``html-too-complex`` otherwise). Its result,
+``HtmlPage``, is plain data; ``fulltext_links(kind)`` returns the links the rule
+table found, best first (docs/ingest.md, "Finding the full text").
 """
 
 from __future__ import annotations
@@ -46,7 +42,7 @@ WALL_MAX_WORDS = 250
 #: the most one page's analysis may take, in seconds and bytes of address space. Real
 #: pages take milliseconds and tens of MB (the largest read, 8 MB of PeerJ's article
 #: over and over, 0.5 s); a page built against the parser costs minutes and GBs
-#: (web/bounded.py), so the limits are what such a page costs a worker
+#: (web/html/bounded.py), so the limits are what such a page costs a worker
 PARSE_TIMEOUT = 10.0
 PARSE_MEMORY = 2**30
 

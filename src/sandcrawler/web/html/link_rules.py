@@ -1,16 +1,10 @@
-"""Where a landing page's full text is: one declarative table, read by ``web/landing.py``.
+"""Where a landing page's full text is: one declarative table, read by ``web/html/landing.py``.
 
-Three groups, tried in this order (docs/ingest.md, "Finding the full text"):
-
-1. ``META_RULES``: what any page declares about itself (``citation_pdf_url``, ...).
-2. ``PLATFORM_RULES``: one ``Rule`` per platform, for pages on its hosts (or pages
-   showing its software, ``when``), each with the ``Find``s that locate its links.
-3. ``ANCHOR_RULES``: links on any page whose text or address says what they are.
-
-A ``Find`` is data: where the value is (a meta name, a CSS selector and attribute, or
-the page URL itself), which values count (``pattern``, ``text``) and how the value
-becomes the link (``template``, ``unquote``). Adding a platform is one entry here and
-one test in ``tests/web/test_landing_pages.py``.
+Three groups, tried in order (docs/ingest.md, "Finding the full text"):
+``META_RULES`` (what any page declares), ``PLATFORM_RULES`` (per platform) and
+``ANCHOR_RULES`` (links whose text or address says what they are). A ``Find`` is
+data: where the value is, which values count, how it becomes the link. Adding
+a platform is one entry here and one test in ``tests/web/test_landing_pages.py``.
 """
 
 from __future__ import annotations

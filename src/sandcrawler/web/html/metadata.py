@@ -1,6 +1,6 @@
 """Bibliographic metadata from a landing page's HTML (``html_biblio``): Highwire
 ``citation_*``, bepress, EPrints, PRISM, Dublin Core, Open Graph and JSON-LD, as read by
-``web/biblio.py``. ``web/landing.py`` analyses the whole page (full-text links, walls)."""
+``web/html/biblio.py``. ``web/html/landing.py`` analyses the whole page (full-text links, walls)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,12 @@
 """Which network addresses the crawler may connect to.
 
-The crawler is fed URLs from outside (requests, landing pages, redirects,
-platform APIs), so it must not be a proxy into its own network: by default
-only globally routable unicast addresses are allowed. Loopback (``127/8``,
-``::1``), private (``10/8``, ``172.16/12``, ``192.168/16``, ``fc00::/7``),
-link-local (``169.254/16``, where cloud metadata services answer, and
-``fe80::/10``), shared (``100.64/10``), multicast, reserved and unspecified
-addresses are refused, and so are IPv6 addresses that carry an IPv4 address
-that would be refused (``::ffff:127.0.0.1``, ``64:ff9b::a00:1``,
-``2002:7f00:1::``).
-
-The check is made on the address actually connected to, after name
-resolution, on every connection (``web.connections``), so no spelling of a
-host (``0x7f000001``, ``2130706433``, ``127.1``, a name that resolves to
-``10.0.0.1``) and no DNS answer that changes between a check and a connect
-gets around it. ``http.allow_networks`` names networks that are allowed all
-the same (an intranet repository); the origins of ``http.routes`` are the
-operator's own choice and are not checked at all (``web.fetch``).
+The crawler is fed URLs from outside, so it must not be a proxy into its own
+network: by default only globally routable unicast addresses are allowed
+(no loopback, private, link-local, shared, multicast or reserved addresses,
+nor IPv6 addresses carrying such an IPv4 one). The check is made on the address
+actually connected to, on every connection (``web.http.connections``);
+``http.allow_networks`` allows more (docs/operations.md, "Which addresses the
+crawler connects to").
 """
 
 from __future__ import annotations

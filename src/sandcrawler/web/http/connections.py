@@ -1,21 +1,11 @@
 """The fetcher's connections: urllib3's, with two things added where the
 socket is made.
 
-* **The address check** (``web.addresses``): the host is resolved here and
-  only addresses the policy allows are connected to, so the address checked is
-  the address used, on every connection of every hop (no DNS answer can change
-  in between). A host with no allowed address is ``AddressRefused``
-  (``blocked-address``), and nothing is sent to it.
-* **The request's clock** (``web.deadlines``): every request made on a
-  connection attaches it to the thread's current clock, which shuts the socket
-  down when the request's deadline passes.
-
-A name that does not exist is not looked up again (``ConnectRetry``): urllib3
-retries every failed connection, and three more lookups of a mistyped host
-only delay its ``fetch-error``.
-
-``pool_manager(policy)`` builds a urllib3 ``PoolManager`` whose pools make
-such connections; ``policy=None`` checks no address (the operator's routes).
+The address check (``web.http.addresses``) is made on the address connected to,
+on every connection of every hop (``blocked-address``); each request attaches
+its connection to its clock (``web.http.deadlines``). A name that does not exist
+is not looked up again (``ConnectRetry``). ``pool_manager(policy)`` builds the
+``PoolManager`` (docs/ingest.md, "The fetcher's connections").
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """Deadlines for HTTP requests and for the records that make them.
 
-A socket timeout bounds each read, not a request: a server that sends one
-byte every few seconds, or headers that never end, holds a request for ever.
-So every request has a ``RequestClock``: when its deadline passes, a watchdog
-thread shuts the request's socket down, which ends whatever read is waiting,
-in the headers or in the body (TLS included), and the fetcher reports the
-request as ``fetch-timeout``.
-
-A body that keeps arriving is not cut at the deadline: past it, the
-request goes on one ``window`` at a time as long as the body came at
-``min_rate`` bytes a second or more over the last window (over the whole
-body, at the first check), so a large download from a slow but steady server
-completes while a drip does not.
-
-A record (one ingest request, crawled over several hops) has a deadline of its
-own: ``record_deadline(seconds)`` sets it for the code run inside (a context
-variable, so for this thread only), and every request started inside ends at
-the earlier of the two deadlines, with the same allowance for a body still
-arriving; ``check_record_deadline`` raises once it has passed.
+A socket timeout bounds each read, not a request, so every request has a
+``RequestClock``: at its deadline a watchdog thread shuts the socket down
+(``fetch-timeout``), unless the body is still arriving at ``min_rate`` bytes a
+second. ``record_deadline(seconds)`` sets a record's own deadline for the code
+run inside; ``check_record_deadline`` raises once it has passed
+(docs/ingest.md, "Deadlines").
 """
 
 from __future__ import annotations

@@ -1,59 +1,12 @@
 """Fetching over HTTP: whole files by URL, JSON from platform APIs, byte ranges
 of WARC files.
 
-One urllib3 pool manager per fetcher (thread-safe, keep-alive per host).
-urllib3's own ``Retry`` retries connection failures. Answers 429/502/503/504
-are retried here, after ``Retry-After`` (seconds or an HTTP date) or, without
-one, 1, 2, 4 s (twice ``backoff``, then doubled), at most ``retries`` times and never
-waiting more than ``retry_after_max`` in all for one request; then the last
-answer is returned. With a ``HostGate`` (``sandcrawler.web.http.hosts``) every
-request, every hop and every retry, takes a slot of its host first (per-host
-concurrency and delay between starts), and a 429 or 503 slows the whole host
-for the time asked: its other requests wait too. So does a rate limit sent as a
-403 (GitHub's: ``X-RateLimit-Remaining: 0`` or ``Retry-After``), for as long as
-``Retry-After`` or ``X-RateLimit-Reset`` says, at most ``retry_after_max``.
-Waiting holds no connection. Redirects are followed here, hop by hop (at most
-``max_redirects``), so that a web archive can record every hop and a loop is
-reported as one; a ``check`` (``CrawlPolicy.check``) may refuse any URL before
-it is requested.
-
-Every request says who we are: ``User-Agent: {user_agent}/{version} (+{contact})``
-(``user_agent_header``); without a contact (``crawl.contact``) only the product and
-version, and the first request of a crawling fetcher to a host that is not
-loopback (nor routed: the operator's own) logs one warning per fetcher: the
-operators of the sites crawled should be able to reach whoever runs the crawl.
-
-The crawler is fed URLs from outside, so by default a request connects only to
-globally routable addresses: the host is resolved and checked on every
-connection of every hop (``web.connections``, ``web.addresses``), and a host
-that is, or resolves to, a loopback, private or link-local address is
-``blocked-address``. Every URL is made safe before it is requested or
-recorded (``web.urls.absolute_url``: ASCII, no control characters, no
-credentials), a redirect's raw UTF-8 ``Location`` included.
-
-No server holds a request for ever: ``timeout`` bounds the wait for a
-connection and between two reads; ``request_timeout`` the whole request,
-headers and body, except that a body still arriving at ``min_rate`` bytes a
-second or more goes on (``web.deadlines``); a record's own deadline, when one is
-set, ends its requests too. A body sent content-encoded although we asked for
-``identity`` is decoded as it streams, and refused (``too-large``) once it
-expands more than ``max_expansion`` times: a compression bomb never reaches
-the disk beyond that. A request is sent again only when no connection could be
-made; a server that breaks HTTP, or does not answer, is not asked twice.
-
-``routes`` sends requests for an origin (``https://zenodo.org``) to another
-(``http://127.0.0.1:8080``) while the ``Host`` header and every URL reported
-keep the original: a mirror or a proxy in production, loopback servers in tests.
-
-Two kinds of failure are kept apart, because callers treat them differently:
-
-* a file on the web that cannot be had is that record's problem (``RecordError``:
-  ``fetch-error`` when the host does not answer or the body is cut short,
-  ``http-error`` for a non-200 answer, ``too-large`` over the size limit,
-  ``redirect-loop``); the run goes on;
-* a WARC source that does not answer is our own infrastructure being down
-  (``StoreUnavailable``): workers back off and retry the batch, batch commands
-  exit 3, and nothing is marked done.
+One urllib3 pool manager per fetcher. Busy answers (429/502/503/504) are retried
+after ``Retry-After``, through the per-host gate (``web.http.hosts``); redirects
+are followed hop by hop so that each can be archived; only globally routable
+addresses are connected to; every request has a deadline. A file that cannot be
+had is a ``RecordError`` (the run goes on); a WARC source that does not answer
+is ``StoreUnavailable`` (docs/ingest.md, "HTTP fetching").
 """
 
 from __future__ import annotations
@@ -311,18 +264,21 @@ class HttpFetcher:
         retry_after_max: float = 120.0,
         addresses: AddressPolicy | None = PUBLIC_ONLY,
     ) -> None:
-        """``timeout``: seconds to connect (at most 10) and between two reads;
-        ``request_timeout``: seconds for a whole request, unless its body keeps
-        coming at ``min_rate`` bytes/s or more (0: no minimum); ``retries``: how
-        many times one request is tried again after a connection could not be made
-        or a 429/502/503/504 answer; ``backoff``: urllib3's back-off factor for
-        connection failures (0, 1, 2 s), and half the first wait after an answer
-        without Retry-After (1, 2, 4 s); ``retry_after_max``: the most one request
-        waits in all before its 429/503 is returned; ``gate``: per-host politeness
-        (None: no limits, as in tests of other things); ``addresses``: which
-        addresses may be connected to (None: any, for a fetcher of the operator's
-        own services); the origins of ``routes`` are the operator's choice: their
-        requests are not checked against ``addresses``."""
+        """The parameters, by what they bound:
+
+        - ``timeout``: seconds to connect (at most 10) and between two reads;
+        - ``request_timeout``: seconds for a whole request, unless its body keeps
+          coming at ``min_rate`` bytes/s or more (0: no minimum);
+        - ``retries``: how many times one request is tried again after a
+          connection could not be made or a 429/502/503/504 answer;
+        - ``backoff``: urllib3's back-off factor for connection failures (0, 1, 2 s),
+          and half the first wait after an answer without Retry-After (1, 2, 4 s);
+        - ``retry_after_max``: the most one request waits in all before its 429/503
+          is returned;
+        - ``gate``: per-host politeness (None: no limits, as in tests of other things);
+        - ``addresses``: which addresses may be connected to (None: any, for a
+          fetcher of the operator's own services); the origins of ``routes`` are
+          the operator's choice: their requests are not checked against it."""
         self.max_bytes = max_bytes
         self.max_expansion = max_expansion
         self.max_redirects = max_redirects

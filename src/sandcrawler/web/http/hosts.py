@@ -1,20 +1,11 @@
 """Per-host politeness: how many requests to one host are in flight, how often
 they start, and how long a host that said "too busy" is left alone.
 
-A ``HostGate`` is shared by every thread of one process (one per ``Services``);
-processes do not share theirs, so ``-j N`` workers are N gates. A request takes
-a ``Slot`` for its host before it is sent and gives it back once its answer has
-been read (``Slot.release``). Taking one waits until
-
-* fewer than ``concurrency`` requests to the host are in flight,
-* ``delay`` seconds (or the host's own, larger ``Crawl-delay``) have passed
-  since the start of the last request to it, and
-* the host's back-off is over: ``back_off(host, seconds)`` after a 429 or 503
-  answer stops every request to that host from starting before then.
-
-Waiting holds no connection: the slot is taken before the connection pool is
-asked for one. Hosts are names (``web.urls.host_of``, named here too for the
-modules that import it from here), lower-case, without the port.
+A ``HostGate`` is shared by every thread of one process. A request takes a
+``Slot`` for its host before it is sent (so waiting holds no connection) and
+gives it back once its answer is read; taking one waits for ``concurrency``,
+``delay`` (or the host's ``Crawl-delay``) and any ``back_off`` after a 429 or 503.
+Hosts are lower-case names without the port (docs/operations.md, "The host gate").
 """
 
 from __future__ import annotations

@@ -2,16 +2,10 @@
 credentials, as a browser would make them (the WHATWG URL rules, where they
 matter here).
 
-Every URL the fetcher requests goes through ``absolute_url`` first (``base_url``,
-links, meta refreshes, redirect targets, platforms' download URLs), so what is
-sent, what is written to a WARC file (``WARC-Target-URI``) and what is indexed
-(``web_cdx.url``) are the same string: no control character, space or non-ASCII
-character in it, and no ``user:password@``.
-
-This is the one module of URL parts: the host (``host_of``), the registered domain
-(``registered_domain``, from the Public Suffix List bundled with ``publicsuffixlist``,
-read offline), the fragment (``without_fragment``) and the canonical form a crawl
-compares URLs by (``canonical_url``, w3lib's ``canonicalize_url``).
+Every URL the fetcher requests goes through ``absolute_url`` first, so what is
+sent, written to a WARC file and indexed is the same string. The one module of
+URL parts: ``host_of``, ``registered_domain`` (the bundled Public Suffix List),
+``without_fragment``, ``canonical_url`` (docs/ingest.md, "URLs").
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.config import ExtractSettings
-from sandcrawler.docparse.cascade import extract_document
+from sandcrawler.docparse.assembly.cascade import extract_document
 from sandcrawler.process.sandbox import Sandbox, SandboxError
 from sandcrawler.records.extraction import Extraction
 from sandcrawler.records.statuses import ExtractStatus, SandboxStatus
