@@ -19,6 +19,7 @@ import ctypes
 import os
 import platform
 import resource
+import shlex
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,17 @@ def stream_to_file(resp: Any, path: Path, chunk: int = 2**20) -> int:
         os.fsync(out.fileno())
     resp.release_conn()
     return total
+
+
+def resolve_command(text: str | None) -> list[str]:
+    """``--command`` split as a shell would, a relative program path made absolute
+    (the command runs in a scratch directory)."""
+    if not text:
+        return list(SANDCRAWLER)
+    words = shlex.split(text)
+    if "/" in words[0] and Path(words[0]).exists():
+        words[0] = str(Path(words[0]).absolute())
+    return words
 
 
 def skip(reason: str) -> None:

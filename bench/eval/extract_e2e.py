@@ -50,7 +50,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
-from _common import REPO, SANDCRAWLER, SHARED_DATA, bench_env, print_header, skip
+from _common import (
+    REPO,
+    SHARED_DATA,
+    bench_env,
+    print_header,
+    resolve_command,
+    skip,
+)
 from rapidfuzz.distance import Levenshtein
 
 TRUTH = REPO / "bench" / "data" / "extract" / "truth.jsonl"
@@ -317,16 +324,6 @@ def by_sha1(lines: Sequence[dict[str, Any]], pdfs: dict[str, Path]) -> dict[str,
             out[digest] = got
     return out
 
-
-def resolve_command(text: str | None) -> list[str]:
-    """``--command`` split as a shell would, a relative program path made absolute
-    (the command runs in a scratch directory)."""
-    if not text:
-        return list(SANDCRAWLER)
-    words = shlex.split(text)
-    if "/" in words[0] and Path(words[0]).exists():
-        words[0] = str(Path(words[0]).absolute())
-    return words
 
 
 # --- printing -----------------------------------------------------------------------------

@@ -40,7 +40,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
 from _common import (
-    SANDCRAWLER,
     SHARED_DATA,
     Timing,
     become_subreaper,
@@ -49,6 +48,7 @@ from _common import (
     cpu_ticks,
     median,
     print_header,
+    resolve_command,
     run_timed,
     skip,
 )
@@ -117,16 +117,6 @@ def make_copies(pdfs: Sequence[Path], copies: int, root: Path) -> Path:
             shutil.copyfile(pdf, d / f"{n:02d}-{pdf.name}")
     return out
 
-
-def resolve_command(text: str | None) -> list[str]:
-    """``--command`` split as a shell would, a relative program path made absolute
-    (the command runs in a scratch directory)."""
-    if not text:
-        return list(SANDCRAWLER)
-    words = shlex.split(text)
-    if "/" in words[0] and Path(words[0]).exists():
-        words[0] = str(Path(words[0]).absolute())
-    return words
 
 
 def print_run(label: str, run: Run, start: Run, jobs: int) -> dict[str, Any]:

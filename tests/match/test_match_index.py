@@ -29,6 +29,8 @@ from sandcrawler.match import dump
 from sandcrawler.match.index import SqliteIndex
 from sandcrawler.match.sync import MARK
 from tests.helpers.cli import invoke, run_cli
+from tests.helpers.processes import alive, descendants
+from tests.helpers.waiting import wait_until
 
 # SQL: on SQLite and PostgreSQL
 pytestmark = pytest.mark.both_backends
@@ -364,11 +366,16 @@ def test_a_run_killed_midway_resumes_to_a_clean_build(engine: Engine, tmp_path: 
     deadline = time.monotonic() + 120
     while _indexed(path) == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    # the run reads works in a second process (n is past PARALLEL_FROM)
+    tree = descendants(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
     at_kill = _indexed(path)
     assert 0 < at_kill < n, at_kill
+    assert tree, "the run had no reader process to leave behind"
+    # nothing of the killed run lives on (its reader once did, for good)
+    wait_until(lambda: not any(alive(p) for p in tree), 30, "the killed run's processes to end")
 
     result = run_cli(["match", "index"])
     assert result.returncode == 0, result.stderr

@@ -35,6 +35,7 @@ from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db.schema import crossref
 from sandcrawler.match.index import IndexWriter
 from sandcrawler.match.records import CatalogRecord, from_crossref
+from sandcrawler.process.lifetime import die_with_parent
 
 MARK = "crossref_updated"
 #: how far before the mark each run starts reading again (longer than a
@@ -122,7 +123,8 @@ def sync(engine: Engine, index: IndexWriter, *, rebuild: bool = False,
     # Reading works into records takes as long as writing them: with many to
     # read, a second process reads batch n+1 while this one writes batch n
     # (order, and so the mark, stay those of the table).
-    pool = (ProcessPoolExecutor(1, mp_context=get_context("spawn"))
+    # the reader dies with this process: a run killed with SIGKILL left it behind
+    pool = (ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=die_with_parent)
             if lag > PARALLEL_FROM else None)
     pending: tuple[Future[list[CatalogRecord]] | list[CatalogRecord], int, Any] | None = None
     try:

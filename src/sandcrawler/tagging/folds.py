@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from sandcrawler.core.errors import ConfigError
+from sandcrawler.process.lifetime import die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -31,7 +32,8 @@ def fold_results(run: Callable[..., R], folds: Sequence[tuple[Any, ...]], jobs: 
         for arguments in folds:
             yield run(*arguments)
         return
-    with ProcessPoolExecutor(jobs) as pool:
+    # the folds' processes die with this one (an evaluation killed midway)
+    with ProcessPoolExecutor(jobs, initializer=die_with_parent) as pool:
         futures = [pool.submit(run, *arguments) for arguments in folds]
         for future in futures:
             yield future.result()
