@@ -54,6 +54,7 @@ BENCHES: dict[str, list[str]] = {
     "extract_speed": ["--pdfs", "{shared}/pdfs", "--copies", "2", "-j", "1"],
     "extract_e2e": ["--pdfs", "{shared}/pdfs"],
     "match_eval": ["--sets", "refs,headers", "--pad", "2000", "--jobs", "1"],
+    "layout_compare": ["--repeat", "1"],
     "platform_sizes": [],
     # on the small corpus of tests/data (each side's own): GROBID's is not needed
     "docparse_eval": ["header", "--corpus", "tests/data/grobid-layout/header", "--folds", "3",
