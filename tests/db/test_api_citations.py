@@ -28,6 +28,7 @@ from tests.helpers.api_data import (
     DOI_NO_REFS,
     TS,
     UUID,
+    assert_write_refused,
     both_readers,
     index_plan,
     seed,
@@ -115,10 +116,7 @@ def test_cited_by_with_a_count(api: PostgrestServer) -> None:
 ])
 def test_writes_are_refused(api: PostgrestServer, method: str, path: str,
                             body: dict[str, Any] | None) -> None:
-    resp = HTTP.request(method, api.url + path, body=orjson.dumps(body) if body else None,
-                        headers={"Content-Type": "application/json"})
-    assert resp.status == 405, resp.data
-    assert orjson.loads(resp.data)["message"] == "this API is read-only"
+    assert_write_refused(api.url, method, path, body)
     engine = make_engine(api.database_url)
     with engine.connect() as conn:
         assert conn.execute(select(func.count()).select_from(citation)).scalar() == 4 + 123

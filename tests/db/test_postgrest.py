@@ -17,7 +17,17 @@ from sqlalchemy import text
 from sandcrawler.db.api import EXPOSED
 from sandcrawler.db.engine import make_engine
 from sandcrawler_testkit.postgrest import PostgrestServer
-from tests.helpers.api_data import DATASET, DOI, DOI_NO_REFS, SHA1, URL, UUID, index_plan, seed
+from tests.helpers.api_data import (
+    DATASET,
+    DOI,
+    DOI_NO_REFS,
+    SHA1,
+    URL,
+    UUID,
+    assert_write_refused,
+    index_plan,
+    seed,
+)
 from tests.helpers.cli import invoke
 
 HTTP = urllib3.PoolManager(timeout=10, retries=False)
@@ -110,10 +120,7 @@ def test_values_as_stored(api: PostgrestServer) -> None:
 ])
 def test_writes_are_refused(api: PostgrestServer, method: str, path: str,
                             body: dict[str, Any] | None) -> None:
-    resp = HTTP.request(method, api.url + path, body=orjson.dumps(body) if body else None,
-                        headers={"Content-Type": "application/json"})
-    assert resp.status == 405, resp.data
-    assert orjson.loads(resp.data)["message"] == "this API is read-only"
+    assert_write_refused(api.url, method, path, body)
     assert get(api, f"/ingest_file_result?base_url=eq.{q(URL)}&ingest_type=eq.pdf")[1][0]["hit"]
     assert len(get(api, f"/catalogue?uuid=eq.{UUID}")[1]) == 1
     assert get(api, "/grobid_refs?source=eq.x")[1] == []

@@ -247,7 +247,7 @@ def test_attributes_read_windows_and_pad_the_ends() -> None:
 
 
 def test_unknown_model_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match="unknown layout model 'footer'; known: header, "):
+    with pytest.raises(ConfigError, match=r"unknown layout model 'footer' \(known: header, "):
         model_spec("footer")
     with pytest.raises(ConfigError, match="unknown layout model"):
         ColumnModel.load("footer")

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+import urllib3
 from sqlalchemy import Engine, insert, text
 
 from sandcrawler.db.engine import begin, make_engine
@@ -129,3 +131,13 @@ def both_readers(database_url: str, api_url: str) -> Iterator[dict[str, Reader]]
     finally:
         fetcher.close()
         engine.dispose()
+
+
+def assert_write_refused(api_url: str, method: str, path: str,
+                         body: dict[str, Any] | None) -> None:
+    """The read-only API refuses the write with 405 and its one message."""
+    http = urllib3.PoolManager(timeout=10, retries=False)
+    resp = http.request(method, api_url + path, body=orjson.dumps(body) if body else None,
+                        headers={"Content-Type": "application/json"})
+    assert resp.status == 405, resp.data
+    assert orjson.loads(resp.data)["message"] == "this API is read-only"

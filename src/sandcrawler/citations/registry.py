@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sandcrawler.core.errors import ConfigError
-from sandcrawler.core.imports import load_object
+from sandcrawler.core.imports import entry, load_object
 
 if TYPE_CHECKING:  # the registry is read by --help: it imports no backend
     from sandcrawler.citations.base import CitationParser
@@ -54,10 +54,7 @@ def choose_parser(name: str | None, grobid_url: str | None) -> ParserSpec:
     configured, else crf."""
     if not name or name == "auto":
         name = "grobid" if grobid_url else "crf"
-    spec = CITATION_PARSERS.get(name)
-    if spec is None:
-        raise ConfigError(f"unknown citation parser {name!r} "
-                          f"(known: {', '.join(CITATION_PARSERS)})")
+    spec = entry(CITATION_PARSERS, name, "citation parser")
     if spec.needs_grobid and not grobid_url:
         raise ConfigError(f"the {name} citation parser needs a GROBID server: "
                           "set SANDCRAWLER_GROBID_URL (or grobid.url in the configuration file)")

@@ -23,6 +23,19 @@ T = TypeVar("T")
 EXPECTED = "expected 'package.module:attribute'"
 
 
+V = TypeVar("V")
+
+
+def entry(table: Mapping[str, V], name: str, what: str, hint: str = "") -> V:
+    """``table[name]``, or the one ConfigError every registry gives for a name it does
+    not hold: ``unknown <what> 'x' (known: a, b)``."""
+    try:
+        return table[name]
+    except KeyError:
+        known = ", ".join(sorted(table))
+        raise ConfigError(f"unknown {what} {name!r} (known: {known}{hint})") from None
+
+
 def load_object(path: str) -> Any:
     """The object ``package.module:attribute`` names, its module imported now.
 

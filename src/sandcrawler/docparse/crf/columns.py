@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import entry
 from sandcrawler.docparse.crf import shipped_model_path
 from sandcrawler.docparse.features.derived import derivation, derived_columns
 from sandcrawler.docparse.training.grobid_corpus import LabelledSequence, SkipReason, read_corpus
@@ -142,11 +143,7 @@ MODELS: dict[str, ModelSpec] = {
 
 def model_spec(name: str) -> ModelSpec:
     """The registry's entry for ``name``, or a ConfigError naming the known ones."""
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise ConfigError(f"unknown layout model {name!r}; known: "
-                          f"{', '.join(sorted(MODELS))}") from None
+    return entry(MODELS, name, "layout model")
 
 
 # -- attributes ------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import entry
 
 Derivation = Callable[[Sequence[Sequence[str]]], dict[int, list[str]]]
 
@@ -60,11 +60,7 @@ DERIVATIONS: dict[str, Derivation] = {
 
 
 def derivation(name: str) -> Derivation:
-    try:
-        return DERIVATIONS[name]
-    except KeyError:
-        raise ConfigError(f"unknown derived columns {name!r}; known: "
-                          f"{', '.join(sorted(DERIVATIONS))}") from None
+    return entry(DERIVATIONS, name, "derived columns")
 
 
 def derived_columns(name: str | None, rows: Sequence[Sequence[str]]) -> Mapping[int, list[str]]:

@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import entry
 from sandcrawler.docparse.layout.tokens import DELIMITERS, PUNCTUATION
 
 BEGIN = "I-"
@@ -518,11 +519,7 @@ FORMATS: dict[str, CorpusFormat] = {
 
 
 def corpus_format(model: str) -> CorpusFormat:
-    try:
-        return FORMATS[model]
-    except KeyError:
-        raise ConfigError(f"no GROBID corpus reader for model {model!r}; "
-                          f"known: {', '.join(sorted(FORMATS))}") from None
+    return entry(FORMATS, model, "GROBID corpus format")
 
 
 def _tei_files(directory: Path) -> list[Path]:

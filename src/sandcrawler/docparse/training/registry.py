@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import entry
 from sandcrawler.docparse.crf import columns as crf
 from sandcrawler.docparse.training import text_models as textmodels
 from sandcrawler.tagging.scoring import FieldScores
@@ -57,11 +58,8 @@ TRAINABLE: dict[str, Trainable] = {
 
 
 def trainable(name: str) -> Trainable:
-    try:
-        return TRAINABLE[name]
-    except KeyError:
-        raise ConfigError(f"unknown model {name!r} (known: {', '.join(TRAINABLE)}; the "
-                          "citation model: sandcrawler citations train)") from None
+    return entry(TRAINABLE, name, "model",
+                 "; the citation model: sandcrawler citations train")
 
 
 def corpus_of(model: Trainable, directory: Path) -> Path:

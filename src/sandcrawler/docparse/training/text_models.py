@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandcrawler.core.errors import ConfigError
+from sandcrawler.core.imports import entry
 from sandcrawler.docparse.assembly import affiliations, names
 from sandcrawler.docparse.crf import text as textcrf
 from sandcrawler.docparse.features.text import Gazetteers
@@ -58,11 +58,7 @@ class TrainedModel:
 
 
 def spec_of(name: str) -> TextModelSpec:
-    try:
-        return TEXT_MODELS[name]
-    except KeyError:
-        known = ", ".join(sorted(TEXT_MODELS))
-        raise ConfigError(f"unknown text model {name!r} (known: {known})") from None
+    return entry(TEXT_MODELS, name, "text model")
 
 
 def _params(spec: TextModelSpec, params: dict[str, Any] | None) -> dict[str, Any]:
