@@ -154,14 +154,7 @@ class KafkaSource:
         try:
             waited(lambda: self._consumer.commit(offsets=offsets, asynchronous=False),
                    COMMIT_SLOW, lambda: self._log.failed(
-                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"),
-                   abandon=self.stop.is_set)
-        except TimeoutError:
-            # a stop came while the broker did not answer: the worker stops rather
-            # than wait for it; a restart reads these records again (idempotent sinks)
-            log.warning("Kafka at %s: stopping with offsets not committed (no answer); "
-                        "their records are read again after a restart", self._log.brokers)
-            return
+                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"))
         except KafkaException as e:
             # The broker is away, or a rebalance is under way: kept, and tried again
             # with the next ack or when the topic is idle. Until then a restart
@@ -223,8 +216,7 @@ class KafkaSource:
                         kafka_reason(e))
 
 
-def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None],
-           abandon: Callable[[], bool] | None = None) -> T:
+def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]) -> T:
     """``call()``, made in a thread of its own while this one waits for it in short
     slices: a blocking call into librdkafka holds the thread that made it, so
     signal handlers (a stop) could not run until it returned, and nobody could
@@ -232,8 +224,7 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     seconds without an answer; the wait goes on, unless it raises (to give up).
     An exception of ``call`` is raised here. A second stop signal
     (KeyboardInterrupt) ends the wait too; the call's thread (a daemon) is left
-    to finish or die with the process. Once slow, ``abandon()`` true (a stop was
-    asked) ends the wait with TimeoutError."""
+    to finish or die with the process."""
     result: list[T] = []
     error: list[BaseException] = []
 
@@ -251,8 +242,6 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
         if slow_at and time.monotonic() >= slow_at and thread.is_alive():
             slow_at = 0.0
             on_slow()
-        if not slow_at and abandon is not None and abandon() and thread.is_alive():
-            raise TimeoutError
     if error:
         raise error[0]
     return result[0]
