@@ -91,6 +91,10 @@ class PdfLayout:
     def space(self, points: float) -> None:
         self.y -= points
 
+    def page_break(self) -> None:
+        """What follows starts a new page (the body after the first page's header)."""
+        self._new_page()
+
     def paragraph(self, runs: list[Run], leading: float, indent: float = 0.0,
                   hanging: float = 0.0, keep: float = 0.0) -> None:
         """Wrap ``runs`` at spaces into the column; ``hanging`` indents every line

@@ -126,6 +126,34 @@ def demo_note(article: Article) -> str:
             f"article's; the article's own text is at {RESOLVER}{article['doi']}.")
 
 
+def citing_note(article: Article) -> list[str]:
+    """Paragraphs of ours that cite the article's references by number, so that
+    the demo's full texts have sections and callouts to link (nothing of the
+    article's own text is used)."""
+    last = len(article["references"])
+    return [
+        f"The reference list below is the article's own, numbered as printed here. This "
+        f"rendering cites three of its {last} entries to show how a reader links callouts to "
+        f"references. The first entry of the list is cited here [1], and so is the second "
+        f"entry [2]. The last entry of the list, number {last}, is cited at the end of this "
+        f"sentence [{last}].",
+        "Each callout points at the entry with its number. A reader of the full text finds "
+        "the callouts in their paragraphs and links each one to its entry, so that the "
+        "document's page can show, beside every reference, the sentences that cite it.",
+    ]
+
+
+WHAT_IT_SHOWS = [
+    "The offline demonstration serves this file, its landing page and the pages of four "
+    "other articles on loopback, at the addresses their publishers use. The crawler "
+    "follows each landing page to its full text, archives every fetch in a WARC file, "
+    "and stores the document with its metadata.",
+    "Without a GROBID server, the embedded extraction reads the header, the body and the "
+    "references of each PDF, writes them as TEI in GROBID's layout, and matches the "
+    "document and its references against the demonstration's catalog of works.",
+]
+
+
 def render_pdf(article: Article) -> bytes:
     doc = PdfLayout(f"{article['journal']} | {RESOLVER}{article['doi']} | "
                     f"{long_date(article['date'])}")
@@ -152,10 +180,19 @@ def render_pdf(article: Article) -> bytes:
         doc.space(6)
         doc.paragraph([Run("Keywords: ", "F2", 9.5),
                        Run("; ".join(article["keywords"]), "F1", 9.5)], 12.5)
-    doc.space(14)
-    doc.paragraph([Run("About this document", "F2", 11)], 14, keep=24)
+    # the body on a page of its own, in numbered sections, as an article's is
+    doc.page_break()
+    doc.paragraph([Run("1 About this document", "F2", 11)], 14, keep=24)
     doc.space(2)
     doc.paragraph([Run(demo_note(article), "F1", 9.5)], 12.5)
+    for number, (head, paragraphs) in enumerate(
+            (("How this rendering cites", citing_note(article)),
+             ("What the demonstration shows", WHAT_IT_SHOWS)), 2):
+        doc.space(14)
+        doc.paragraph([Run(f"{number} {head}", "F2", 11)], 14, keep=24)
+        for text in paragraphs:
+            doc.space(2)
+            doc.paragraph([Run(text, "F1", 9.5)], 12.5, indent=12)
     doc.space(14)
     doc.paragraph([Run("References", "F2", 11)], 14, keep=24)
     doc.space(2)

@@ -1,7 +1,7 @@
 """Layout tokens and GROBID's feature vectors: parity with GROBID's own feature
 files, and speed.
 
-Pairs: GROBID's feature files (segmentation, header, reference segmenter) of
+Pairs: GROBID's feature files (segmentation, header, reference segmenter, fulltext) of
 documents whose PDF we have (GROBID's test PDFs, in ../shared/data/pdfs and
 /work/grobid/testpdfs; ``sandcrawler.docparse.features.parity``). For each, pdfalto's
 layout is read, our rows computed and aligned to GROBID's.
@@ -30,6 +30,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from sandcrawler.docparse.features.fulltext import FULLTEXT_COLUMNS, fulltext_rows
 from sandcrawler.docparse.features.header import HEADER_COLUMNS, header_rows
 from sandcrawler.docparse.features.lexicon import (
     Lexicon,
@@ -42,6 +43,7 @@ from sandcrawler.docparse.features.parity import (
     Agreement,
     compare,
     corpus_word_agreement,
+    document_callouts,
     find_pairs,
     read_raw,
 )
@@ -55,6 +57,7 @@ COLUMNS = {
     "segmentation": SEGMENTATION_COLUMNS,
     "header": HEADER_COLUMNS,
     "reference-segmenter": REFSEG_COLUMNS,
+    "fulltext": FULLTEXT_COLUMNS,
 }
 
 
@@ -86,7 +89,9 @@ def main() -> None:
     all_header_files = header_raw_files(args.grobid)
     for pair in pairs:
         raw = read_raw(pair.raw)
-        result = compare(pair.model, layouts[pair.pdf], raw, shipped)
+        # the fulltext's callout columns: the references as our models read them
+        callouts = document_callouts(layouts[pair.pdf]) if pair.model == "fulltext" else None
+        result = compare(pair.model, layouts[pair.pdf], raw, shipped, callouts)
         totals[pair.model].add(result)
         documents[pair.model].append(
             f"{pair.stem} ({result.aligned}/{result.raw_rows} rows aligned)"
@@ -142,12 +147,14 @@ def main() -> None:
         t1 = cpu()
         lines = layout.lines()
         segmentation_rows(layout)
-        # the first page's lines as the header, the last page's as references:
-        # the zones' sizes, not their labels, matter to speed
+        # the first page's lines as the header, the last page's as references,
+        # the others as the body: the zones' sizes, not their labels, matter to speed
         first = [ln for ln in lines if ln.tokens[0].page == layout.pages[0].number]
         last = [ln for ln in lines if ln.tokens[0].page == layout.pages[-1].number]
         header_rows(layout, first)
         refseg_rows(layout, last)
+        ends = {id(ln) for ln in first + last}
+        fulltext_rows(layout, [ln for ln in lines if id(ln) not in ends])
         t2 = cpu()
         alto_cpu += t1 - t0
         vectors_cpu += t2 - t1
@@ -156,7 +163,7 @@ def main() -> None:
     wall = time.perf_counter() - start_wall
     print(f"\n== speed: {len(pdfs)} PDFs, {pages} pages, {os.cpu_count()} cores, one process")
     print(f"   pdfalto + ALTO reading: {alto_cpu:.2f} s CPU")
-    print(f"   vectors (3 models):     {vectors_cpu:.2f} s CPU")
+    print(f"   vectors (4 models):     {vectors_cpu:.2f} s CPU")
     print(
         f"   total {total_cpu:.2f} s CPU, {wall:.2f} s wall: "
         f"{pages / total_cpu:.1f} pages/s, {len(pdfs) / total_cpu:.2f} PDFs/s per core"

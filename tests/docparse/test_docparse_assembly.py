@@ -12,7 +12,7 @@ from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation, GrobidAuthor,
 from sandcrawler.docparse.assembly.cascade import page_ranges
 from sandcrawler.docparse.assembly.header import LinkedAffiliation, LinkedAuthor, build_header
 from sandcrawler.docparse.assembly.references import reference_strings
-from sandcrawler.docparse.assembly.tei import extraction_tei
+from sandcrawler.docparse.assembly.tei import TeiOptions, extraction_tei
 from sandcrawler.docparse.layout.elements import Token
 from sandcrawler.docparse.layout.text import join_tokens
 from sandcrawler.records.extraction import Extraction
@@ -166,7 +166,9 @@ def test_extraction_tei_reads_back_as_grobid_tei() -> None:
                          volume="409", first_page="1", last_page="5")]
     found = Extraction(ExtractStatus.SUCCESS, header=header, abstract="We show <things> & more.",
                        keywords=["DNA"], references=refs)
-    tei = extraction_tei(found)
+    # the raw strings only when asked for (GROBID's includeRawCitations)
+    assert b"raw_reference" not in extraction_tei(found)
+    tei = extraction_tei(found, TeiOptions(raw_citations=True))
     doc = grobid_tei_xml.parse_document_xml(tei.decode())
     assert doc.header.title == "A Title of Things"
     assert doc.header.doi == "10.7554/elife.01234"

@@ -253,10 +253,17 @@ def test_the_pdf_table_has_the_cascade_family(without_grobid: tuple[Stored, Stor
     assert len(cells["xrefs"]) == len(article[1].references)
     assert cells["xinfo"]["reader"] == "pdfalto"
     assert "pdf0" in doc.cells
-    # no GROBID configured: its family says so, and nothing of GROBID is stored
-    assert doc.cells["grobid0"]["status"]["status"] == "not-run"
+    # no GROBID server: the cascade's full text stands in for GROBID's, in its
+    # family (saying whose it is) and resource; processing says GROBID did not run
+    grobid = doc.cells["grobid0"]
+    assert grobid["status"]["status"] == "success"
+    assert grobid["status"]["engine"] == "sandcrawler"
+    assert "status_code" not in grobid
+    assert grobid["tei_json"]["header"]["title"] == cells["xheader"]["title"]
+    assert grobid["metadata"]["references"] == len(cells["xrefs"])
     assert doc.processing["grobid_status"] == "not-run"
-    assert "grobid-tei" not in doc.resources
+    tei = doc.resources["grobid-tei"]
+    assert grobid_tei_xml.parse_document_xml(tei).header.title == cells["xheader"]["title"]
 
 
 def test_the_references_are_the_cascades(without_grobid: tuple[Stored, Stored],

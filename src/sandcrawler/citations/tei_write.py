@@ -101,6 +101,10 @@ def bibl_struct(index: int, ref: Mapping[str, Any], *, own_doi: bool = True) -> 
         monogr = sub(struct, "monogr")
         if title:
             sub(monogr, "title", title, level="m")
+        elif container:
+            # no title of its own ("Graff, Expert Opin Ther Targets (2002) 6(1)"):
+            # the container is the monograph's title, so the journal is not lost
+            sub(monogr, "title", container, level="j" if ref.get("journal") else "m")
         write_authors(monogr, ref.get("authors"))
     if ref.get("journal_abbrev"):
         sub(monogr, "title", ref["journal_abbrev"], level="j", type="abbrev")

@@ -36,6 +36,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("sandcrawler.cli.extract:extract",
                 "Extract the header and the references of PDFs, without a GROBID server."),
     "grobid": ("sandcrawler.cli.grobid:grobid", "Check the configured GROBID server."),
+    "grobid-serve": ("sandcrawler.cli.grobid_serve:grobid_serve",
+                     "Answer GROBID's REST API with the embedded extraction cascade, so "
+                     "GROBID's clients work unchanged without a GROBID server."),
     "ingest": ("sandcrawler.cli.ingest:ingest", "Ingest documents and datasets."),
     "kafka": ("sandcrawler.cli.kafka:kafka",
               "Kafka: the topics the workers use, checked and created from their registry."),

@@ -13,7 +13,6 @@ import orjson
 
 from sandcrawler.app.settings import load_settings
 from sandcrawler.app.workers import worker_factory
-from sandcrawler.citations.crf.corpus import read_corpus, training_references
 from sandcrawler.citations.crf.model import DEFAULT_PARAMS
 from sandcrawler.cli.options import F, open_services, parser_option, pipeline_options, run_pipeline
 from sandcrawler.core.errors import ConfigError, RecordError
@@ -123,6 +122,7 @@ def train_cmd(corpus: Path, exclude: Path | None, no_exclude: bool, iterations: 
     the older `type="vol|pp"`). References also present in the evaluation set
     are left out.
     """
+    from sandcrawler.citations.crf.corpus import training_references
     from sandcrawler.citations.crf.model import train
 
     refs, held_out = training_references(corpus, exclude, hold_out=not no_exclude)
@@ -161,6 +161,7 @@ def evaluate_cmd(corpus: Path, exclude: Path | None, no_exclude: bool, iteration
       sandcrawler citations evaluate --corpus grobid-citation-corpus/evaluation
       sandcrawler citations evaluate --corpus grobid-citation-corpus/corpus --folds 10 -j 2
     """
+    from sandcrawler.citations.crf.corpus import read_corpus, training_references
     from sandcrawler.citations.crf.evaluate import cross_validate, evaluate
     from sandcrawler.citations.crf.model import CrfModel
 

@@ -1,5 +1,6 @@
-"""``sandcrawler extract``: PDFs -> header and references, with the embedded
-extraction cascade (docs/extraction.md); nothing is stored."""
+"""``sandcrawler extract``: PDFs -> header and references (and with ``--full``
+the body), with the embedded extraction cascade (docs/extraction.md); nothing
+is stored."""
 
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ from sandcrawler.pipeline.sources import PathsSource
 @click.option("--memory-limit", type=click.IntRange(min=64), default=None, metavar="MIB",
               help="Address space of the extracting process, in MiB "
                    "[default: setting extract.memory_limit_mb, 2048].")
+@click.option("--full", is_flag=True,
+              help="Also read the body: sections with their paragraphs and the citations "
+                   "in each, figures and tables (the `body` key).")
 @pipeline_options("extract-pdf")
 def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
-            memory_limit: int | None, jobs: int, batch_size: int | None, limit: int | None,
-            progress: bool | None, silent: bool, fail_fast: bool) -> None:
+            memory_limit: int | None, full: bool, jobs: int, batch_size: int | None,
+            limit: int | None, progress: bool | None, silent: bool, fail_fast: bool) -> None:
     """Extract the header and the references of PDFs, without a GROBID server.
 
     PATH is a PDF or a directory (walked recursively, in name order). For each
@@ -34,7 +38,11 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
     crashed), `header` (title, authors with full_name and affiliation, date,
     journal, volume, issue, pages, doi, arxiv_id, keywords), `abstract` and
     `references` (each with `unstructured` and its parsed fields), and how the
-    run went (pages, pages_read, reader, models, seconds). Each PDF runs in a
+    run went (pages, pages_read, reader, models, seconds). With --full, `body`
+    holds `sections` (each with `head`, `number` and `paragraphs`: `text` and
+    the `citations` in it, each with its `type`, `text`, offsets and `target`,
+    the xml:id of the reference "b<n>" in `references` order, or of a figure
+    "fig_<n>", table "tab_<n>" or formula), `figures` and `footnotes`. Each PDF runs in a
     child process with a time and a memory limit. Nothing is written to the
     store: `process` and file ingest run the same extraction and store it.
 
@@ -42,13 +50,14 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
       sandcrawler extract paper.pdf
       sandcrawler extract -j 2 papers/ > extracted.jsonl
       sandcrawler extract paper.pdf | jq '.header.title, (.references | length)'
+      sandcrawler extract --full paper.pdf | jq '.body.sections[].head'
     """
     services = open_services(**{"extract.reader": reader})
     run_pipeline(
         "extract",
         PathsSource(list(paths), limit=limit),
         "extract-pdf",
-        {"timeout": timeout, "memory_limit_mb": memory_limit},
+        {"timeout": timeout, "memory_limit_mb": memory_limit, "full": full},
         StdoutSink(),
         services,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,

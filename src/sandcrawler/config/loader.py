@@ -51,10 +51,18 @@ def dotted(cls: type[CoreSettings], name: str) -> list[str]:
         return name.split(".")
     if name in cls.top_level():
         return [name]
-    section, _, key = name.partition("_")
-    if key and section in cls.sections():
-        return [section, key]
-    return [name]
+    split = split_section(name, cls.sections())
+    return list(split) if split else [name]
+
+
+def split_section(name: str, sections: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``<section>_<key>`` split where a section's name ends: the longest section
+    first, so ``grobid_serve_port`` is ``grobid_serve.port``, not ``grobid.serve_port``
+    (other sections' names hold no ``_``: the first ``_`` splits them)."""
+    for section in sorted(sections, key=len, reverse=True):
+        if name.startswith(section + "_") and len(name) > len(section) + 1:
+            return section, name[len(section) + 1:]
+    return None
 
 
 def nest(cls: type[CoreSettings], flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,11 +125,12 @@ def _env_values(cls: type[CoreSettings]) -> EnvValues:
     Names are matched whatever their case (``sandcrawler_grobid_url`` too), as
     pydantic-settings matched them. After the prefix, a top-level setting's name
     is tried first (``SANDCRAWLER_DATA_DIR`` is ``data_dir``, never a section
-    ``data``), then ``<SECTION>_<KEY>`` split at the first ``_``. A variable
-    naming a section alone holds that section as a JSON object; the section's
-    own variables win over it. An old name (``RENAMED``) gives way to its new
-    one. Other ``SANDCRAWLER_*`` variables (``SANDCRAWLER_CONFIG``, the tests')
-    are not settings; ``config_file`` only says which file was read.
+    ``data``), then ``<SECTION>_<KEY>``, split where a section's name ends
+    (``split_section``). A variable naming a section alone holds that section
+    as a JSON object; the section's own variables win over it. An old name
+    (``RENAMED``) gives way to its new one. Other ``SANDCRAWLER_*`` variables
+    (``SANDCRAWLER_CONFIG``, the tests') are not settings; ``config_file`` only
+    says which file was read.
     """
     prefix, top, sections = ENV_PREFIX.lower(), cls.top_level(), cls.sections()
     whole: EnvValues = {}
@@ -141,10 +150,8 @@ def _env_values(cls: type[CoreSettings]) -> EnvValues:
             keys = {key.lower(): key for key in sections[name].model_fields}
             for key, value in _section_json(var, text, name, list(keys)).items():
                 whole[(name, keys.get(key.lower(), key))] = (var, value)
-        else:
-            section, _, key = name.partition("_")
-            if key and section in sections:
-                own[(section, key)] = (var, text)
+        elif (split := split_section(name, sections)) is not None:
+            own[split] = (var, text)
     fields = {tuple(path): field for path, field in _leaves(cls)}
     for path, (var, text) in [*old.items(), *own.items()]:
         field = fields.get(path)

@@ -448,6 +448,22 @@ class CrawlSettings(Section):
         return [h.strip().lower() for h in hosts if h.strip()]
 
 
+def host_names(hosts: list[str]) -> list[str]:
+    """``allowed_hosts`` of a web service (``serve``, ``grobid_serve``): names or
+    addresses, lower-case, without brackets; "*" for any."""
+    names = []
+    for host in hosts:
+        name = host.strip().lower()
+        if name.startswith("[") and name.endswith("]"):
+            name = name[1:-1]
+        # one colon is a port (an IPv6 address has at least two)
+        if not name or name.count(":") == 1 or re.search(r"[\s/@\[\]]", name):
+            raise ValueError(f"{host!r} is not a host name: give a name or address "
+                             "without scheme or port, or \"*\"")
+        names.append(name)
+    return names
+
+
 class ServeSettings(Section):
     host: str = Field("127.0.0.1", description="address `sandcrawler serve` listens on; "
                       "anything but loopback needs serve.token")
@@ -479,17 +495,47 @@ class ServeSettings(Section):
     @field_validator("allowed_hosts")
     @classmethod
     def _host_names(cls, hosts: list[str]) -> list[str]:
-        names = []
-        for host in hosts:
-            name = host.strip().lower()
-            if name.startswith("[") and name.endswith("]"):
-                name = name[1:-1]
-            # one colon is a port (an IPv6 address has at least two)
-            if not name or name.count(":") == 1 or re.search(r"[\s/@\[\]]", name):
-                raise ValueError(f"{host!r} is not a host name: give a name or address "
-                                 "without scheme or port, or \"*\"")
-            names.append(name)
-        return names
+        return host_names(hosts)
+
+
+class GrobidServeSettings(Section):
+    """``sandcrawler grobid-serve``: GROBID's REST API answered by the embedded
+    cascade (docs/grobid-service.md)."""
+
+    host: str = Field("127.0.0.1", description="address `sandcrawler grobid-serve` listens "
+                      "on; anything but loopback needs grobid_serve.token")
+    port: int = Field(8070, ge=0, le=65535,
+                      description="port `sandcrawler grobid-serve` listens on (GROBID's)")
+    concurrency: int = Field(
+        default_factory=lambda: os.cpu_count() or 1, ge=1, le=256,
+        description="sandboxed workers (child processes): requests processed at once; "
+        "a request that finds none free is answered 503 at once (default: the number "
+        "of cores)")
+    timeout: float = Field(60.0, gt=0, description="seconds one request's processing may "
+                           "take (a PDF, a list of citations); then its worker is killed "
+                           "and replaced, and the answer is 500 [TIMEOUT]")
+    memory_limit_mb: int = Field(2048, ge=256, description="address space of each worker "
+                                 "process, in MiB; over it the answer is 500")
+    max_upload_mb: int = Field(256, ge=1, description="a request body (a PDF with its form) "
+                               "larger than this is refused with 413 while it is read")
+    upload_timeout: float = Field(60.0, gt=0, description="seconds a client may take to "
+                                  "send a request's whole body; then 408")
+    header_pages: int = Field(2, ge=1, le=100, description="pages processHeaderDocument "
+                              "reads (GROBID's default end=2)")
+    max_citations: int = Field(5000, ge=1, le=100_000, description="citations one "
+                               "processCitationList request may hold; more is 400")
+    token: str = Field("", description="secret every request must carry (Authorization: "
+                       "Bearer TOKEN); required to bind elsewhere than loopback; at least "
+                       "16 characters of letters, digits and -._~+/")
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="host names `sandcrawler grobid-serve` answers besides its own address "
+        "(and localhost on loopback), e.g. the name a proxy forwards; \"*\": any")
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, hosts: list[str]) -> list[str]:
+        return host_names(hosts)
 
 
 class WorkerSettings(Section):
@@ -543,6 +589,7 @@ class CoreSettings(BaseModel):
     crawl: CrawlSettings = CrawlSettings()
     api: ApiSettings = ApiSettings()
     serve: ServeSettings = ServeSettings()
+    grobid_serve: GrobidServeSettings = GrobidServeSettings()
     worker: WorkerSettings = WorkerSettings()
 
     def model_post_init(self, _context: Any) -> None:

@@ -1,5 +1,5 @@
 """``sandcrawler extract``: a PDF's path in, its header and references out
-(``pdf.extraction``); nothing is stored.
+(``pdf.extractor``), and with ``--full`` its body; nothing is stored.
 
 A file that cannot be read is a record error (``not-found``); everything the
 cascade says of a readable file (``ExtractStatus``, or the sandbox's status) is
@@ -12,13 +12,15 @@ import os
 
 from sandcrawler.core.errors import RecordError
 from sandcrawler.core.work import Item, Kind, Outcome, RecordWorker
-from sandcrawler.pdf.extractor import USABLE, ExtractedFile, Extractor
+from sandcrawler.pdf.extractor import ExtractedFile, Extractor
+from sandcrawler.records.extraction import USABLE, ExtractRequest
 from sandcrawler.records.statuses import ExtractStatus, StoreStatus
 
 
 class ExtractPdfWorker(RecordWorker):
-    def __init__(self, extractor: Extractor) -> None:
+    def __init__(self, extractor: Extractor, request: ExtractRequest | None = None) -> None:
         self.extractor = extractor
+        self.request = request or ExtractRequest()
 
     def process(self, item: Item) -> Outcome:
         path = os.fsdecode(item.data)
@@ -30,7 +32,7 @@ class ExtractPdfWorker(RecordWorker):
         except OSError as e:
             raise RecordError(f"cannot read {path}: {e.strerror}",
                               status=StoreStatus.NOT_FOUND) from None
-        found = self.extractor.extract(path)
+        found = self.extractor.extract(path, self.request)
         # every file gets its line; a failure is also said on stderr (as process does)
         kind: Kind = "ok" if found.status in USABLE else (
             "skip" if found.status == ExtractStatus.NOT_PDF else "error")

@@ -17,14 +17,12 @@ from typing import Any
 from sandcrawler.config import ExtractSettings
 from sandcrawler.docparse.assembly.cascade import extract_document
 from sandcrawler.process.sandbox import Sandbox, SandboxError
-from sandcrawler.records.extraction import Extraction
-from sandcrawler.records.statuses import ExtractStatus, SandboxStatus
+from sandcrawler.records.extraction import USABLE, Extraction, ExtractRequest
+from sandcrawler.records.statuses import SandboxStatus
 
 #: the PDF table's family for the cascade (``storage.pdftable``): a family of its
 #: own beside ``grobid0``, its column names unique across families
 EXTRACT_FAMILY = "extract0"
-#: what gives a header and references
-USABLE = frozenset({ExtractStatus.SUCCESS, ExtractStatus.PARTIAL})
 
 
 def extraction_cells(found: Extraction) -> dict[str, Any]:
@@ -48,10 +46,10 @@ class Extractor:
         self.sandbox = Sandbox(memory_limit=(memory_limit_mb or settings.memory_limit_mb)
                                * 2**20)
 
-    def extract(self, path: str) -> Extraction:
+    def extract(self, path: str, request: ExtractRequest | None = None) -> Extraction:
         try:
             return self.sandbox.call(extract_document, path, self.settings,
-                                     self.citation_model, timeout=self.timeout)
+                                     self.citation_model, request, timeout=self.timeout)
         except SandboxError as e:
             return Extraction(SandboxStatus(e.status), error=str(e))
 

@@ -70,6 +70,9 @@ class Fulltext:
     tei_json: dict[str, Any] | None = None
     metadata: FulltextHeader | None = None
     quality: Quality | None = None
+    #: who made the TEI: "grobid", or "sandcrawler" (the embedded cascade's full
+    #: text, stored in the same family when no GROBID server is configured)
+    engine: str = "grobid"
 
     def cells(self) -> dict[str, Any]:
         """The ``grobid0`` cells: only those a step that ran gave (docs/pdf.md)."""
@@ -80,6 +83,8 @@ class Fulltext:
             status["error"] = self.error
         if self.status == FulltextStatus.SUCCESS:  # said even when the TEI does not
             status["grobid_version"] = self.grobid_version
+        if self.engine != "grobid":
+            status["engine"] = self.engine
         cells: dict[str, Any] = {}
         if self.status_code is not None:
             cells["status_code"] = self.status_code
@@ -130,11 +135,22 @@ def grobid_fulltext(client: GrobidClient, pdf: bytes,
         return Fulltext(e.status, error=str(e), quality="bad")
     if tei is None:
         return Fulltext(FulltextStatus.EMPTY, status_code=code, quality="bad")
+    return fulltext_from_tei(tei, code)
+
+
+def cascade_fulltext(tei: bytes) -> Fulltext:
+    """The embedded cascade's full-text TEI (``docparse.assembly.tei``) as the
+    ``grobid0`` family stores GROBID's: the same TEI, JSON and metadata, with
+    ``engine`` saying whose it is and no HTTP status."""
+    return fulltext_from_tei(tei.decode("utf-8"), None, engine="sandcrawler")
+
+
+def fulltext_from_tei(tei: str, code: int | None, engine: str = "grobid") -> Fulltext:
     try:
         doc = grobid_tei_xml.parse_document_xml(tei)
     except Exception as e:  # grobid_tei_xml raises various parser errors
         return Fulltext(FulltextStatus.BAD_TEI, error=str(e)[:500], status_code=code,
-                        tei=tei, quality="bad")
+                        tei=tei, quality="bad", engine=engine)
     header = doc.header
     tei_json = doc.to_dict()
     metadata = FulltextHeader(
@@ -148,4 +164,5 @@ def grobid_fulltext(client: GrobidClient, pdf: bytes,
         grobid_version=doc.grobid_version,
     )
     return Fulltext(FulltextStatus.SUCCESS, status_code=code, grobid_version=doc.grobid_version,
-                    tei=tei, tei_json=tei_json, metadata=metadata, quality=quality(doc))
+                    tei=tei, tei_json=tei_json, metadata=metadata, quality=quality(doc),
+                    engine=engine)

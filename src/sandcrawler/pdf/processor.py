@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandcrawler.core.errors import RecordError
-from sandcrawler.docparse.assembly.tei import extraction_tei
+from sandcrawler.docparse.assembly.tei import TeiOptions, extraction_tei
 from sandcrawler.grobid.client import GrobidClient
 from sandcrawler.match.document import (
     FAMILY,
@@ -28,13 +28,20 @@ from sandcrawler.match.document import (
     landing_source,
     pdf_sources,
 )
-from sandcrawler.pdf.extractor import EXTRACT_FAMILY, USABLE, Extractor, extraction_cells
-from sandcrawler.pdf.fulltext import Fulltext, FulltextOutcome, Quality, grobid_fulltext, not_run
+from sandcrawler.pdf.extractor import EXTRACT_FAMILY, Extractor, extraction_cells
+from sandcrawler.pdf.fulltext import (
+    Fulltext,
+    FulltextOutcome,
+    Quality,
+    cascade_fulltext,
+    grobid_fulltext,
+    not_run,
+)
 from sandcrawler.pdf.info import PdfExtract, extract_pdf
 from sandcrawler.process.sandbox import Sandbox, SandboxError
 from sandcrawler.records.capture import CdxRecord
 from sandcrawler.records.catalogue_metadata import CrossrefAuthor
-from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.extraction import USABLE, Extraction, ExtractRequest
 from sandcrawler.records.files import FileMeta
 from sandcrawler.records.html_biblio import HtmlBiblio
 from sandcrawler.records.refs import BiblioJson, biblio_json
@@ -45,6 +52,9 @@ from sandcrawler.storage.precedence import Layer, Source
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 STORED = frozenset({PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE})
+#: the cascade's stored TEI keeps what the original system always asks GROBID
+#: for: the raw reference strings and affiliations
+STORED_TEI = TeiOptions(raw_citations=True, raw_affiliations=True)
 
 
 @dataclass(slots=True)
@@ -153,11 +163,22 @@ class PdfProcessor:
             secondary = dict(out.thumbnails)
             if fulltext.tei is not None:
                 secondary["grobid-tei"] = fulltext.tei.encode("utf-8")
-            extraction = self.extractor.extract(path) if self.extractor is not None else None
+            # without GROBID, the cascade reads the body too and its TEI stands in
+            # for GROBID's in the grobid0 family and the grobid-tei resource
+            full = fulltext.status == FulltextStatus.NOT_RUN
+            extraction = self.extractor.extract(path, ExtractRequest(full=full)) \
+                if self.extractor is not None else None
             if extraction is not None:
                 cells[EXTRACT_FAMILY] = extraction_cells(extraction)
                 if extraction.status in USABLE:
-                    secondary["extract-tei"] = extraction_tei(extraction)
+                    tei = extraction_tei(extraction, STORED_TEI)
+                    secondary["extract-tei"] = tei
+                    if full and extraction.body is not None:
+                        # stored as GROBID's would be; what GROBID said (not-run) is
+                        # still what processing reports, and the header and the
+                        # references stay the extract source's
+                        cells["grobid0"] = cascade_fulltext(tei).cells()
+                        secondary["grobid-tei"] = tei
             entry = self.catalogue.add_file(
                 path, kind="pdf", sha1=meta.sha1hex, resources=secondary,
                 layers=[*layers, *_extracted(out, fulltext, extraction)],

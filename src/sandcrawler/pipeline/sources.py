@@ -17,10 +17,7 @@ import orjson
 
 from sandcrawler.core.errors import ConfigError, RecordError
 from sandcrawler.core.work import Item, Outcome, in_batches
-from sandcrawler.records.pdf import ProcessResult
 from sandcrawler.records.statuses import FileRecordStatus, PipelineStatus
-from sandcrawler.web.archive.cdx import CaptureSkip, read_capture
-from sandcrawler.web.file_records import cdx_file_record
 
 
 class Source(Protocol):
@@ -118,6 +115,11 @@ class CdxSource(JsonLinesSource):
     malformed ones (``bad-cdx``) come with their outcome already decided."""
 
     def _items(self) -> Iterator[Item]:
+        # here, not above: a JSON-lines source (`citations parse -`) needs no WARC tools
+        from sandcrawler.records.pdf import ProcessResult
+        from sandcrawler.web.archive.cdx import CaptureSkip, read_capture
+        from sandcrawler.web.file_records import cdx_file_record
+
         for item in super()._items():
             try:
                 capture = read_capture(item.data)

@@ -13,7 +13,27 @@ from typing import Any
 
 from grobid_tei_xml.types import GrobidBiblio
 
+from sandcrawler.records.fulltext import Body
 from sandcrawler.records.statuses import ExtractStatus, LayoutStatus, SandboxStatus
+
+#: the statuses of an extraction that gives a header and references
+USABLE = frozenset({ExtractStatus.SUCCESS, ExtractStatus.PARTIAL})
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractRequest:
+    """What to read of a PDF: GROBID's ``start``/``end`` (1-based, inclusive;
+    ``None`` for the document's own ends), whether to read the body
+    (``full``) and the references; ``header_only`` reads the header alone
+    from the first ``header_pages`` pages (GROBID's processHeaderDocument
+    reads two)."""
+
+    full: bool = False
+    references: bool = True
+    first_page: int | None = None
+    last_page: int | None = None
+    header_only: bool = False
+    header_pages: int = 2
 
 
 @dataclass(slots=True)
@@ -24,6 +44,8 @@ class Extraction:
     abstract: str | None = None
     keywords: list[str] = field(default_factory=list)
     references: list[GrobidBiblio] = field(default_factory=list)
+    #: the body (sections, figures, callouts), when the full text was asked for
+    body: Body | None = None
     #: pages in the file, and pages read (fewer when over the page limit)
     pages: int | None = None
     pages_read: int | None = None
@@ -56,5 +78,7 @@ class Extraction:
         out: dict[str, Any] = {} if path is None else {"path": path}
         out |= {"status": str(self.status), "header": self.header_json(),
                 "abstract": self.abstract, "references": self.references_json()}
+        if self.body is not None:
+            out["body"] = self.body.to_json()
         out |= self.info()
         return out

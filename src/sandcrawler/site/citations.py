@@ -106,7 +106,8 @@ def resolved_rows(refs: list[tuple[int, JsonObject]], rows: Sequence[CitationTab
     for n, i in enumerate(sorted(parsed.keys() | found.keys()), 1):
         row = found.get(i)
         out.append({**ref_row(parsed.get(i, {}), n), "ref_index": i,
-                    "match": match_view(row, held) if row is not None else None})
+                    "match": match_view(row, held) if row is not None else None,
+                    "contexts": []})
     return out
 
 

@@ -1,4 +1,5 @@
-"""Who may talk to ``sandcrawler serve``: the Host names it answers and its token.
+"""Who may talk to ``sandcrawler serve`` (and ``grobid-serve``, which reuses this
+and the site's ``Guard``): the Host names it answers and its token.
 
 Against DNS rebinding the server answers only ``Host`` values that cannot be an
 attacker's name: the address bound (or, on loopback, localhost and loopback
@@ -13,8 +14,8 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from sandcrawler.config import ServeSettings
 from sandcrawler.core.errors import ConfigError
 
 ANY = "*"
@@ -23,6 +24,18 @@ _TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 _PORT = re.compile(r"(:[0-9]{0,5})?")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class Exposure(Protocol):
+    """What a web service's section says about its exposure (``serve``,
+    ``grobid_serve``)."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def token(self) -> str: ...
+    @property
+    def allowed_hosts(self) -> list[str]: ...
 
 
 def _address(name: str) -> IPAddress | None:
@@ -38,20 +51,21 @@ def is_loopback(host: str) -> bool:
     return host == "localhost" or (address is not None and address.is_loopback)
 
 
-def check(settings: ServeSettings) -> None:
-    """ConfigError, one line, when ``settings`` would expose the pages unprotected:
-    a host beyond loopback without a token, or a token that is weak."""
+def check(settings: Exposure, section: str = "serve") -> None:
+    """ConfigError, one line, when ``settings`` (the ``section`` table) would expose
+    the service unprotected: a host beyond loopback without a token, or a token
+    that is weak."""
     if not settings.token:
         if not is_loopback(settings.host):
             raise ConfigError(f"refusing to listen on {settings.host} without a token: set "
-                              "SANDCRAWLER_SERVE_TOKEN (or token in the [serve] table), or "
-                              "listen on 127.0.0.1")
+                              f"SANDCRAWLER_{section.upper()}_TOKEN (or token in the "
+                              f"[{section}] table), or listen on 127.0.0.1")
         return
     if len(settings.token) < TOKEN_MIN or not _TOKEN.fullmatch(settings.token):
         # the token itself stays out of the message: it lands in logs
         raise ConfigError(
-            f"serve.token must be at least {TOKEN_MIN} characters of letters, digits and "
-            "-._~+/ (a Bearer token); make one with: python3 -c "
+            f"{section}.token must be at least {TOKEN_MIN} characters of letters, digits "
+            "and -._~+/ (a Bearer token); make one with: python3 -c "
             "'import secrets; print(secrets.token_urlsafe(24))'")
 
 
@@ -77,10 +91,12 @@ class Hosts:
 
     bound: str
     allowed: frozenset[str] = field(default_factory=frozenset)
+    #: the table whose ``allowed_hosts`` a refusal names
+    section: str = "serve"
 
     @classmethod
-    def of(cls, settings: ServeSettings) -> Hosts:
-        return cls(settings.host, frozenset(settings.allowed_hosts))
+    def of(cls, settings: Exposure, section: str = "serve") -> Hosts:
+        return cls(settings.host, frozenset(settings.allowed_hosts), section)
 
     def allows(self, name: str) -> bool:
         if ANY in self.allowed or name in self.allowed:
@@ -104,7 +120,8 @@ class Hosts:
                          b"or address with an optional port\n")
         if not self.allows(name):
             return 421, (b"421 Misdirected Request: this server does not answer to that "
-                         b"host name (its operator can allow it: setting serve.allowed_hosts)\n")
+                         b"host name (its operator can allow it: setting "
+                         + self.section.encode() + b".allowed_hosts)\n")
         return None
 
 

@@ -122,6 +122,25 @@ class ResolvedRefRow(RefRow):
 
     ref_index: int
     match: MatchView | None
+    #: the sentences (or paragraphs) of the full text that cite it
+    contexts: list[str]
+
+
+class SectionView(TypedDict):
+    head: str | None
+    number: str | None
+    paragraphs: list[str]
+
+
+class FulltextView(TypedDict):
+    """The document's full text (its GROBID-TEI resource, GROBID's or the
+    cascade's): sections with their paragraphs, and how many of its reference
+    callouts point at a reference."""
+
+    sections: list[SectionView]
+    callouts: int
+    linked: int
+    error: str | None
 
 
 class CitingWork(TypedDict):
@@ -260,6 +279,7 @@ class DocumentPage(CatalogueIds):
     thumbnails: list[str]
     ingest_results: list[IngestResultView]
     captures: list[CaptureView]
+    fulltext: FulltextView | None
 
 
 # --- an ingest request's result -------------------------------------------------------------

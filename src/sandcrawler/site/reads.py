@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from sqlalchemy.engine import Connection
 
 from sandcrawler.app.services import Services
-from sandcrawler.core.errors import CorruptData, InvalidName, NotFound
+from sandcrawler.core.errors import CorruptData, InvalidName, NotFound, RecordError
 from sandcrawler.core.textfix import readable
 from sandcrawler.core.timestamps import iso_utc
 from sandcrawler.db import queries
@@ -30,6 +30,7 @@ from sandcrawler.db.rows import (
 from sandcrawler.match.resolving import citing_document, citing_doi
 from sandcrawler.records.capture import CdxRecord
 from sandcrawler.records.statuses import StoreStatus
+from sandcrawler.refs.contexts import TeiBody, read_body
 from sandcrawler.site import citations, fields, formats
 from sandcrawler.site.page_data import (
     CaptureCopies,
@@ -44,6 +45,7 @@ from sandcrawler.site.page_data import (
     DocumentLink,
     DocumentPage,
     FoundDocument,
+    FulltextView,
     IngestFileResultView,
     IngestPage,
     IngestRequestView,
@@ -58,6 +60,7 @@ from sandcrawler.site.page_data import (
     RefPair,
     RefRow,
     ResourceItem,
+    SectionView,
     Sha1Finds,
     TableCount,
     TitledDocument,
@@ -228,6 +231,10 @@ def document(services: Services, doc_uuid: str, cited_page: int = 1) -> Document
         except (CorruptData, NotFound) as e:
             metadata_error = str(e)
     meta = metadata or {}
+    fulltext = _fulltext(services, doc) if "grobid-tei" in entry.resources else None
+    if fulltext is not None:
+        for row in reference_rows:
+            row["contexts"] = fulltext[0].contexts.get(row["ref_index"], [])
     paths = cat.paths(entry)
     resource_list: list[ResourceItem] = [
         {"kind": name, "description": KINDS[name].description,
@@ -260,7 +267,20 @@ def document(services: Services, doc_uuid: str, cited_page: int = 1) -> Document
         "thumbnails": [name for name in THUMBS if name in entry.resources],
         "ingest_results": results,
         "captures": captures,
+        "fulltext": fulltext[1] if fulltext is not None else None,
     }
+
+
+def _fulltext(services: Services, doc: str) -> tuple[TeiBody, FulltextView]:
+    """The document's GROBID-TEI body, or what kept it from being read."""
+    try:
+        body = read_body(services.catalogue.resources.get(doc, "grobid-tei"))
+    except (RecordError, NotFound) as e:
+        return TeiBody(), {"sections": [], "callouts": 0, "linked": 0, "error": str(e)}
+    sections: list[SectionView] = [{"head": s.head, "number": s.number,
+                                    "paragraphs": s.paragraphs} for s in body.sections]
+    return body, {"sections": sections, "callouts": body.callouts, "linked": body.linked,
+                  "error": None}
 
 
 def _pdftable_row(services: Services, sha1: str,

@@ -2,7 +2,9 @@
     layout tokens -> segmentation (one label per line: header, body,
     references, ...) -> header (one label per header token) -> names and
     affiliations -> reference segmenter (one label per references token) ->
-    the citation parser (each reference string to a biblio)
+    the citation parser (each reference string to a biblio); with the full
+    text, the body's tokens -> fulltext (sections, paragraphs, callouts,
+    figures, tables, formulas) -> figure and table models -> callouts linked
 
 ``extract_document`` is what a sandboxed child runs: the models are loaded
 once per process (``cascade()``) and every failure of a file becomes its
@@ -24,6 +26,8 @@ from sandcrawler.config import ExtractSettings
 from sandcrawler.core.mime import sniff_mime
 from sandcrawler.docparse.assembly.affiliations import default_model as affiliations_model
 from sandcrawler.docparse.assembly.affiliations import parse_affiliations
+from sandcrawler.docparse.assembly.body import build_body
+from sandcrawler.docparse.assembly.callouts import link_callouts
 from sandcrawler.docparse.assembly.header import (
     Header,
     LinkedAffiliation,
@@ -41,12 +45,14 @@ from sandcrawler.docparse.features.segmentation import segmentation_rows
 from sandcrawler.docparse.layout.alto import read_layout_alto
 from sandcrawler.docparse.layout.elements import Layout, LayoutError, Line, Token
 from sandcrawler.docparse.layout.pdfium import read_layout_pdfium
-from sandcrawler.records.extraction import Extraction
+from sandcrawler.records.extraction import Extraction, ExtractRequest
+from sandcrawler.records.fulltext import Body, Figure
 from sandcrawler.records.statuses import ExtractStatus, LayoutStatus
 from sandcrawler.tagging.scoring import plain
 
 #: the segmentation's labels for the zones the cascade reads
 HEADER_ZONE = "<header>"
+BODY_ZONE = "<body>"
 REFERENCES_ZONE = "<references>"
 #: without a header zone, the lines of the first page before its body stand in
 FALLBACK_HEADER_LINES = 40
@@ -89,7 +95,21 @@ class CascadeModels:
         versions = {name: model.version for name, model in (
             ("segmentation", seg), ("header", head), ("reference-segmenter", refs),
             ("name-header", names), ("affiliation-address", affs), ("citation", cites))}
-        return cls(seg, head, refs, names, affs, cites, versions=versions)
+        return cls(seg, head, refs, names, affs, cites, versions=versions, directory=directory)
+
+    #: the body's models, loaded when a full text is first asked for
+    body_models: dict[str, ColumnModel] = field(default_factory=dict)
+    directory: Path | None = None
+
+    def body_model(self, name: str) -> ColumnModel:
+        """``fulltext``, ``figure`` or ``table``: the header-only path never pays
+        for loading them."""
+        if name not in self.body_models:
+            path = self.directory / f"{name}.crfmodel" if self.directory is not None else None
+            model = ColumnModel.load(path if path is not None and path.exists() else name)
+            self.body_models[name] = model
+            self.versions[name] = model.version
+        return self.body_models[name]
 
     # HeaderModels: the header's names and affiliations
     def authors(self, text: str) -> list[LinkedAuthor]:
@@ -114,14 +134,16 @@ def cascade(directory: Path | None = None, citation: Path | None = None) -> Casc
 
 
 def extract_document(path: str | Path, settings: ExtractSettings,
-                     citation_model: Path | None = None) -> Extraction:
+                     citation_model: Path | None = None,
+                     request: ExtractRequest | None = None) -> Extraction:
     started = time.monotonic()
-    out = _extract(str(path), settings, citation_model)
+    out = _extract(str(path), settings, citation_model, request or ExtractRequest())
     out.seconds = round(time.monotonic() - started, 3)
     return out
 
 
-def _extract(path: str, settings: ExtractSettings, citation_model: Path | None) -> Extraction:
+def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
+             request: ExtractRequest) -> Extraction:
     with open(path, "rb") as f:
         head = f.read(4096)
     if sniff_mime(head) != "application/pdf":
@@ -130,13 +152,18 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None) 
     if isinstance(opened, Extraction):
         return opened
     pages = opened
-    ranges = page_ranges(pages, settings.max_pages)
+    ranges = requested_ranges(pages, settings.max_pages, request)
+    if not ranges:
+        return Extraction(ExtractStatus.EMPTY_PDF, pages=pages, error=(
+            f"no page in the range asked for ({request.first_page}-{request.last_page} "
+            f"of {pages})"))
     try:
         layout = _layout(path, settings, ranges)
     except LayoutError as e:
         status = e.status if isinstance(e.status, LayoutStatus) else LayoutStatus.LAYOUT_FAILED
         return Extraction(status, error=str(e), pages=pages)
     read = len(layout.pages)
+    asked = sum(last - first + 1 for first, last in requested_ranges(pages, pages, request))
     lines = layout.lines()
     if not any(line.tokens for line in lines):
         return Extraction(LayoutStatus.NO_TEXT, error="no text on any page (a scan?)",
@@ -147,11 +174,11 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None) 
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)
                  if zone == REFERENCES_ZONE]
     strings = []
-    if ref_lines:
+    if ref_lines and request.references and not request.header_only:
         tokens, rows = refseg_rows(layout, ref_lines)
         strings = reference_strings(tokens, models.references.tag(rows),
                                     limit=settings.max_references + 1)
-    partial = len(strings) > settings.max_references or read < pages
+    partial = len(strings) > settings.max_references or read < asked
     references = []
     for i, ref in enumerate(strings[:settings.max_references]):
         biblio = models.citations.parse(ref.text)
@@ -160,12 +187,54 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None) 
         if ref.label:
             biblio.id = ref.label
         references.append(biblio)
+    body = None
+    if request.full and not request.header_only:
+        body = _body(layout, lines, zones, models, references)
     return Extraction(ExtractStatus.PARTIAL if partial else ExtractStatus.SUCCESS,
-                      error=_partial_note(pages, read, len(strings), settings) if partial
+                      error=_partial_note(asked, read, len(strings), settings) if partial
                       else None,
                       header=header.biblio, abstract=header.abstract,
                       keywords=header.keywords, references=references, pages=pages,
-                      pages_read=read, reader=layout.reader, models=models.versions)
+                      pages_read=read, reader=layout.reader, models=models.versions,
+                      body=body)
+
+
+def requested_ranges(pages: int, max_pages: int,
+                     request: ExtractRequest) -> list[tuple[int, int]]:
+    """The 0-based page ranges to read for ``request``: its first pages for a
+    header alone, else its ``start``-``end`` window (GROBID's, 1-based) cut to
+    ``max_pages`` as :func:`page_ranges` cuts a whole document."""
+    first = max(1, request.first_page or 1) - 1
+    if request.header_only:
+        last = min(pages, first + max(1, request.header_pages), request.last_page or pages)
+        return [(first, last - 1)] if first < last else []
+    last = min(pages, request.last_page or pages) - 1
+    if last < first:
+        return []
+    return [(first + a, first + b) for a, b in page_ranges(last - first + 1, max_pages)]
+
+
+def _body(layout: Layout, lines: list[Line], zones: list[str], models: CascadeModels,
+          references: list[GrobidBiblio]) -> Body:
+    body_lines = [line for line, zone in zip(lines, zones, strict=True)
+                  if zone == BODY_ZONE and line.tokens]
+    if not body_lines:
+        return Body()
+    # the body's modules are imported when a full text is first asked for
+    from sandcrawler.docparse.assembly.figures import read_figure
+    from sandcrawler.docparse.features.fulltext import fulltext_rows
+
+    tokens, rows = fulltext_rows(layout, body_lines)
+    labels = models.body_model("fulltext").tag(rows)
+
+    def read(start: int, end: int, kind: str, figure_id: str) -> Figure:
+        # the figure and table models read the fulltext model's rows, as GROBID's do
+        return read_figure(tokens[start:end], layout, models.body_model(kind), kind=kind,
+                           id=figure_id, rows=rows[start:end])
+
+    body = build_body(tokens, labels, read)
+    link_callouts(body, references)
+    return body
 
 
 def page_ranges(pages: int, max_pages: int) -> list[tuple[int, int]]:

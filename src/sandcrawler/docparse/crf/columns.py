@@ -85,6 +85,18 @@ REFERENCE_SEGMENTER_WINDOWS = (*_spread({
     **dict.fromkeys(range(15, 22), (0, 1)), 22: range(-2, 3), 23: _AROUND, 24: _AROUND,
     25: _AROUND,
 }), *_TOKEN_PAIRS, ((0, 12), (1, 12)), ((-1, 12), (0, 12)))
+FULLTEXT_WINDOWS = (*_spread({
+    0: range(-4, 6), 1: range(-2, 3), **dict.fromkeys(range(2, 10), (0,)), 10: _AROUND,
+    11: range(-2, 3), **dict.fromkeys(range(12, 20), _AROUND), 20: range(-2, 3),
+    21: _AROUND, 22: _AROUND, 23: range(-2, 4), 24: (0,), 25: range(-2, 3), 26: range(-2, 3),
+}), *_TOKEN_PAIRS, ((0, 17), (1, 17)), ((-1, 17), (0, 17)))
+# figure and table: one template for both, over the fulltext rows' columns (the
+# superscript flag, column 26, is read by no window)
+FIGURE_WINDOWS = (*_spread({
+    0: range(-4, 6), 1: range(-2, 3), **dict.fromkeys(range(2, 10), (0,)), 10: _AROUND,
+    11: range(-2, 3), **dict.fromkeys(range(12, 20), _AROUND), 20: range(-2, 3), 21: _AROUND,
+    22: _AROUND, 23: range(-2, 4), 24: (0,), 25: range(-2, 3),
+}), *_TOKEN_PAIRS, ((0, 17), (1, 17)), ((-1, 17), (0, 17)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +134,12 @@ _SEGMENTATION_FLAGS = {**dict.fromkeys((11, 12, 15, *range(16, 23), 28, 29, 30, 
                        32: "1"}
 _HEADER_FLAGS = dict.fromkeys((15, 16, *range(19, 27), 28), "0")
 _REFERENCE_SEGMENTER_FLAGS = dict.fromkeys(range(14, 22), "0")
+# FeaturesVectorFulltext: bold, italic, a single character, a bitmap near the
+# block, a known callout, superscript
+_FULLTEXT_FLAGS = dict.fromkeys((15, 16, 19, 23, 25, 26), "0")
+# figure and table (the fulltext rows): bold, italic, a single character, a
+# bitmap near the block, a known callout
+_FIGURE_FLAGS = dict.fromkeys((15, 16, 19, 23, 25), "0")
 
 MODELS: dict[str, ModelSpec] = {
     spec.name: spec for spec in (
@@ -137,6 +155,18 @@ MODELS: dict[str, ModelSpec] = {
                   {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
                   "token", "the references zone cut into references and their labels",
                   _REFERENCE_SEGMENTER_FLAGS),
+        # c1 1.0: 47,030 active features after 100 iterations (2.2 MB) where 0.5
+        # keeps 964,000 after 20 (53 MB); 3.0 halves the file again for 0.3 F1 less
+        ModelSpec("fulltext", 27, FULLTEXT_WINDOWS,
+                  {**_LBFGS, "c1": 1.0, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
+                  "token", "sections, paragraphs, callouts, figures, tables, equations "
+                  "of the body zone", _FULLTEXT_FLAGS),
+        ModelSpec("figure", 27, FIGURE_WINDOWS,
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
+                  "token", "a figure's label, head, caption and content", _FIGURE_FLAGS),
+        ModelSpec("table", 27, FIGURE_WINDOWS,
+                  {**_LBFGS, "c1": 0.5, "c2": 0.001, "max_iterations": 150, "delta": 1e-5},
+                  "token", "a table's label, head, caption, content and note", _FIGURE_FLAGS),
     )
 }
 
@@ -313,7 +343,8 @@ def train_sequences(
         "omit": {str(c): v for c, v in sorted(spec.omit.items())},
         "derived": spec.derived,
         "labels": sorted({label for seq in sequences for label in seq.labels}),
-        "documents": len(sequences),
+        "documents": count_documents(sequences),
+        "sequences": len(sequences),
         "rows": sum(len(seq.rows) for seq in sequences),
         **(info or {}),
     })
@@ -335,13 +366,14 @@ def train_model(
     read = read_corpus(name, Path(corpus_dir))
     out = Path(out_path) if out_path is not None else spec.model_path()
     meta = train_sequences(spec, read.sequences, out, params, info={
-        "corpus": {"documents": read.documents, "used": len(read.sequences),
+        "corpus": {"documents": read.documents, "used": count_documents(read.sequences),
                    "skipped": {str(k): v for k, v in read.skip_counts().items()},
                    "rows_matched": read.matched, "rows_guessed": read.guessed,
                    "rows_dropped": read.dropped},
     })
     return TrainSummary(
-        model=name, path=out, documents=len(read.sequences), skipped=read.skip_counts(),
+        model=name, path=out, documents=count_documents(read.sequences),
+        skipped=read.skip_counts(),
         rows=int(meta["rows"]), labels=list(meta["labels"]), iterations=meta["iterations"],
         active_features=meta["active_features"], size=out.stat().st_size,
         seconds=round(time.monotonic() - started, 1), params=dict(meta["params"]))
@@ -351,6 +383,12 @@ def _shuffled(doc: str) -> bytes:
     return hashlib.sha256(doc.encode()).digest()
 
 
+def count_documents(sequences: Sequence[LabelledSequence]) -> int:
+    """Documents among ``sequences``: a figure or table document has a sequence
+    per figure."""
+    return len({seq.doc for seq in sequences})
+
+
 def split_folds(
     sequences: Sequence[LabelledSequence], folds: int
 ) -> list[tuple[list[LabelledSequence], list[LabelledSequence]]]:
@@ -358,15 +396,14 @@ def split_folds(
     (a fixed shuffle: the corpus's files are sorted by source, and a fold of
     one source would test what the others never trained on), then dealt to the
     folds in turn, so that folds differ in size by one document at most and
-    no document is split."""
+    no document is split (a figure or table document's sequences stay together)."""
     if folds < 2:
         raise ConfigError(f"cross-validation needs at least 2 folds, not {folds}")
-    if len(sequences) < folds:
-        raise ConfigError(f"{len(sequences)} documents cannot make {folds} folds")
-    order = sorted(range(len(sequences)), key=lambda i: _shuffled(sequences[i].doc))
-    which = [0] * len(sequences)
-    for position, i in enumerate(order):
-        which[i] = position % folds
+    docs = sorted({seq.doc for seq in sequences}, key=_shuffled)
+    if len(docs) < folds:
+        raise ConfigError(f"{len(docs)} documents cannot make {folds} folds")
+    fold_of = {doc: position % folds for position, doc in enumerate(docs)}
+    which = [fold_of[seq.doc] for seq in sequences]
     return [([s for s, f in zip(sequences, which, strict=True) if f != k],
              [s for s, f in zip(sequences, which, strict=True) if f == k])
             for k in range(folds)]

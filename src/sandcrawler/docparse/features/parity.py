@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandcrawler.docparse.features.fulltext import Callouts, fulltext_rows
 from sandcrawler.docparse.features.header import header_rows
 from sandcrawler.docparse.features.lexicon import Lexicon
 from sandcrawler.docparse.features.reference_segmenter import refseg_rows
@@ -27,6 +28,7 @@ MODELS = {
         "reference-segmenter",
         (".training.references.referenceSegmenter", ".training.referenceSegmenter"),
     ),
+    "fulltext": ("fulltext", (".training.fulltext",)),
 }
 
 
@@ -116,18 +118,52 @@ def read_raw(path: Path) -> list[list[str]]:
 
 
 def compare(
-    model: str, layout: Layout, raw: list[list[str]], lexicon: Lexicon | None = None
+    model: str,
+    layout: Layout,
+    raw: list[list[str]],
+    lexicon: Lexicon | None = None,
+    callouts: Callouts | None = None,
 ) -> Agreement:
-    """Our rows for ``model`` against GROBID's ``raw`` rows of the same document."""
+    """Our rows for ``model`` against GROBID's ``raw`` rows of the same document
+    (``callouts``: the fulltext's, from the document's references)."""
     if model == "segmentation":
         ours = segmentation_rows(layout, lexicon)
         return _count(model, raw, ours, [tuple(r[:2]) for r in raw], [tuple(r[:2]) for r in ours])
+    if model == "fulltext":
+        lines = zone_lines(layout, [r[0] for r in raw])
+        _, rows = fulltext_rows(layout, lines, lexicon, callouts or Callouts())
+        return _count(model, raw, rows, [(r[0],) for r in raw], [(r[0],) for r in rows])
     function: Callable[[Layout, Sequence[Line], Lexicon | None], TokenRows] = (
         header_rows if model == "header" else refseg_rows
     )
     lines = zone_lines(layout, [r[0] for r in raw])
     _, rows = function(layout, lines, lexicon)
     return _count(model, raw, rows, [(r[0],) for r in raw], [(r[0],) for r in rows])
+
+
+def document_callouts(layout: Layout) -> Callouts:
+    """The fulltext's callout columns as our cascade finds them: the shipped
+    segmentation, reference-segmenter and citation models read the document's
+    references (their labels, their first authors' surnames)."""
+    # the models are imported here: the feature rows need none of them
+    from sandcrawler.citations.crf.model import CrfModel
+    from sandcrawler.docparse.assembly.references import reference_strings
+    from sandcrawler.docparse.crf.columns import ColumnModel
+    from sandcrawler.docparse.features.fulltext import reference_callouts
+    from sandcrawler.tagging.scoring import plain
+
+    zones = ColumnModel.load("segmentation").tag(segmentation_rows(layout))
+    lines = [ln for ln, z in zip(layout.lines(), zones, strict=True) if plain(z) == "<references>"]
+    if not lines:
+        return Callouts()
+    tokens, rows = refseg_rows(layout, lines)
+    strings = reference_strings(tokens, ColumnModel.load("reference-segmenter").tag(rows))
+    citations = CrfModel.load(None)
+    found = []
+    for ref in strings:
+        authors = citations.parse(ref.text).authors
+        found.append((ref.label, authors[0].surname if authors else None))
+    return reference_callouts(found)
 
 
 def zone_lines(layout: Layout, words: list[str]) -> list[Line]:
@@ -199,8 +235,12 @@ def _word_columns() -> dict[str, dict[int, Callable[[str, Lexicon], str]]]:
     segmentation[19] = feature(5)
     segmentation[20] = feature(6)
     segmentation[22] = lambda word, lex: "1" if "http" in word else "0"
+    fulltext = {i: affix(i) for i in range(1, 10)}
+    fulltext.update({17 + i: feature(i) for i in range(3)})
+    fulltext[20] = lambda word, lex: punctuation_type(word)
     _WORD_COLUMNS.update(
-        {"segmentation": segmentation, "header": header, "reference-segmenter": refseg}
+        {"segmentation": segmentation, "header": header, "reference-segmenter": refseg,
+         "fulltext": fulltext}
     )
     return _WORD_COLUMNS
 

@@ -20,9 +20,20 @@ GAP = 0.25
 
 def join_tokens(tokens: Sequence[Token]) -> str:
     """Tokens of one field, in order, possibly over several lines."""
+    return join_spans(tokens)[0]
+
+
+def join_spans(tokens: Sequence[Token]) -> tuple[str, list[tuple[int, int]]]:
+    """The tokens' text (as :func:`join_tokens`) and where each token is in it:
+    ``(start, end)`` per token, an empty span for a hyphen dropped at a
+    broken word (a callout's tokens map to its characters this way)."""
     parts: list[str] = []
+    spans: list[tuple[int, int]] = []
+    at = 0
     for i, token in enumerate(tokens):
+        spans.append((at, at + len(token.text)))
         parts.append(token.text)
+        at += len(token.text)
         if i + 1 == len(tokens):
             break
         nxt = tokens[i + 1]
@@ -31,13 +42,21 @@ def join_tokens(tokens: Sequence[Token]) -> str:
         if new_line:
             if _broken_word(tokens, i, nxt):
                 parts.pop()  # the hyphen
+                at -= len(token.text)
+                spans[-1] = (at, at)
                 continue
             parts.append(" ")
+            at += 1
         elif token.space_after or nxt.x - (token.x + token.width) > GAP * token.size:
             # a gap wider than a thin space is a space the PDF did not write (a
             # running head beside a logo, words set apart by positioning)
             parts.append(" ")
-    return "".join(parts).strip()
+            at += 1
+    text = "".join(parts)
+    # leading whitespace cannot occur (a token's text is never blank), trailing
+    # only from a blank last token: strip it without moving any start
+    return text.rstrip(), [(min(a, len(text.rstrip())), min(b, len(text.rstrip())))
+                           for a, b in spans]
 
 
 def _broken_word(tokens: Sequence[Token], i: int, nxt: Token) -> bool:

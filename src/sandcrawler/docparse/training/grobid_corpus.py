@@ -93,15 +93,21 @@ class CorpusRead:
 
     @property
     def documents(self) -> int:
-        """Documents seen: annotations and raw files without a partner, each once."""
-        return len(self.sequences) + len(self.skipped)
+        """Documents seen: annotations and raw files without a partner, each once
+        (a figure or table document gives a sequence per figure, one document)."""
+        return len({s.doc for s in self.sequences}) + len(self.skipped)
 
     def skip_counts(self) -> dict[SkipReason, int]:
         return dict(sorted(Counter(s.reason for s in self.skipped).items()))
 
     def summary(self) -> str:
         skips = ", ".join(f"{n} {reason}" for reason, n in self.skip_counts().items()) or "none"
-        return (f"{self.model}: {self.documents} documents, {len(self.sequences)} used, "
+        used = len({s.doc for s in self.sequences})
+        if used != len(self.sequences):
+            used_text = f"{used} used ({len(self.sequences)} sequences)"
+        else:
+            used_text = f"{used} used"
+        return (f"{self.model}: {self.documents} documents, {used_text}, "
                 f"{len(self.skipped)} skipped ({skips}); {self.rows} rows: "
                 f"{self.matched} matched, {self.guessed} labelled from a neighbour, "
                 f"{self.dropped} dropped")
@@ -376,6 +382,157 @@ class _ReferenceSegmenterHandler(_TeiHandler):
             self.text.append(_NEWLINE_MARK)
 
 
+# fulltext (GROBID's TEIFulltextSaxParser): elements whose end (or whose start,
+# for the text before it) writes out the text, and the labels elements push
+_FULLTEXT_WRITTEN = frozenset(("other", "p", "ref", "head", "figure", "paragraph", "div",
+                               "table", "formula", "item", "label"))
+_FULLTEXT_REFS = {"biblio": "<citation_marker>", "figure": "<figure_marker>",
+                  "table": "<table_marker>", "formula": "<equation_marker>",
+                  "equation": "<equation_marker>", "section": "<section_marker>"}
+#: GROBID's trainer labels a list item a paragraph (its <item> label is unused)
+_FULLTEXT_ELEMENTS = {"p": "<paragraph>", "item": "<paragraph>", "head": "<section>",
+                      "formula": "<equation>", "label": "<equation_label>", "other": OTHER,
+                      "text": OTHER}
+#: elements that push nothing; any other unknown element pushes <other>
+_FULLTEXT_NEUTRAL = frozenset(("tei", "teiHeader", "fileDesc", "list"))
+
+
+class _FulltextHandler(_TeiHandler):
+    """GROBID's TEIFulltextSaxParser: a stack of labels pushed by the elements
+    (``<p>`` and ``<item>`` paragraph, ``<head>`` section, ``<ref type=...>``
+    markers, ``<formula>``, ``<label>``, ``<figure>``/``<table>``, unknown
+    elements ``<other>``); text is written at an element's start with the label
+    in force (when the starting element is one of the written ones, else it is
+    dropped) and at its end, which pops the stack. Everything inside a figure
+    or table is ``<figure>``/``<table>``. GROBID's quirks are kept: an unknown
+    element pushes ``<other>`` that its end does not pop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.label: str | None = None
+        self.figure = self.table = False
+
+    def push(self, label: str) -> None:
+        self.stack.append(label)
+        self.label = label
+
+    def write(self, name: str, pop: bool) -> None:
+        if name not in _FULLTEXT_WRITTEN or self.label is None:
+            return
+        if pop and self.stack:
+            self.stack.pop()
+        if self.table:
+            self.label = "<table>"
+        elif self.figure:
+            self.label = "<figure>"
+        tokens = _cut(self.taken(), DELIMITERS)
+        self.out.tokens.extend((t, (BEGIN if i == 0 else "") + str(self.label))
+                               for i, t in enumerate(tokens))
+
+    def startElement(self, name: str, attrs: xml.sax.xmlreader.AttributesImpl) -> None:
+        if name in ("lb", "space"):
+            self.text.append(" ")
+            return
+        if self.pending():
+            self.write(name, False)
+        self.text.clear()
+        if name == "div":
+            if attrs.get("type") == "paragraph":
+                self.push("<paragraph>")
+        elif name == "ref":
+            kind = _FULLTEXT_REFS.get(attrs.get("type", ""))
+            if kind is not None:
+                self.push(kind)
+        elif name == "figure":
+            self.table = attrs.get("type") == "table"
+            self.figure = not self.table
+            self.push("<table>" if self.table else "<figure>")
+        elif name == "table":
+            self.figure, self.table = False, True
+            self.push("<table>")
+        elif name in _FULLTEXT_ELEMENTS:
+            self.push(_FULLTEXT_ELEMENTS[name])
+        elif name not in _FULLTEXT_NEUTRAL:
+            self.push(OTHER)
+
+    def endElement(self, name: str) -> None:
+        if name not in ("lb", "pb", "space"):
+            self.write(name, True)
+            if self.stack:
+                self.label = self.stack[-1]
+        if name in ("figure", "table"):
+            self.figure = self.table = False
+
+
+#: figure and table corpora: where a ``<figure>`` ends in the annotated stream
+#: (GROBID's blank line between two figures: it takes a place, labels nothing)
+_FIGURE_END = "\x1d"
+_FIGURE_ELEMENTS = {"figDesc": "<figDesc>", "table": "<content>", "trash": "<content>",
+                    "content": "<content>", "label": "<label>", "note": "<note>"}
+
+
+class _FigureHandler(_TeiHandler):
+    """GROBID's TEIFigureSaxParser, for both corpora: a label stack pushed by
+    ``<figure>`` (``<other>``), ``<head>`` inside a figure (``<figure_head>``),
+    ``<figDesc>``, ``<label>``, ``<note>``, ``<table>``/``<trash>``/``<content>``
+    (``<content>``); text is written at each element's start with the label in
+    force, and at each end with the label on top of the stack, which is then
+    popped. As in GROBID, the label in force after an end is the ended
+    element's until the next end: text between ``</label>`` and a start is the
+    label's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.label: str | None = None
+        self.in_figure = False
+
+    def write(self, pop: bool) -> None:
+        if self.label is None:
+            return
+        if pop and self.stack:
+            self.stack.pop()
+        first = True
+        for token in _cut(self.taken(), _REFSEG_DELIMITERS):
+            if token == "+L+":
+                self.out.tokens.append(("@newline", None))
+            elif token == "+PAGE+":
+                self.out.tokens.append(("@newpage", None))
+            else:
+                self.out.tokens.append((token, (BEGIN if first else "") + self.label))
+            first = False  # GROBID's: a line break first leaves the field unmarked
+
+    def push(self, label: str) -> None:
+        self.stack.append(label)
+        self.label = label
+
+    def startElement(self, name: str, attrs: xml.sax.xmlreader.AttributesImpl) -> None:
+        if name in ("lb", "pb", "space"):
+            self.text.append({"lb": " +L+ ", "pb": " +PAGE+ ", "space": " "}[name])
+            return
+        if self.pending():
+            self.write(False)
+        self.text.clear()
+        if name == "head":
+            if self.in_figure:
+                self.push("<figure_head>")
+        elif name in _FIGURE_ELEMENTS:
+            self.push(_FIGURE_ELEMENTS[name])
+        elif name == "figure":
+            self.in_figure = True
+            self.push(OTHER)
+
+    def endElement(self, name: str) -> None:
+        if name not in ("lb", "pb"):
+            if self.stack:
+                self.label = self.stack[-1]
+            self.write(True)
+        if name == "figure":
+            self.in_figure = False
+            self.out.tokens.append((_FIGURE_END, None))
+
+
 def _parse_tei(path: Path, handler: _TeiHandler) -> _Annotated:
     parser = xml.sax.make_parser()
     parser.setFeature(xml.sax.handler.feature_namespaces, False)
@@ -403,6 +560,12 @@ class _Aligned:
     matched: int
     guessed: int
     dropped: int
+    #: figures and tables: the figure of the annotation each kept row is in
+    #: (one sequence per figure); None: the document is one sequence
+    parts: list[int] | None = None
+    #: figures and tables: the annotation's labelled tokens (annotators leave
+    #: out whole runs that are no figure: the rows of those find no label)
+    annotated: int | None = None
 
 
 def read_rows(path: Path, columns: int) -> list[list[str]]:
@@ -490,6 +653,61 @@ def _align_tokens(rows: list[list[str]], annotated: _Annotated, fill_gaps: bool)
                     len(rows) - len(kept))
 
 
+_FIGURE_COLUMNS = re.compile("[ \t]+")
+
+
+def read_figure_rows(path: Path, columns: int) -> list[list[str]]:
+    """A figure or table raw file's rows: GROBID wrote them as its full-text
+    rows, columns apart by tabs or runs of spaces, 26 columns before GROBID added the
+    superscript flag, ``columns`` (27) since; a 26-column row gets the flag as
+    "0" (no window of the model reads it). Blank lines (between figures) are
+    left out: the annotation says where each figure ends."""
+    rows: list[list[str]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise _Unusable(SkipReason.BAD_ROW, f"{path.name}: not UTF-8: {e}") from e
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        row = _FIGURE_COLUMNS.split(line.strip(" \t"))
+        if len(row) == columns - 1:
+            row.append("0")
+        if len(row) != columns or not row[0]:
+            raise _Unusable(SkipReason.BAD_ROW,
+                            f"{path.name}:{n}: {len(row)} columns, expected {columns}")
+        rows.append(row)
+    return rows
+
+
+def _align_figures(rows: list[list[str]], annotated: _Annotated) -> _Aligned:
+    """Rows labelled as the header's and reference segmenter's are (GROBID's
+    reach, no gap filled), each kept row with the figure of the annotation its
+    label comes from: GROBID's trainer starts a new sequence at each figure's
+    end."""
+    stream = _normalised(annotated)
+    figure_of: list[int] = []
+    figure = 0
+    for token, _ in stream:
+        figure_of.append(figure)
+        if token == _FIGURE_END:
+            figure += 1
+    labels: list[str | None] = []
+    parts: list[int] = []
+    at = 0
+    for row in rows:
+        i = _find(stream, at, normalise_token(row[0]))
+        labels.append(stream[i][1] if i >= 0 else None)
+        if i >= 0:
+            at = i + 1
+            parts.append(figure_of[i])
+    kept = [(row, label) for row, label in zip(rows, labels, strict=True) if label is not None]
+    labelled = sum(label is not None for _, label in stream)
+    return _Aligned([r for r, _ in kept], [label for _, label in kept], len(kept), 0,
+                    len(rows) - len(kept), parts, labelled)
+
+
 # -- the corpora -----------------------------------------------------------------
 
 
@@ -504,6 +722,7 @@ class CorpusFormat:
     align: Callable[[list[list[str]], _Annotated], _Aligned]
     #: the raw file's name for a TEI file's: the TEI name without ``.tei.xml``
     raw_names_from_id: tuple[str, ...] = ()
+    read: Callable[[Path, int], list[list[str]]] = read_rows
 
 
 FORMATS: dict[str, CorpusFormat] = {
@@ -515,6 +734,10 @@ FORMATS: dict[str, CorpusFormat] = {
     "reference-segmenter": CorpusFormat("reference-segmenter", 28,
                                         _ReferenceSegmenterHandler,
                                         lambda rows, a: _align_tokens(rows, a, fill_gaps=False)),
+    # GROBID's FulltextTrainer pairs rows as its SegmentationTrainer does
+    "fulltext": CorpusFormat("fulltext", 27, _FulltextHandler, _align_segmentation),
+    **{model: CorpusFormat(model, 27, _FigureHandler, _align_figures, read=read_figure_rows)
+       for model in ("figure", "table")},
 }
 
 
@@ -540,8 +763,9 @@ def _raw_for(fmt: CorpusFormat, tei: Path, doc_id: str | None, raw: dict[str, Pa
 
 
 def read_document(model: str, tei: Path, raw: Path) -> LabelledSequence:
-    """One annotated document as a labelled sequence; raises ConfigError (with
-    the reason) if it cannot be used."""
+    """One annotated document as a labelled sequence (a figure or table
+    document: its first figure's); raises ConfigError (with the reason) if it
+    cannot be used."""
     read = CorpusRead(model, tei.parent)
     _read_pair(corpus_format(model), tei, raw, read)
     if read.skipped:
@@ -558,15 +782,20 @@ def _read_pair(fmt: CorpusFormat, tei: Path, raw_path: Path | None, read: Corpus
             annotated = _parse_tei(tei, fmt.handler())
         if raw_path is None:
             raise _Unusable(SkipReason.NO_RAW_FILE, f"no raw file for {tei.name}")
-        rows = read_rows(raw_path, fmt.columns)
+        rows = fmt.read(raw_path, fmt.columns)
         if not rows or not annotated.tokens:
             raise _Unusable(SkipReason.EMPTY, f"{len(rows)} raw rows, "
                             f"{len(annotated.tokens)} annotated tokens")
         aligned = fmt.align(rows, annotated)
         share = (aligned.matched + aligned.guessed) / len(rows)
+        if aligned.annotated:
+            # a figure run the annotator left out is not misalignment
+            share = max(share, aligned.matched / aligned.annotated)
         if share < MIN_ALIGNED:
-            raise _Unusable(SkipReason.MISALIGNED,
-                            f"{aligned.matched + aligned.guessed} of {len(rows)} rows labelled")
+            detail = f"{aligned.matched + aligned.guessed} of {len(rows)} rows labelled"
+            if aligned.annotated:
+                detail += f", of {aligned.annotated} annotated tokens"
+            raise _Unusable(SkipReason.MISALIGNED, detail)
     except _Unusable as e:
         read.skipped.append(Skip(doc, e.reason, e.detail))
         return
@@ -574,7 +803,14 @@ def _read_pair(fmt: CorpusFormat, tei: Path, raw_path: Path | None, read: Corpus
         read.skipped.append(Skip(doc, SkipReason.BAD_XML, f"{tei.name}: {e}"))
         return
     labels = [label for label in aligned.labels if label is not None]
-    read.sequences.append(LabelledSequence(doc, aligned.rows, labels))
+    if aligned.parts is None:
+        read.sequences.append(LabelledSequence(doc, aligned.rows, labels))
+    else:
+        # a sequence per figure, all of one document (cross-validation keeps them together)
+        for part in sorted(set(aligned.parts)):
+            keep = [k for k, p in enumerate(aligned.parts) if p == part]
+            read.sequences.append(LabelledSequence(doc, [aligned.rows[k] for k in keep],
+                                                   [labels[k] for k in keep]))
     read.rows += len(rows)
     read.matched += aligned.matched
     read.guessed += aligned.guessed
