@@ -168,3 +168,40 @@ def test_process_without_the_cascade_writes_no_extract0(article: tuple[Path, Art
     [line] = _lines(result.stdout)
     row = orjson.loads(invoke(["pdftable", "get", line["sha1hex"]]).stdout)
     assert "pdf0" in row and "extract0" not in row
+
+
+DEMO_PDFS = Path(__file__).resolve().parents[2] / "src" / "sandcrawler" / "demo" / "site"
+
+
+@pytest.mark.parametrize("name", ["plos.pdf", "peerj.pdf", "elife.pdf"])
+def test_full_gives_sections_and_callouts_linked_to_their_references(name: str) -> None:
+    # the demo's renderings have a body of three numbered sections whose second
+    # cites the first, second and last references by number
+    result = invoke(["extract", "--full", str(DEMO_PDFS / name)])
+    assert result.exit_code == 0, result.stderr
+    [line] = _lines(result.stdout)
+    assert line["status"] == "success"
+    body = line["body"]
+    assert [(s["number"], s["head"]) for s in body["sections"]] == [
+        ("1", "About this document"), ("2", "How this rendering cites"),
+        ("3", "What the demonstration shows")]
+    cites = [c for p in body["sections"][1]["paragraphs"] for c in p["citations"]]
+    last = len([r for r in line["references"] if r.get("id")])
+    assert [(c["type"], c["text"], c["target"]) for c in cites] == [
+        ("bibr", "[1]", "b0"), ("bibr", "[2]", "b1"), ("bibr", f"[{last}]", f"b{last - 1}")]
+    for c in cites:  # each target is the reference printed with that number
+        assert line["references"][int(c["target"][1:])]["id"] == c["text"].strip("[]")
+        para = body["sections"][1]["paragraphs"][0]["text"]
+        assert para[c["start"]:c["end"]] == c["text"]
+
+
+def test_header_only_reads_the_first_pages_and_no_references() -> None:
+    result = invoke(["extract", "--header-only", str(DEMO_PDFS / "peerj.pdf")])
+    assert result.exit_code == 0, result.stderr
+    [line] = _lines(result.stdout)
+    assert line["status"] == "success"
+    assert line["header"]["title"].startswith("The state of OA")
+    assert line["references"] == [] and "body" not in line
+    assert line["pages_read"] == 2 < line["pages"]
+    both = invoke(["extract", "--header-only", "--full", str(DEMO_PDFS / "peerj.pdf")])
+    assert both.exit_code == 2 and "give one" in both.stderr

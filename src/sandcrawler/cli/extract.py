@@ -26,10 +26,14 @@ from sandcrawler.pipeline.sources import PathsSource
 @click.option("--full", is_flag=True,
               help="Also read the body: sections with their paragraphs and the citations "
                    "in each, figures and tables (the `body` key).")
+@click.option("--header-only", is_flag=True,
+              help="Only the header, from the first two pages, as GROBID's "
+                   "processHeaderDocument reads it: no references, no body.")
 @pipeline_options("extract-pdf")
 def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
-            memory_limit: int | None, full: bool, jobs: int, batch_size: int | None,
-            limit: int | None, progress: bool | None, silent: bool, fail_fast: bool) -> None:
+            memory_limit: int | None, full: bool, header_only: bool, jobs: int,
+            batch_size: int | None, limit: int | None, progress: bool | None, silent: bool,
+            fail_fast: bool) -> None:
     """Extract the header and the references of PDFs, without a GROBID server.
 
     PATH is a PDF or a directory (walked recursively, in name order). For each
@@ -51,13 +55,17 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
       sandcrawler extract -j 2 papers/ > extracted.jsonl
       sandcrawler extract paper.pdf | jq '.header.title, (.references | length)'
       sandcrawler extract --full paper.pdf | jq '.body.sections[].head'
+      sandcrawler extract --header-only papers/ | jq -c '[.path, .header.title]'
     """
+    if full and header_only:
+        raise click.UsageError("--full and --header-only ask for different things; give one")
     services = open_services(**{"extract.reader": reader})
     run_pipeline(
         "extract",
         PathsSource(list(paths), limit=limit),
         "extract-pdf",
-        {"timeout": timeout, "memory_limit_mb": memory_limit, "full": full},
+        {"timeout": timeout, "memory_limit_mb": memory_limit, "full": full,
+         "header_only": header_only},
         StdoutSink(),
         services,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,

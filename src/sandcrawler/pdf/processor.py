@@ -52,9 +52,10 @@ from sandcrawler.storage.precedence import Layer, Source
 
 #: extraction statuses that still give a usable document (stored and catalogued)
 STORED = frozenset({PdfStatus.SUCCESS, PdfStatus.EMPTY_PAGE0, PdfStatus.TEXT_TOO_LARGE})
-#: the cascade's stored TEI keeps what the original system always asks GROBID
-#: for: the raw reference strings and affiliations
-STORED_TEI = TeiOptions(raw_citations=True, raw_affiliations=True)
+#: the cascade's stored TEI has what the original system always asks GROBID
+#: for: the raw reference strings and affiliations, and sentences (a citation's
+#: context is its sentence)
+STORED_TEI = TeiOptions(raw_citations=True, raw_affiliations=True, segment_sentences=True)
 
 
 @dataclass(slots=True)

@@ -10,7 +10,8 @@ from sandcrawler.records.extraction import ExtractRequest
 
 
 def extract_pdf(services: Services, timeout: float | None = None,
-                memory_limit_mb: int | None = None, full: bool = False) -> Worker:
+                memory_limit_mb: int | None = None, full: bool = False,
+                header_only: bool = False) -> Worker:
     return ExtractPdfWorker(services.extractor(timeout=timeout,
                                                memory_limit_mb=memory_limit_mb),
-                            ExtractRequest(full=full))
+                            ExtractRequest(full=full, header_only=header_only))
