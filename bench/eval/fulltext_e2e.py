@@ -27,6 +27,7 @@ GROBID's published PMC figures (doc/benchmarks/Benchmarking-pmc.md, GROBID
 PDFs, and with GROBID's mixed CRF/deep-learning models.
 
 Run:  python bench/eval/fulltext_e2e.py [--grobid DIR] [--pdfs DIR ...] [--json FILE]
+                                      [--only DOC ...] [--models DIR]
 """
 
 from __future__ import annotations
@@ -125,13 +126,17 @@ def leave_one_out(dataset: Path, doc: str, out: Path) -> Path:
 _YEAR = re.compile(r"(1[89]\d\d|20\d\d)")
 
 
-def right_reference(callout: str, target: str | None, found: Extraction) -> bool:
+def right_reference(callout: str, piece: str, target: str | None, found: Extraction) -> bool:
+    """Whether ``target`` is the reference the truth's ``callout`` names, for the
+    ``piece`` of it that our callout is ("[1" of "[1, 2, 3]")."""
     if target is None or not target.startswith("b"):
         return False
     ref = found.references[int(target[1:])]
-    number = re.fullmatch(r"\W*(\d+)\W*", callout)
-    if number:
-        return bool(ref.id) and re.sub(r"\D", "", ref.id or "") == number.group(1)
+    numbers = re.findall(r"\d+", callout)
+    if numbers and not _YEAR.search(callout):
+        mine = re.findall(r"\d+", piece)
+        return bool(ref.id) and bool(mine) and mine[0] in numbers \
+            and re.sub(r"\D", "", ref.id or "") == mine[0]
     year = _YEAR.search(callout)
     surname = (ref.authors[0].surname or ref.authors[0].full_name or "") if ref.authors \
         else ""
@@ -168,7 +173,7 @@ def score(truth: Truth, found: Extraction) -> Scores:
             s.callouts_found += 1
             if mine[0].target is not None:
                 s.callouts_linked += 1
-            if right_reference(ref, mine[0].target, found):
+            if right_reference(ref, mine[0].text, mine[0].target, found):
                 s.callouts_right += 1
     return s
 
@@ -188,6 +193,11 @@ def main() -> None:
     parser.add_argument("--pdfs", type=Path, nargs="*",
                         default=[SHARED_DATA / "pdfs", REPO.parent / "grobid"])
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--only", nargs="*", default=None, metavar="DOC",
+                        help="only these documents (their file names' stems)")
+    parser.add_argument("--models", type=Path, default=None, metavar="DIR",
+                        help="keep each leave-one-out model in DIR/<doc>/ and reuse it "
+                             "when there (training one takes minutes)")
     args = parser.parse_args()
     dataset = args.grobid / DATASET
     if not dataset.is_dir():
@@ -200,7 +210,8 @@ def main() -> None:
     for part in ("corpus", "evaluation"):
         for tei in sorted((dataset / part / "tei").glob("*.tei.xml")):
             stem = tei.name.split(".training.fulltext")[0]
-            if stem in pdfs and stem not in [d[0] for d in docs]:
+            if stem in pdfs and stem not in [d[0] for d in docs] \
+                    and (args.only is None or stem in args.only):
                 docs.append((stem, tei))
     if not docs:
         skip("none of the annotated PDFs is here")
@@ -209,7 +220,11 @@ def main() -> None:
     rows = []
     for stem, tei in docs:
         with tempfile.TemporaryDirectory() as tmp:
-            models = leave_one_out(dataset, stem, Path(tmp))
+            kept = args.models / stem if args.models is not None else None
+            if kept is not None and (kept / "models" / "fulltext.crfmodel").exists():
+                models = kept / "models"
+            else:
+                models = leave_one_out(dataset, stem, kept or Path(tmp))
             settings = ExtractSettings(models=models)
             found = extract_document(pdfs[stem], settings, request=ExtractRequest(full=True))
         s = score(read_truth(tei), found)

@@ -11,7 +11,7 @@ always the input string.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from grobid_tei_xml.types import GrobidBiblio
 
@@ -59,6 +59,8 @@ _ARXIV_OLD = re.compile(r"\b([a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)\b")
 _ARXIV_HINT = re.compile(r"arxiv", re.I)
 _PMID = re.compile(r"\bPMID:?\s*(\d{1,9})\b", re.I)
 _PMCID = re.compile(r"\b(PMC\d{3,9})\b", re.I)
+#: the words before an identifier of _ARXIV_HINT, _PMID and _PMCID, in one search
+_ID_WORDS = re.compile(r"arxiv|pmid|pmc", re.I)
 _URL = re.compile(r"(?:https?|ftp)://[^\s<>\"]+|www\.[^\s<>\"]+")
 _TRAILING = ".,;:)]}>'\""
 
@@ -79,6 +81,22 @@ def spans(text: str, tokens: Sequence[Token], labels: Sequence[str]) -> list[tup
             j += 1
         if label != OUTSIDE:
             out.append((label, text[tokens[i].start : tokens[j].end]))
+        i = j + 1
+    return out
+
+
+def column_spans(text: str, starts: Sequence[int], ends: Sequence[int],
+                 labels: Sequence[str]) -> list[tuple[str, str]]:
+    """``spans`` of tokens given as columns (``tagging.tokens.token_columns``)."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(labels)
+    while i < n:
+        label = labels[i]
+        j = i
+        while j + 1 < n and labels[j + 1] == label:
+            j += 1
+        if label != OUTSIDE:
+            out.append((label, text[starts[i] : ends[j]]))
         i = j + 1
     return out
 
@@ -141,17 +159,27 @@ def find_url(text: str) -> str | None:
     return m.group(0).rstrip(_TRAILING) if m else None
 
 
+def _first_clean(values: list[str], keep_dot: bool) -> str | None:
+    for value in values:
+        cleaned = _clean(value, keep_dot)
+        if cleaned:
+            return cleaned
+    return None
+
+
 def build_biblio(text: str, tokens: Sequence[Token], labels: Sequence[str]) -> GrobidBiblio:
+    return biblio_of_spans(text, spans(text, tokens, labels))
+
+
+def biblio_of_spans(text: str, labelled: Iterable[tuple[str, str]]) -> GrobidBiblio:
+    """The biblio of ``text`` from its (label, substring) spans, in order."""
     fields: dict[str, list[str]] = {}
-    for label, value in spans(text, tokens, labels):
+    for label, value in labelled:
         fields.setdefault(label, []).append(value)
 
     def first(label: str, keep_dot: bool = False) -> str | None:
-        for value in fields.get(label, ()):
-            cleaned = _clean(value, keep_dot)
-            if cleaned:
-                return cleaned
-        return None
+        values = fields.get(label)
+        return _first_clean(values, keep_dot) if values else None
 
     authors = [p for value in fields.get("author", ()) for p in split_names(value)]
     editors = [p for value in fields.get("editor", ()) for p in split_names(value, editors=True)]
@@ -190,23 +218,31 @@ def build_biblio(text: str, tokens: Sequence[Token], labels: Sequence[str]) -> G
 def _identifiers(biblio: GrobidBiblio, fields: dict[str, list[str]], text: str) -> None:
     """Identifiers from their labelled spans, else recognised anywhere in the string:
     their syntax is unambiguous enough that a pattern beats a missed label."""
+    # the patterns searched in the whole string each need a literal ("10.", "://" or
+    # "www.", one of the words): strings without it are not searched
     doi_span = " ".join(fields.get("doi", ()))
-    biblio.doi = find_doi(doi_span) or find_doi(text)
+    biblio.doi = find_doi(doi_span) or (find_doi(text) if "10." in text else None)
     arxiv_span = " ".join(fields.get("arxiv", ()))
     biblio.arxiv_id = find_arxiv(arxiv_span) if arxiv_span else None
-    hint = None if biblio.arxiv_id else _ARXIV_HINT.search(text)
+    if text.isascii():  # re.I on ASCII text is str.lower()'s case
+        lowered = text.lower()
+        named = "arxiv" in lowered or "pmid" in lowered or "pmc" in lowered
+    else:
+        named = _ID_WORDS.search(text) is not None
+    hint = None if biblio.arxiv_id or not named else _ARXIV_HINT.search(text)
     if hint:  # unlabelled: only an id written after the word "arXiv"
         biblio.arxiv_id = find_arxiv(text[hint.start() :])
     pmid_span = " ".join(fields.get("pmid", ()))
     m = re.search(r"\d{1,9}", pmid_span) if pmid_span else None
     biblio.pmid = m.group(0) if m else None
     if not biblio.pmid:
-        m = _PMID.search(text)
+        m = _PMID.search(text) if named else None
         biblio.pmid = m.group(1) if m else None
-    m = _PMCID.search(" ".join(fields.get("pmcid", ())) or text)
+    pmcid_span = " ".join(fields.get("pmcid", ()))
+    m = _PMCID.search(pmcid_span) if pmcid_span else _PMCID.search(text) if named else None
     biblio.pmcid = m.group(1).upper() if m else None
     web = " ".join(fields.get("web", ()))
-    url = find_url(web) or find_url(text)
+    url = find_url(web) or (find_url(text) if "://" in text or "www." in text else None)
     if url and biblio.doi and ("doi.org/" in url):
         url = None
     biblio.url = url

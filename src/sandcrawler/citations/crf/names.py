@@ -12,6 +12,7 @@ particles ("de", "van der"), and names in CJK scripts (family name first).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from grobid_tei_xml.types import GrobidAuthor
 
@@ -31,22 +32,34 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _STRIP = " \t,;:.()[]{}*†‡§\"'“”"
 
 
+# names repeat from reference to reference: a word's verdicts are memoised
+@lru_cache(maxsize=1 << 16)
 def _is_initial(word: str) -> bool:
     return bool(_INITIAL.match(word)) and word[0].isupper()
 
 
+@lru_cache(maxsize=1 << 16)
+def _initial_like(word: str) -> bool:
+    """An initial, or a block of them like "JA"."""
+    return _is_initial(word) or bool(_INITIALS_BLOCK.match(word))
+
+
 def _initials_only(words: list[str]) -> bool:
-    return bool(words) and all(_is_initial(w) or _INITIALS_BLOCK.match(w) for w in words)
+    return bool(words) and all(map(_initial_like, words))
 
 
 def _no_initials(words: list[str]) -> bool:
     """Looks like a surname alone: no initials in it, not a block like "JA"."""
-    return not _initials_only(words) and not any(_is_initial(w) for w in words)
+    return not any(map(_is_initial, words)) and not _initials_only(words)
+
+
+_GLUED_INITIAL = re.compile(r"(?<=[^\W\d_]\.)(?=[^\W\d_])")
 
 
 def _words(piece: str) -> list[str]:
     # "P.J." and "J.Smith" are several words
-    piece = re.sub(r"(?<=[^\W\d_]\.)(?=[^\W\d_])", " ", piece)
+    if "." in piece:
+        piece = _GLUED_INITIAL.sub(" ", piece)
     return [w for w in piece.split() if w.strip(_STRIP)]
 
 
@@ -55,7 +68,7 @@ def _forenames(words: list[str]) -> list[str]:
     out: list[str] = []
     for w in words:
         w = w.strip(",;:")
-        if _INITIALS_BLOCK.match(w) and len(w) > 1:
+        if len(w) > 1 and _INITIALS_BLOCK.match(w):
             out.extend(w)
         else:
             out.append(w.replace(".", "") if _is_initial(w) else w.rstrip("."))
@@ -66,7 +79,7 @@ def _person(
     surname_words: list[str], forename_words: list[str], written: str | None = None
 ) -> GrobidAuthor | None:
     """``written``: the name as written, for scripts that put the family name first."""
-    surname = " ".join(w.strip(",;") for w in surname_words).strip(_STRIP)
+    surname = " ".join([w.strip(",;") for w in surname_words]).strip(_STRIP)
     forenames = _forenames(forename_words)
     if not surname and not forenames:
         return None
@@ -80,19 +93,20 @@ def _person(
 
 def _split_direct(words: list[str]) -> GrobidAuthor | None:
     """One name written without a comma: "J. Smith", "Smith J", "John de Smith"."""
-    words = [w for w in words if w.lower().rstrip(".") not in _SUFFIXES or len(words) < 2]
+    if len(words) > 1:  # "Jr" alone is a name
+        words = [w for w in words if w.lower().rstrip(".") not in _SUFFIXES]
     if not words:
         return None
     if len(words) == 1:
         word = words[0]
-        if _CJK.search(word) and 2 <= len(word) <= 4:
+        if 2 <= len(word) <= 4 and not word.isascii() and _CJK.search(word):
             return _person([word[0]], [word[1:]], written=word)
         return _person([word], [])
-    if _CJK.search(words[0]):  # CJK scripts write the family name first
+    if not words[0].isascii() and _CJK.search(words[0]):  # CJK: family name first
         return _person(words[:1], words[1:], written=" ".join(words))
     # "Smith J", "Smith JA", "Abel T.", "Bromm V. K.": trailing initials
     k = len(words)
-    while k > 0 and (_is_initial(words[k - 1]) or _INITIALS_BLOCK.match(words[k - 1])):
+    while k > 0 and _initial_like(words[k - 1]):
         k -= 1
     if 0 < k < len(words) and not _is_initial(words[0]):
         return _person(words[:k], words[k:])
@@ -117,7 +131,7 @@ def split_names(text: str, *, editors: bool = False) -> list[GrobidAuthor]:
               for g in _GROUP_SEP.split(text) if g and g.strip(_STRIP)]
     pieces = [words for group in groups for words in group if words]
     # "Smith, John" as the whole field, or in groups of two: surname, given names
-    pairs_everywhere = not _CJK.search(text) and all(
+    pairs_everywhere = (text.isascii() or not _CJK.search(text)) and all(
         len(g) == 2 and len(g[0]) == 1 and 1 <= len(g[1]) <= 2 for g in groups
     )
     persons: list[GrobidAuthor | None] = []
@@ -132,4 +146,4 @@ def split_names(text: str, *, editors: bool = False) -> list[GrobidAuthor]:
         else:
             persons.append(_split_direct(words))
             i += 1
-    return [p for p in persons if p is not None and any(c.isalpha() for c in p.surname or "")]
+    return [p for p in persons if p is not None and any(map(str.isalpha, p.surname or ""))]
