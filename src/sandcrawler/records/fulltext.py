@@ -91,8 +91,10 @@ class Section:
         return [b for b in self.blocks if isinstance(b, Paragraph)]
 
     def to_json(self) -> dict[str, Any]:
+        # every entry of "paragraphs" has text and citations; formulas beside them
         return {"head": self.head, "number": self.number,
-                "paragraphs": [b.to_json() for b in self.blocks]}
+                "paragraphs": [p.to_json() for p in self.paragraphs],
+                "formulas": [b.to_json() for b in self.blocks if isinstance(b, Formula)]}
 
 
 @dataclass(slots=True)
