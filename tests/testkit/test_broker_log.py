@@ -10,7 +10,7 @@ import time
 import pytest
 
 from sandcrawler.kafka.client import BrokerLog
-from sandcrawler.pipeline.kafka_io import waited
+from sandcrawler.pipeline.kafka_io import GaveUp, waited
 
 BROKERS = "kafka1:9092"
 REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
@@ -135,3 +135,17 @@ def test_waited_gives_up_when_told_to() -> None:
     with pytest.raises(TimeoutError):
         waited(lambda: time.sleep(5), 0.2, give_up)
     assert time.monotonic() - started < 2
+
+
+def test_waited_gives_up_a_grace_after_a_stop() -> None:
+    """A call that never answers (librdkafka's commit can hang on a restarted
+    broker) holds a stop only for the grace; one that answers within it is kept."""
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(GaveUp):
+        waited(lambda: time.sleep(30), 60.0, lambda: None, stop=stop, grace=0.5)
+    assert 0.8 <= time.monotonic() - started < 3
+    # the stop already set: an answer within the grace still counts
+    assert waited(lambda: time.sleep(0.3) or "done", 60.0, lambda: None,
+                  stop=stop, grace=2.0) == "done"

@@ -28,6 +28,14 @@ PROBE_TIMEOUT = 2.0
 COMMIT_SLOW = 10.0
 #: how long a stopping worker waits to leave its consumer group
 CLOSE_TIMEOUT = 10.0
+#: how long, once a stop is asked for, an offset commit may still go unanswered
+#: before it is given up: librdkafka's synchronous commit can hang on a broker that
+#: answers everything else (after a restart, say), and would hold the stop for ever
+STOP_COMMIT_GRACE = 5.0
+
+
+class GaveUp(Exception):
+    """A wait given up on: the stop's grace ran out first."""
 
 
 class KafkaSource:
@@ -71,6 +79,9 @@ class KafkaSource:
         self._pending: dict[tuple[str, int], int] = {}
         self._next_probe = 0.0
         self._said_missing = False
+        #: a commit was given up at a stop: nothing more is committed, and leaving
+        #: the group (which waits for that commit first) gets a short wait
+        self._gave_up_commit = False
         self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic),
                                  on_assign=self._on_assign, on_revoke=self._on_revoke,
                                  on_lost=self._on_revoke)
@@ -147,14 +158,24 @@ class KafkaSource:
 
     def _commit_pending(self) -> None:
         # _pending holds only partitions still ours: _on_revoke drops the others
-        if not self._pending:
+        if not self._pending or self._gave_up_commit:
             return
         offsets = [TopicPartition(t, p, o + 1) for (t, p), o in self._pending.items()]
         asked_at = time.monotonic()
         try:
             waited(lambda: self._consumer.commit(offsets=offsets, asynchronous=False),
                    COMMIT_SLOW, lambda: self._log.failed(
-                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"))
+                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"),
+                   stop=self.stop, grace=STOP_COMMIT_GRACE)
+        except GaveUp:
+            # Nothing is lost: the records are stored, and whoever reads these
+            # partitions next reads them again (the sinks' writes are idempotent).
+            log.warning("Kafka at %s: stopping without the offset commit of %s: no answer "
+                        "within %gs of the stop; their last records are read again by the "
+                        "next worker", self._log.brokers,
+                        ", ".join(f"{t}[{p}]" for t, p in self._pending), STOP_COMMIT_GRACE)
+            self._gave_up_commit = True
+            return
         except KafkaException as e:
             # The broker is away, or a rebalance is under way: kept, and tried again
             # with the next ack or when the topic is idle. Until then a restart
@@ -200,13 +221,14 @@ class KafkaSource:
         def give_up() -> None:
             raise TimeoutError
 
+        timeout = STOP_COMMIT_GRACE if self._gave_up_commit else CLOSE_TIMEOUT
         try:
-            waited(self._close, CLOSE_TIMEOUT, give_up)
+            waited(self._close, timeout, give_up)
         except TimeoutError:
             log.warning("Kafka at %s: leaving the consumer group did not finish within %gs "
                         "(the broker does not answer); stopping without it: the group "
                         "moves this worker's partitions after its session timeout",
-                        self._log.brokers, CLOSE_TIMEOUT)
+                        self._log.brokers, timeout)
 
     def _close(self) -> None:
         try:
@@ -216,7 +238,8 @@ class KafkaSource:
                         kafka_reason(e))
 
 
-def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]) -> T:
+def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None], *,
+           stop: threading.Event | None = None, grace: float = 0.0) -> T:
     """``call()``, made in a thread of its own while this one waits for it in short
     slices: a blocking call into librdkafka holds the thread that made it, so
     signal handlers (a stop) could not run until it returned, and nobody could
@@ -224,7 +247,8 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     seconds without an answer; the wait goes on, unless it raises (to give up).
     An exception of ``call`` is raised here. A second stop signal
     (KeyboardInterrupt) ends the wait too; the call's thread (a daemon) is left
-    to finish or die with the process."""
+    to finish or die with the process. With ``stop``, the wait lasts at most
+    ``grace`` seconds after the stop is seen, then GaveUp is raised."""
     result: list[T] = []
     error: list[BaseException] = []
 
@@ -237,11 +261,17 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     thread = threading.Thread(target=run, name="kafka-call", daemon=True)
     thread.start()
     slow_at = time.monotonic() + slow_after
+    give_up_at = 0.0
     while thread.is_alive():
         thread.join(0.2)
-        if slow_at and time.monotonic() >= slow_at and thread.is_alive():
+        now = time.monotonic()
+        if slow_at and now >= slow_at and thread.is_alive():
             slow_at = 0.0
             on_slow()
+        if stop is not None and stop.is_set() and thread.is_alive():
+            give_up_at = give_up_at or now + grace
+            if now >= give_up_at:
+                raise GaveUp
     if error:
         raise error[0]
     return result[0]
