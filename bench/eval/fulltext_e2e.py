@@ -16,9 +16,13 @@ PDF goes through the whole cascade (``extract_document``, full text) and:
 - **paragraphs**: recall of the truth's paragraphs (>= 40 characters) by
   Levenshtein >= 0.8 against any paragraph found, as GROBID's end-to-end
   evaluation matches paragraphs;
-- **callouts linked**: of the truth's reference callouts inside matched
-  paragraphs, those found at the same text with a target, and those whose
-  target is the right reference: for "[12]" / "12", the reference printed
+- **paragraphs, joined**: the same, with the truth's paragraphs that go on a
+  sentence across a page or column joined (GROBID's annotators cut them where
+  the break falls; a reader, and JATS, has one paragraph);
+- **callouts linked**: the truth's reference callouts against ours in reading
+  order (the same text, taken in turn, whatever the paragraphs), those found,
+  and those whose target is the right reference (also within matched
+  paragraphs alone, as before): for "[12]" / "12", the reference printed
   with label 12; for author-year, the reference whose first author's surname
   is in the callout and whose year is the callout's.
 
@@ -78,6 +82,9 @@ class Scores:
     callouts_found: int = 0
     callouts_linked: int = 0
     callouts_right: int = 0
+    doc_callouts: int = 0
+    doc_callouts_found: int = 0
+    doc_callouts_right: int = 0
 
     def add(self, other: Scores) -> None:
         for name in vars(self):
@@ -96,7 +103,11 @@ def text_of(el: ET.Element) -> str:
     return " ".join("".join(el.itertext()).split())
 
 
-def read_truth(path: Path) -> Truth:
+def read_truth(path: Path, *, joined: bool = False) -> Truth:
+    """The annotation's heads and paragraphs. ``joined``: a paragraph that goes
+    on a sentence across a page or column (the next ``<p>`` starts in lower case
+    after one that ends no sentence) is one, as a reader (and JATS) has it;
+    GROBID's annotators cut it where the break falls."""
     root = ET.parse(path).getroot()
     out = Truth()
     for el in root.iter():
@@ -104,8 +115,16 @@ def read_truth(path: Path) -> Truth:
             out.heads.append(text_of(el))
         elif el.tag == "p":
             refs = [text_of(r) for r in el.iter("ref") if r.get("type") == "biblio"]
-            out.paragraphs.append((text_of(el), refs))
+            text = text_of(el)
+            if joined and out.paragraphs and goes_on(out.paragraphs[-1][0], text):
+                before, before_refs = out.paragraphs.pop()
+                text, refs = f"{before} {text}", before_refs + refs
+            out.paragraphs.append((text, refs))
     return out
+
+
+def goes_on(before: str, text: str) -> bool:
+    return not re.search(r"[.?!:][\"')\]]*$", before) and text[:1].islower()
 
 
 def leave_one_out(dataset: Path, doc: str, out: Path) -> Path:
@@ -155,6 +174,20 @@ def score(truth: Truth, found: Extraction) -> Scores:
     s.heads_found = sum(any(similar(t, h) for h in heads) for t in truth.heads)
     s.heads_right = sum(any(similar(h, t) for t in truth.heads) for h in heads)
     paragraphs = [p for sec in body.sections for p in sec.paragraphs]
+    # every callout of the truth against ours in reading order, whatever the
+    # paragraphs: the same text, taken in turn (a truth callout cut into several
+    # of ours counts by the first inside it)
+    ours = [c for p in paragraphs for c in p.callouts if norm(c.text)]
+    at = 0
+    for ref in (r for _, refs in truth.paragraphs for r in refs):
+        s.doc_callouts += 1
+        for k in range(at, min(len(ours), at + 12)):
+            if norm(ours[k].text) in norm(ref):
+                s.doc_callouts_found += 1
+                s.doc_callouts_right += right_reference(ref, ours[k].text, ours[k].target,
+                                                        found)
+                at = k + 1
+                break
     for text, refs in truth.paragraphs:
         if len(text) < MIN_PARAGRAPH:
             continue
@@ -216,7 +249,7 @@ def main() -> None:
     if not docs:
         skip("none of the annotated PDFs is here")
     print_header("full text end to end (leave-one-out fulltext models)")
-    total = Scores()
+    total, total_joined = Scores(), Scores()
     rows = []
     for stem, tei in docs:
         with tempfile.TemporaryDirectory() as tmp:
@@ -228,21 +261,29 @@ def main() -> None:
             settings = ExtractSettings(models=models)
             found = extract_document(pdfs[stem], settings, request=ExtractRequest(full=True))
         s = score(read_truth(tei), found)
+        j = score(read_truth(tei, joined=True), found)
         total.add(s)
-        rows.append({"doc": stem, "status": str(found.status), **vars(s)})
+        total_joined.add(j)
+        rows.append({"doc": stem, "status": str(found.status), **vars(s),
+                     "joined": vars(j)})
         print(f"{stem:28} heads {s.heads_found}/{s.heads} (given {s.heads_given}) · "
-              f"paragraphs {s.paragraphs_found}/{s.paragraphs} · callouts found "
-              f"{s.callouts_found}/{s.callouts}, right {s.callouts_right}")
+              f"paragraphs {s.paragraphs_found}/{s.paragraphs} (joined "
+              f"{j.paragraphs_found}/{j.paragraphs}) · callouts found "
+              f"{s.doc_callouts_found}/{s.doc_callouts}, right {s.doc_callouts_right}")
     hp, hr = pct(total.heads_right, total.heads_given), pct(total.heads_found, total.heads)
     figures = {
         "documents": len(docs),
         "section titles P": hp, "section titles R": hr, "section titles F1": f1(hp, hr),
         "paragraphs recall (Levenshtein >= 0.8)": pct(total.paragraphs_found, total.paragraphs),
-        "callouts found": pct(total.callouts_found, total.callouts),
+        "paragraphs recall, truth joined across mid-sentence breaks":
+            pct(total_joined.paragraphs_found, total_joined.paragraphs),
+        "callouts found (reading order)": pct(total.doc_callouts_found, total.doc_callouts),
         "callouts linked to the right reference, of those found":
-            pct(total.callouts_right, total.callouts_found),
+            pct(total.doc_callouts_right, total.doc_callouts_found),
         "callouts linked to the right reference, of all":
-            pct(total.callouts_right, total.callouts),
+            pct(total.doc_callouts_right, total.doc_callouts),
+        "callouts found in matched paragraphs": pct(total.callouts_found, total.callouts),
+        "  of those, linked right": pct(total.callouts_right, total.callouts_found),
     }
     print()
     for k, v in figures.items():

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from sandcrawler.docparse.assembly.paragraphs import ends_sentence, printed_breaks, starts_sentence
 from sandcrawler.docparse.layout.elements import Token
-from sandcrawler.docparse.layout.text import join_spans, join_tokens
+from sandcrawler.docparse.layout.text import join_spans, join_tokens, starts_line
 from sandcrawler.records.fulltext import (
     Body,
     Box,
@@ -35,6 +36,8 @@ ReadFigure = Callable[[int, int, str, str], Figure]
 _MARKERS = {"<citation_marker>": CalloutKind.BIBR, "<figure_marker>": CalloutKind.FIGURE,
             "<table_marker>": CalloutKind.TABLE, "<equation_marker>": CalloutKind.FORMULA}
 #: a head's number: "2", "2.1", "2.1.", "IV.", "A." before the title
+#: an equation's run that is only the closing bracket of its label
+_CLOSING = re.compile(r"\s*[)\]]\s*")
 _NUMBER = re.compile(r"^((?:\d+\.)*\d+\.?|[IVXLC]+\.|[A-H]\.)\s+(?=\S)")
 
 
@@ -62,6 +65,7 @@ def build_body(tokens: Sequence[Token], labels: Sequence[str],
 
     counts = {"figure": 0, "table": 0, "formula": 0}
     last = ""
+    breaks = printed_breaks(tokens)
     for label, start, end in fields(labels):
         run = tokens[start:end]
         begins = labels[start].startswith(BEGIN)
@@ -69,10 +73,23 @@ def build_body(tokens: Sequence[Token], labels: Sequence[str],
             # GROBID's rule: text after a callout, a figure or a table goes on
             # with the paragraph before it, whatever its label's I- says
             goes_on = last in _MARKERS or last in ("<figure>", "<table>")
-            if (begins and not goes_on) or item != (label == "<item>") or not para:
+            # ... and so does a start the model saw inside a sentence, which the
+            # page does not show (a column's top, a lower-case word going on)
+            if begins and para and not ends_sentence(para[-1].text) \
+                    and not starts_sentence(run[0].text):
+                goes_on = True
+            if (begins and not goes_on) or item != (label == "<item>") or not para \
+                    or start in breaks:
                 close()
             item = label == "<item>"
-            para.extend(run)
+            # a paragraph's end the page prints and the model missed
+            cut = start
+            for i in range(start + 1, end):
+                if i in breaks:
+                    para.extend(tokens[cut:i])
+                    close()
+                    cut = i
+            para.extend(tokens[cut:end])
         elif label in _MARKERS:
             marks.append((len(para), len(para) + len(run), _MARKERS[label]))
             para.extend(run)
@@ -87,14 +104,25 @@ def build_body(tokens: Sequence[Token], labels: Sequence[str],
                 Figure(figure_id, kind, description=join_tokens(run), boxes=boxes_of(run))
             body.figures.append(figure)
         elif label == "<equation>":
-            close()
-            current().blocks.append(Formula(f"formula_{counts['formula']}", join_tokens(run),
-                                         boxes=boxes_of(run)))
-            counts["formula"] += 1
+            formula = _last_formula(section)
+            text = join_tokens(run)
+            if last == "<equation_label>" and formula is not None and formula.label \
+                    and _CLOSING.fullmatch(text):
+                # the ")" of "(3)" the model left with the equation
+                formula.label += text
+            else:
+                close()
+                current().blocks.append(Formula(f"formula_{counts['formula']}", text,
+                                                boxes=boxes_of(run)))
+                counts["formula"] += 1
         elif label == "<equation_label>":
             formula = _last_formula(section)
             if formula is not None and formula.label is None:
                 formula.label = join_tokens(run)
+                if formula.text.endswith("(") and not formula.label.startswith("("):
+                    # ... and its "(": the label is printed whole
+                    formula.text = formula.text[:-1].rstrip()
+                    formula.label = "(" + formula.label
             else:
                 para.extend(run)
         # <other>: running heads, page numbers, debris the model set apart
@@ -143,13 +171,10 @@ def _lines(tokens: Sequence[Token]) -> list[list[int]]:
     """The tokens' indices cut into printed lines."""
     out: list[list[int]] = []
     for i, t in enumerate(tokens):
-        if out:
-            prev = tokens[out[-1][-1]]
-            if t.page == prev.page and abs(t.y - prev.y) <= prev.height * 0.6 \
-                    and t.x >= prev.x:
-                out[-1].append(i)
-                continue
-        out.append([i])
+        if out and not starts_line(tokens[out[-1][-1]], t):
+            out[-1].append(i)
+        else:
+            out.append([i])
     return out
 
 

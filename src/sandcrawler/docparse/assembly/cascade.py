@@ -37,6 +37,7 @@ from sandcrawler.docparse.assembly.header import (
 from sandcrawler.docparse.assembly.names import default_model as names_model
 from sandcrawler.docparse.assembly.names import parse_names
 from sandcrawler.docparse.assembly.references import reference_strings
+from sandcrawler.docparse.assembly.zones import body_out_of_header
 from sandcrawler.docparse.crf.columns import ColumnModel
 from sandcrawler.docparse.crf.text import TextCrfModel
 from sandcrawler.docparse.features.header import header_rows
@@ -169,7 +170,8 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
         return Extraction(LayoutStatus.NO_TEXT, error="no text on any page (a scan?)",
                           pages=pages, pages_read=read, reader=layout.reader)
     models = cascade(settings.models, citation_model)
-    zones = [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))]
+    zones = body_out_of_header(
+        lines, [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))])
     header = _header(layout, lines, zones, models)
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)
                  if zone == REFERENCES_ZONE]

@@ -37,9 +37,7 @@ def join_spans(tokens: Sequence[Token]) -> tuple[str, list[tuple[int, int]]]:
         if i + 1 == len(tokens):
             break
         nxt = tokens[i + 1]
-        new_line = nxt.page != token.page or abs(nxt.y - token.y) > token.height * 0.6 \
-            or nxt.x < token.x
-        if new_line:
+        if starts_line(token, nxt):
             if _broken_word(tokens, i, nxt):
                 parts.pop()  # the hyphen
                 at -= len(token.text)
@@ -57,6 +55,12 @@ def join_spans(tokens: Sequence[Token]) -> tuple[str, list[tuple[int, int]]]:
     # only from a blank last token: strip it without moving any start
     return text.rstrip(), [(min(a, len(text.rstrip())), min(b, len(text.rstrip())))
                            for a, b in spans]
+
+
+def starts_line(token: Token, nxt: Token) -> bool:
+    """``nxt``, read after ``token``, is on a printed line of its own."""
+    return nxt.page != token.page or abs(nxt.y - token.y) > token.height * 0.6 \
+        or nxt.x < token.x
 
 
 def _broken_word(tokens: Sequence[Token], i: int, nxt: Token) -> bool:

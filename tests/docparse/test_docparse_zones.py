@@ -1,0 +1,52 @@
+"""The header zone gives the introduction back to the body
+(docparse/assembly/zones.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandcrawler.docparse.assembly.zones import BODY, HEADER, body_out_of_header
+from sandcrawler.docparse.layout.elements import Line, Token
+
+
+def lines(*texts: str) -> list[Line]:
+    out = []
+    for n, text in enumerate(texts):
+        words = text.split()
+        out.append(Line([Token(w, "Times", 10, False, False, 50.0 + 30 * i, 100.0 + 12 * n,
+                               25.0, 10, 0, space_after=i + 1 < len(words))
+                         for i, w in enumerate(words)]))
+    return out
+
+
+PAPER = ("A Title of Some Length", "Ann Author and Bob Writer", "Abstract. We show things.",
+         "Keywords: things")
+
+
+@pytest.mark.parametrize("intro", [
+    ("1 Introduction",), ("1. INTRODUCTION",), ("I. Introduction",),
+    ("1", "Introduction and Related Work"), ("Introduction",), ("Background",),
+])
+def test_the_introduction_and_what_follows_go_back_to_the_body(intro: tuple[str, ...]) -> None:
+    texts = (*PAPER, *intro, "The body's first paragraph.", "Its second line.")
+    zones = [HEADER] * len(texts) + [BODY]
+    out = body_out_of_header(lines(*texts, "More body."), zones)
+    assert out == [HEADER] * len(PAPER) + [BODY] * (len(texts) - len(PAPER) + 1)
+
+
+def test_a_title_that_is_an_introduction_stays_in_the_header() -> None:
+    # no number and no abstract before it: it may be the title of an editorial
+    texts = ("Introduction", "Ann Author", "Some text of the editorial.")
+    zones = [HEADER] * 3
+    assert body_out_of_header(lines(*texts), zones) == zones
+    # a long line that starts with the word is not a head
+    texts = (*PAPER, "Introduction of a new method for counting things in the header "
+             "that runs on")
+    zones = [HEADER] * len(texts)
+    assert body_out_of_header(lines(*texts), zones) == zones
+
+
+def test_only_the_header_zone_is_touched() -> None:
+    texts = (*PAPER, "1 Introduction", "Text.")
+    zones = [HEADER] * len(PAPER) + ["<body>", "<body>"]
+    assert body_out_of_header(lines(*texts), zones) == zones
