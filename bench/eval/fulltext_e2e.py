@@ -164,6 +164,14 @@ def right_reference(callout: str, piece: str, target: str | None, found: Extract
                 and year.group(1) in (ref.date or ref.unstructured or ""))
 
 
+def piece_of(mine: str, callout: str) -> bool:
+    """Our callout is the truth's or a piece of it: its text inside the truth's,
+    and its numbers whole numbers of the truth's ("2" is no piece of "[28]")."""
+    if not norm(mine) or norm(mine) not in norm(callout):
+        return False
+    return set(re.findall(r"\d+", mine)) <= set(re.findall(r"\d+", callout))
+
+
 def score(truth: Truth, found: Extraction) -> Scores:
     s = Scores()
     body = found.body
@@ -182,7 +190,7 @@ def score(truth: Truth, found: Extraction) -> Scores:
     for ref in (r for _, refs in truth.paragraphs for r in refs):
         s.doc_callouts += 1
         for k in range(at, min(len(ours), at + 12)):
-            if norm(ours[k].text) in norm(ref):
+            if piece_of(ours[k].text, ref):
                 s.doc_callouts_found += 1
                 s.doc_callouts_right += right_reference(ref, ours[k].text, ours[k].target,
                                                         found)
@@ -200,7 +208,7 @@ def score(truth: Truth, found: Extraction) -> Scores:
         for ref in refs:
             # a truth callout may be cut into several of ours ("[1, 2]"): the first
             # of ours inside its text stands for it
-            mine = [c for c in match.callouts if norm(c.text) and norm(c.text) in norm(ref)]
+            mine = [c for c in match.callouts if piece_of(c.text, ref)]
             if not mine:
                 continue
             s.callouts_found += 1
