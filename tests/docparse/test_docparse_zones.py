@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandcrawler.docparse.assembly.zones import BODY, HEADER, body_out_of_header
+from sandcrawler.docparse.assembly.zones import BODY, HEADER, body_out_of_header, stamps_apart
 from sandcrawler.docparse.layout.elements import Line, Token
 
 
@@ -50,3 +50,8 @@ def test_only_the_header_zone_is_touched() -> None:
     texts = (*PAPER, "1 Introduction", "Text.")
     zones = [HEADER] * len(PAPER) + ["<body>", "<body>"]
     assert body_out_of_header(lines(*texts), zones) == zones
+
+
+def test_arxivs_margin_stamp_is_set_apart_from_the_body() -> None:
+    texts = ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009", "The body says arXiv:0908.0054v1.")
+    assert stamps_apart(lines(*texts), [BODY, BODY]) == ["<headnote>", BODY]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from sandcrawler.pdf.info import LISTING_WIDTH, extract_pdf, read_xmp
+from sandcrawler.core.pdf_bytes import read_xmp
+from sandcrawler.pdf.info import LISTING_WIDTH, extract_pdf
 from sandcrawler.process.sandbox import Sandbox
 from sandcrawler_testkit.pdfs import FILE_ID, make_pdf
 from tests.helpers.paths import FIXTURES, SHARED_DATA
@@ -154,10 +155,10 @@ def test_read_xmp_scans_a_file_in_windows(tmp_path: Path, monkeypatch: pytest.Mo
     """The file is read in overlapping windows (flat memory): packets that straddle a
     window edge are found, and a packet cut short at the end falls back to the one
     before."""
-    import sandcrawler.pdf.info as extract
+    import sandcrawler.core.pdf_bytes as pdf_bytes
 
-    monkeypatch.setattr(extract, "SCAN_CHUNK", chunk)
-    monkeypatch.setattr(extract, "SCAN_OVERLAP", 16)
+    monkeypatch.setattr(pdf_bytes, "SCAN_CHUNK", chunk)
+    monkeypatch.setattr(pdf_bytes, "SCAN_OVERLAP", 16)
     path = tmp_path / "x.pdf"
     path.write_bytes(b"%PDF-1.4 " + b"." * 301 + packet("old") + b"." * 77 + packet("new")
                      + b"." * 5 + packet("cut")[:60])

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -25,6 +24,7 @@ from PIL import Image
 
 from sandcrawler.config import PdfSettings
 from sandcrawler.core.mime import sniff_mime
+from sandcrawler.core.pdf_bytes import read_at, read_xmp, scan
 from sandcrawler.core.textfix import readable
 from sandcrawler.process.memory import anon_rss
 from sandcrawler.records.statuses import PdfStatus, SandboxStatus
@@ -38,7 +38,6 @@ DEFAULT_MAX_TEXT_CHARS = _DEFAULTS.max_text_chars
 _INFO_KEYS = {"Title": "title", "Author": "author", "Subject": "subject",
               "Keywords": "keywords", "Creator": "creator", "Producer": "producer",
               "CreationDate": "created", "ModDate": "modified"}
-_XMP_PACKET = re.compile(rb"<x:xmpmeta\b.*?</x:xmpmeta>", re.DOTALL)
 _WORD = re.compile(r"\w+")
 _EMPTY_PAGE_TREE = re.compile(
     rb"/Type\s*/Pages\b[^>]*?/Count\s+0\b|/Count\s+0\b[^>]*?/Type\s*/Pages\b"
@@ -46,15 +45,8 @@ _EMPTY_PAGE_TREE = re.compile(
 _PAGE_OBJECT = re.compile(rb"/Type\s*/Page\b(?!s)")
 _ENCRYPT = re.compile(rb"/Encrypt\b")
 
-# Scans of the file's bytes (XMP, and the checks after a failed open) read it in
-# windows that overlap by more than any pattern they look for, so memory stays
-# flat whatever the file size; a packet is then read on its own, up to MAX_XMP.
-SCAN_CHUNK = 8 * 2**20
-SCAN_OVERLAP = 64 * 1024
-MAX_XMP = 4 * 2**20
 #: pixels of the one page-0 render the thumbnails are scaled from (500 x 8000)
 MAX_RENDER_PIXELS = 4_000_000
-_XMP_START = b"<x:xmpmeta"
 #: PDFium keeps what each loaded page drew (images) until its document closes; the
 #: text loop opens the document afresh once this much more memory is in use.
 REOPEN_GROWTH = 128 * 2**20
@@ -101,7 +93,7 @@ def extract_pdf(
     loaded or mapped whole: memory does not grow with the file."""
     src = bytes(source) if isinstance(source, bytes | bytearray | memoryview) else str(source)
     try:
-        head = _read_at(src, 0, 8192)
+        head = read_at(src, 0, 8192)
         if not head:
             return PdfExtract(PdfStatus.NOT_PDF, error="the file is empty")
         if sniff_mime(head) != "application/pdf":
@@ -135,9 +127,9 @@ def _open_failure(src: bytes | str, e: pdfium.PdfiumError) -> PdfExtract:
     # previous file left behind: a file that does not open and has an /Encrypt
     # entry is encrypted, whatever code PDFium reports.
     # (Page dictionaries are never encrypted, so an encrypted file shows its pages.)
-    if _scan(src, _EMPTY_PAGE_TREE) and not _scan(src, _PAGE_OBJECT):
+    if scan(src, _EMPTY_PAGE_TREE) and not scan(src, _PAGE_OBJECT):
         return PdfExtract(PdfStatus.EMPTY_PDF, page_count=0, error="no pages (empty page tree)")
-    if _scan(src, _ENCRYPT):
+    if scan(src, _ENCRYPT):
         return PdfExtract(PdfStatus.ENCRYPTED, error="the PDF needs a password")
     return PdfExtract(PdfStatus.BAD_PDF, error=str(e))
 
@@ -225,33 +217,6 @@ def _page_texts(doc: pdfium.PdfDocument, src: bytes | str, count: int) -> Iterat
 
 
 
-def _read_at(src: bytes | str, offset: int, size: int) -> bytes:
-    if isinstance(src, bytes):
-        return src[offset:offset + size]
-    with open(src, "rb") as f:
-        f.seek(offset)
-        return f.read(size)
-
-
-def _windows(src: bytes | str) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) windows over the source; each overlaps the one before by
-    SCAN_OVERLAP bytes, so a match shorter than that is never cut in two."""
-    if isinstance(src, bytes):
-        yield 0, src
-        return
-    with open(src, "rb") as f:
-        offset, tail = 0, b""
-        while block := f.read(SCAN_CHUNK):
-            window = tail + block
-            yield offset - len(tail), window
-            tail = window[-SCAN_OVERLAP:]
-            offset += len(block)
-
-
-def _scan(src: bytes | str, pattern: re.Pattern[bytes]) -> bool:
-    return any(pattern.search(window) for _, window in _windows(src))
-
-
 def _identifier(doc: pdfium.PdfDocument, which: int) -> str | None:
     try:
         raw = doc.get_identifier(which)
@@ -292,85 +257,3 @@ def _encode(image: Any, width: int, fmt: str) -> bytes:
     options = {} if fmt == "PNG" else {"quality": 85}
     scaled.save(buf, format=fmt, **options)
     return buf.getvalue()
-
-
-_XMP_FIELDS = {
-    "title": ("dc:title",),
-    "creator": ("dc:creator",),
-    "description": ("dc:description",),
-    "creator_tool": ("xmp:CreatorTool",),
-    "producer": ("pdf:Producer",),
-    "created": ("xmp:CreateDate",),
-    "modified": ("xmp:ModifyDate",),
-    "doi": ("prism:doi", "pdfx:doi", "crossmark:DOI"),
-}
-
-
-def read_xmp(src: bytes | str | Path) -> dict[str, str]:
-    """Fields of the document's XMP packet. XMP packets are written uncompressed so
-    that tools can find them by scanning (the XMP specification's packet wrapper);
-    the last complete packet in the file is the document's (incremental updates
-    append)."""
-    src = src if isinstance(src, bytes) else str(src)
-    starts: list[int] = []
-    for offset, window in _windows(src):
-        at = window.find(_XMP_START)
-        while at >= 0:
-            if not starts or offset + at > starts[-1]:  # windows overlap
-                starts.append(offset + at)
-                del starts[:-8]  # the last few are enough
-            at = window.find(_XMP_START, at + 1)
-    for start in reversed(starts):
-        packet = _XMP_PACKET.match(_read_at(src, start, MAX_XMP))
-        if packet:
-            break
-    else:
-        return {}
-    try:
-        root = ElementTree.fromstring(packet.group(0))
-    except ElementTree.ParseError:
-        return {}
-    ns = {
-        "dc": "http://purl.org/dc/elements/1.1/", "xmp": "http://ns.adobe.com/xap/1.0/",
-        "pdf": "http://ns.adobe.com/pdf/1.3/", "prism": "http://prismstandard.org/namespaces/basic/2.0/",
-        "pdfx": "http://ns.adobe.com/pdfx/1.3/", "crossmark": "http://crossref.org/crossmark/1.0/",
-        "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
-    }
-    found: dict[str, str] = {}
-    for name, paths in _XMP_FIELDS.items():
-        for path in paths:
-            prefix, local = path.split(":")
-            uri = ns[prefix]
-            for el in root.iter(f"{{{uri}}}{local}"):
-                # simple property text, or an rdf:Alt/Seq/Bag's first rdf:li
-                li = el.find(".//rdf:li", ns)
-                text = (li.text if li is not None else el.text) or ""
-                if text.strip() and text.strip() != "()":  # "()": an empty PDF string
-                    found[name] = _unescape_pdf_string(text.strip())
-                    break
-            else:
-                for desc in root.iter(f"{{{ns['rdf']}}}Description"):
-                    value = desc.get(f"{{{uri}}}{local}")
-                    if value and value.strip():
-                        found[name] = value.strip()
-                        break
-            if name in found:
-                break
-    return found
-
-
-_PDF_ESCAPE = re.compile(r"\\([0-7]{1,3}|.)", re.DOTALL)
-
-
-def _unescape_pdf_string(text: str) -> str:
-    """Some producers write PDF string syntax into XMP (``\\376\\377`` then
-    UTF-16BE with octal escapes); such values are decoded, others returned as they are."""
-    if not text.startswith("\\376\\377"):
-        return text
-    try:
-        raw = _PDF_ESCAPE.sub(
-            lambda m: chr(int(m.group(1), 8)) if m.group(1).isdigit() else m.group(1), text
-        ).encode("latin-1")
-        return raw[2:].decode("utf-16-be")
-    except (UnicodeError, ValueError):
-        return text

@@ -23,7 +23,10 @@ from grobid_tei_xml.types import GrobidBiblio
 
 from sandcrawler.citations.crf.model import CrfModel
 from sandcrawler.config import ExtractSettings
+from sandcrawler.core.errors import RecordError
+from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.core.mime import sniff_mime
+from sandcrawler.core.pdf_bytes import read_xmp
 from sandcrawler.docparse.assembly.affiliations import default_model as affiliations_model
 from sandcrawler.docparse.assembly.affiliations import parse_affiliations
 from sandcrawler.docparse.assembly.body import build_body
@@ -34,10 +37,11 @@ from sandcrawler.docparse.assembly.header import (
     LinkedAuthor,
     build_header,
 )
+from sandcrawler.docparse.assembly.identifiers import PageIdentifiers, page_identifiers
 from sandcrawler.docparse.assembly.names import default_model as names_model
 from sandcrawler.docparse.assembly.names import parse_names
 from sandcrawler.docparse.assembly.references import reference_strings
-from sandcrawler.docparse.assembly.zones import body_out_of_header
+from sandcrawler.docparse.assembly.zones import body_out_of_header, stamps_apart
 from sandcrawler.docparse.crf.columns import ColumnModel
 from sandcrawler.docparse.crf.text import TextCrfModel
 from sandcrawler.docparse.features.header import header_rows
@@ -170,9 +174,10 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
         return Extraction(LayoutStatus.NO_TEXT, error="no text on any page (a scan?)",
                           pages=pages, pages_read=read, reader=layout.reader)
     models = cascade(settings.models, citation_model)
-    zones = body_out_of_header(
-        lines, [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))])
+    zones = stamps_apart(lines, body_out_of_header(
+        lines, [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))]))
     header = _header(layout, lines, zones, models)
+    _own_identifiers(header.biblio, page_identifiers(lines, zones), read_xmp(path).get("doi"))
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)
                  if zone == REFERENCES_ZONE]
     strings = []
@@ -317,6 +322,23 @@ def _header(layout: Layout, lines: list[Line], zones: list[str],
         return Header(GrobidBiblio(authors=[]))
     tokens, rows = header_rows(layout, head)
     return build_header(tokens, models.header.tag(rows), models, models.citations.parse)
+
+
+def _own_identifiers(biblio: GrobidBiblio, found: PageIdentifiers,
+                     metadata_doi: str | None) -> None:
+    """The identifiers the first pages print as the document's own (a DOI the
+    header zone held that reads as a cited work's is dropped); without a printed
+    one, the DOI of the file's own XMP metadata."""
+    doi = found.doi
+    if doi is None and metadata_doi:
+        try:
+            doi = normalize_doi(metadata_doi)
+        except RecordError:
+            doi = None
+    biblio.doi = doi
+    biblio.arxiv_id = found.arxiv_id or biblio.arxiv_id
+    biblio.pmid = found.pmid or biblio.pmid
+    biblio.pmcid = found.pmcid or biblio.pmcid
 
 
 def _fallback_header(lines: list[Line], zones: list[str]) -> list[Line]:

@@ -18,6 +18,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from sandcrawler.core.mime import sniff_mime
+from sandcrawler.core.pdf_bytes import scan
 from sandcrawler.docparse.layout.elements import Layout, LayoutError, Page
 from sandcrawler.docparse.layout.geometry import Font, Word, layout_page
 from sandcrawler.docparse.layout.pdfium_calls import (
@@ -60,7 +61,6 @@ ACCENT_REACH = 300
 #: much more memory is in use the document is closed and opened afresh (as the
 #: text loop of pdf/extract.py does, for the same reason)
 REOPEN_GROWTH = 128 * 2**20
-SCAN_CHUNK = 8 * 2**20
 
 # PDF font descriptor flags (PDF 32000-1:2008, table 123)
 _SYMBOLIC_FLAG = 1 << 2
@@ -164,15 +164,7 @@ def _open(src: bytes | str) -> pdfium.PdfDocument:
 
 
 def _has_encrypt(src: bytes | str) -> bool:
-    if isinstance(src, bytes):
-        return _ENCRYPT.search(src) is not None
-    with open(src, "rb") as f:
-        tail = b""
-        while block := f.read(SCAN_CHUNK):
-            if _ENCRYPT.search(tail + block):
-                return True
-            tail = block[-16:]
-    return False
+    return scan(src, _ENCRYPT)
 
 
 def _cut(page: Page, drop: int) -> None:

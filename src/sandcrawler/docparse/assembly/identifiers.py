@@ -1,0 +1,214 @@
+"""The document's own identifiers, from wherever its first pages print them.
+
+A DOI, arXiv id, PMID or PMCID is printed in the header, but as often in a
+running foot ("http://dx.doi.org/10.1016/…"), a first-page footnote, the
+margin stamp arXiv puts on a preprint ("arXiv:0807.3577v1 [astro-ph] 23 Jul
+2008") or a publisher's watermark, zones the header model never reads. And
+the first page also prints the identifiers of cited works (a footnote's
+reference, an erratum's "see doi:…"), which must not be taken for the
+document's own.
+
+So every identifier of the first pages (and of the running heads and feet of
+the pages read) is a candidate, repaired where typesetting broke it (across
+lines, after a soft hyphen, with a space after its slash or a dot), and scored
+by what makes it the document's own: a label ("DOI", "doi.org/"), the zone it
+is in (header, running head or foot, against body text), its repetition on
+several pages, agreement with the file's metadata; a line that reads as a
+reference ("et al.", a year and a volume) counts against it, and the
+references zone is never read. The best candidate above a floor is taken;
+none is better than a cited work's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sandcrawler.docparse.layout.elements import Line
+
+HEADER = "<header>"
+#: the zones that repeat on every page or stand apart from the text
+RUNNING = frozenset({"<headnote>", "<footnote>", "<page>", "<marginnote>"})
+REFERENCES = "<references>"
+#: the pages whose every line is read (0-based: the first two)
+FIRST_PAGES = 2
+#: running heads and feet are read on this many pages (repetition is evidence)
+RUNNING_PAGES = 4
+
+#: characters typesetting leaves inside an identifier: soft hyphen, zero widths
+_INVISIBLE = re.compile("[\u00ad\u200b\u200c\u200d\u2060\ufeff]")
+_DOI = re.compile(r"10\.\d{4,9}\s?/\s?[^\s\"<>]+", re.IGNORECASE)
+#: a DOI's label just before it: "DOI", "doi:", "doi.org/", "dx.doi.org/"
+_DOI_LABEL = re.compile(r"(?:\bdoi\b\s*[:.]?\s*|doi\.org/\s*)$", re.IGNORECASE)
+#: characters a DOI does not end in (sentence punctuation, closing brackets)
+_TRAILING = ".,;:'\"\u201d\u2019\u00bb"
+#: a DOI cut at a line's end: it ends in a character that needs more after it
+_CUT = re.compile(r"[./\-_:(]$")
+#: what goes on a DOI on the next line, or after a stray space: DOI characters,
+#: with a digit or a dot in them (a word of prose has neither)
+_GOES_ON = re.compile(r"^[\w.;()/:\-]*[\d.][\w.;()/:\-]*")
+_ARXIV_STAMP = re.compile(
+    r"arXiv:\s?(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)"
+    r"\s*\[[\w.\-]+\]")
+_ARXIV = re.compile(
+    r"arXiv:\s?(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)",
+    re.IGNORECASE)
+_PMID = re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
+_PMCID = re.compile(r"\b(PMC\d{4,9})\b")
+#: a line that reads as a reference to another work
+_CITATION = re.compile(
+    r"\bet al\b|\(\d{4}[a-z]?\)\s*[,.;:]?\s*\d|\b(?:19|20)\d\d[a-z]?\s*[;,]\s*\d+\s*[(:]"
+    r"|\b(?:see also|cf\.|in:|retracted|erratum to|comment on|reply to)(?!\w)",
+    re.IGNORECASE)
+#: a line that gives the document's own reference, to cite it by
+_OWN = re.compile(r"\b(?:citation|cite this|to cite|how to cite)\b\s*(?:as|this)?\s*:?",
+                  re.IGNORECASE)
+#: what a DOI printed on more than one page gains
+REPEATED = 5
+#: the least score a candidate needs
+FLOOR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class PageIdentifiers:
+    doi: str | None = None
+    arxiv_id: str | None = None
+    pmid: str | None = None
+    pmcid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    text: str
+    zone: str
+    page: int
+
+
+def page_identifiers(lines: Sequence[Line], zones: Sequence[str],
+                     metadata_doi: str | None = None) -> PageIdentifiers:
+    """The document's own identifiers in ``lines`` (with their segmentation
+    ``zones``); ``metadata_doi``, the DOI of the file's own metadata, if any."""
+    places = list(_places(lines, zones))
+    return PageIdentifiers(
+        doi=_best(_doi_candidates(places), metadata_doi),
+        arxiv_id=_best(_arxiv_candidates(places)),
+        pmid=_best(_labelled(places, _PMID)),
+        pmcid=_best([(v.upper(), s, i) for v, s, i in _labelled(places, _PMCID)]),
+    )
+
+
+def _places(lines: Sequence[Line], zones: Sequence[str]) -> Iterable[_Place]:
+    for line, zone in zip(lines, zones, strict=True):
+        if not line.tokens or zone == REFERENCES:
+            continue
+        page = line.tokens[0].page
+        if page < FIRST_PAGES or (zone in RUNNING and page < RUNNING_PAGES):
+            yield _Place(_INVISIBLE.sub("", line.text), zone, page)
+
+
+def _zone_score(place: _Place) -> int:
+    if place.zone == HEADER:
+        return 3
+    if place.zone in RUNNING:
+        return 2 if place.page == 0 else 1
+    # the body's text cites: an identifier there is another work's, unless the
+    # line is the document's own citation or repeats on every page
+    return -2
+
+
+def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
+    """(normalised DOI, score, order) for every DOI printed in ``places``."""
+    out = []
+    for i, place in enumerate(places):
+        text = place.text
+        for m in _DOI.finditer(text):
+            raw = m.group(0)
+            rest = text[m.end():]
+            if not rest.strip() and i + 1 < len(places) and _CUT.search(raw):
+                # cut at the line's end: the next line's first word goes on it
+                if more := _GOES_ON.match(places[i + 1].text.lstrip()):
+                    raw += more.group(0)
+            elif rest[:1] == " " and raw[-1:] in "./-" and (more := _GOES_ON.match(rest[1:])):
+                raw += more.group(0)  # a space set after a dot or a hyphen
+            doi = _clean_doi(raw)
+            if doi is None:
+                continue
+            before = text[:m.start()]
+            if not before.strip() and i > 0:
+                before = places[i - 1].text  # "DOI:" at the end of the line before
+            score = _zone_score(place) + (3 if _DOI_LABEL.search(before.rstrip()) else 0)
+            out.append((doi, score + _context(text), i))
+    return _with_repetition(out, places)
+
+
+def _clean_doi(raw: str) -> str | None:
+    doi = re.sub(r"\s", "", raw)
+    while doi and (doi[-1] in _TRAILING or (doi[-1] in ")]}" and _unbalanced(doi))):
+        doi = doi[:-1]
+    return doi.lower() if len(doi.partition("/")[2]) >= 2 else None
+
+
+def _unbalanced(text: str) -> bool:
+    close = text[-1]
+    return text.count(close) > text.count({")": "(", "]": "[", "}": "{"}[close])
+
+
+def _with_repetition(found: list[tuple[str, int, int]],
+                     places: Sequence[_Place]) -> list[tuple[str, int, int]]:
+    """A DOI printed on several pages (a running foot, the document's citation
+    line on each page) is the document's own: no cited work is."""
+    pages: dict[str, set[int]] = {}
+    for doi, _, i in found:
+        pages.setdefault(doi, set()).add(places[i].page)
+    return [(doi, score + (REPEATED if len(pages[doi]) > 1 else 0), i)
+            for doi, score, i in found]
+
+
+def _arxiv_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
+    out = []
+    for i, place in enumerate(places):
+        stamp = _ARXIV_STAMP.search(place.text)
+        if stamp:
+            # the stamp arXiv sets in the margin of its own PDFs
+            out.append((stamp.group(1), 5, i))
+            continue
+        for m in _ARXIV.finditer(place.text):
+            score = _zone_score(place) + _context(place.text)
+            out.append((m.group(1), score, i))
+    return out
+
+
+def _labelled(places: Sequence[_Place], pattern: re.Pattern[str]
+              ) -> list[tuple[str, int, int]]:
+    out = []
+    for i, place in enumerate(places):
+        for m in pattern.finditer(place.text):
+            out.append((m.group(1), _zone_score(place) + _context(place.text), i))
+    return out
+
+
+def _context(text: str) -> int:
+    """What the line says of whose identifier it prints: the document's own
+    citation line ("Citation: Smith J, et al. (2008) …") counts for it, any other
+    line that reads as a reference against it."""
+    if _OWN.search(text):
+        return 3
+    return -4 if _CITATION.search(text) else 0
+
+
+def _best(candidates: list[tuple[str, int, int]], metadata: str | None = None) -> str | None:
+    """The highest-scoring candidate at or above the floor, the first of equals;
+    the file's metadata backs the candidate it names."""
+    if metadata:
+        metadata = metadata.lower()
+        candidates = [(v, s + (4 if v == metadata else 0), i) for v, s, i in candidates]
+    # every candidate of one value counts with its best place
+    best: dict[str, tuple[int, int]] = {}
+    for value, score, i in candidates:
+        if value not in best or (score, -i) > (best[value][0], -best[value][1]):
+            best[value] = (score, i)
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
+    if ranked and ranked[0][1][0] >= FLOOR:
+        return ranked[0][0]
+    return None
