@@ -502,6 +502,40 @@ def test_a_locator_in_another_journal_is_not_matched(catalog: Callable[..., Matc
     not_matched(r)
 
 
+# --- a header's authors mangled by extraction (issue 41) ----------------------------------------
+
+HEADER_TITLE = "Urban scaling of energy use in European cities"
+HEADER_WORK = work("10.5555/scaling", HEADER_TITLE, ["Schläpfer", "Lindqvist", "Moreau"],
+                   year=2014, journal="Journal of the Royal Society Interface")
+#: the wrong candidate each time: the same title, another team, the same year
+OTHER_TEAM = work("10.5555/other-team", HEADER_TITLE, ["Petrov", "Ivanova"], year=2014,
+                  journal="Physica A")
+
+
+@pytest.mark.parametrize("authors", [
+    pytest.param(["Schlä"], id="first-author-cut-short"),
+    pytest.param(["England", "Schläpfer", "Lindqvist"], id="a-place-taken-for-the-first"),
+    pytest.param(["Sch1äpfcr", "Lindqvist", "Moreau"], id="first-unreadable-co-authors-agree"),
+])
+def test_a_header_whose_first_author_extraction_mangled(
+        catalog: Callable[..., Matcher], authors: list[str]) -> None:
+    header = {"title": HEADER_TITLE, "date": "2014",
+              "authors": [{"surname": a} for a in authors]}
+    matcher = catalog([HEADER_WORK, OTHER_TEAM])
+    matched(matcher.match(header), "10.5555/scaling")
+    # the other team's work alone is never taken for it
+    not_matched(catalog([OTHER_TEAM]).match(header))
+
+
+def test_a_cut_name_is_not_another_name_that_starts_alike(
+        catalog: Callable[..., Matcher]) -> None:
+    """"Wang" is not "Wangler" cut short: a name of four letters is half of the
+    other at most; and "Schm" (too little of "Schmidt") says nothing."""
+    wangler = work("10.5555/wangler", HEADER_TITLE, ["Wanglerson"], year=2014)
+    not_matched(catalog([wangler]).match(
+        {"title": HEADER_TITLE, "date": "2014", "authors": [{"surname": "Wang"}]}))
+
+
 # --- identifiers verified -------------------------------------------------------------------
 
 IDS = [

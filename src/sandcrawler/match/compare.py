@@ -117,6 +117,13 @@ def _surname_agrees(a: str, b: str) -> bool:
     return len(a) >= 4 and Indel.normalized_similarity(a, b) >= 0.85
 
 
+def _surname_truncated(a: str, b: str) -> bool:
+    """One name is the other cut short (at least 4 letters and half of it)."""
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 4 and len(short) * 2 >= len(long_) and long_.startswith(short) \
+        and short != long_
+
+
 def compare(q: Query, rec: CatalogRecord) -> Evidence:
     points = 0.0
     reasons: list[str] = []
@@ -150,6 +157,12 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
 
     # --- authors ---
     if rec.surnames:
+        others = 0
+        if len(q.surnames) > 1 and len(rec.surnames) > 1:
+            others = sum(1 for s in q.surnames[1:6]
+                         if any(_surname_agrees(s, r) for r in rec.surnames[1:8]))
+        elif raw_words:
+            others = sum(1 for r in rec.surnames[1:4] if surname_last(r) in raw_words)
         if q.surnames:
             first = q.surnames[0]
             if _surname_agrees(first, rec.surnames[0]):
@@ -161,18 +174,24 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             elif raw_words and surname_last(rec.surnames[0]) in raw_words:
                 points += AUTHOR_IN_STRING
                 reasons.append("first-author:in-string")
+            elif _surname_truncated(first, rec.surnames[0]):
+                # an extraction cut the name ("Schlä" for "Schläpfer")
+                points += AUTHOR_PRESENT
+                reasons.append("first-author:truncated")
+            elif len(q.surnames) > 1 and _surname_agrees(q.surnames[1], rec.surnames[0]):
+                # the first "author" is something else an extraction took for one
+                # (a place, "Cambridge England"): the record's first comes second
+                points += AUTHOR_PRESENT
+                reasons.append("first-author:shifted")
+            elif others >= 2:
+                # the co-authors agree: the first name is mangled, not another's
+                reasons.append("first-author:unreadable")
             else:
                 points += AUTHOR_DIFFERS
                 reasons.append("first-author:differs")
         elif raw_words and surname_last(rec.surnames[0]) in raw_words:
             points += AUTHOR_IN_STRING
             reasons.append("first-author:in-string")
-        others = 0
-        if len(q.surnames) > 1 and len(rec.surnames) > 1:
-            others = sum(1 for s in q.surnames[1:6]
-                         if any(_surname_agrees(s, r) for r in rec.surnames[1:8]))
-        elif raw_words:
-            others = sum(1 for r in rec.surnames[1:4] if surname_last(r) in raw_words)
         if others >= 3:
             points += AUTHORS_MANY
             reasons.append("authors:same")
