@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from sandcrawler.docparse.assembly.zones import BODY, HEADER, body_out_of_header, stamps_apart
+from sandcrawler.docparse.assembly.zones import (
+    BODY,
+    HEADER,
+    body_out_of_header,
+    references_after_heading,
+    stamps_apart,
+)
 from sandcrawler.docparse.layout.elements import Line, Token
 
 
@@ -55,3 +61,28 @@ def test_only_the_header_zone_is_touched() -> None:
 def test_arxivs_margin_stamp_is_set_apart_from_the_body() -> None:
     texts = ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009", "The body says arXiv:0908.0054v1.")
     assert stamps_apart(lines(*texts), [BODY, BODY]) == ["<headnote>", BODY]
+
+
+PT_BIBLIOGRAPHY = ("Referências", "1. Silva JA, Souza MB. Prevalência da hipertensão. "
+                   "Rev Saude Publica 2010;44:1-9.", "2. Costa R. Saúde e trabalho. "
+                   "Cad Saude Publica 2012;28:33-40.")
+
+
+@pytest.mark.parametrize("heading", ["Referências", "REFERENCIAS BIBLIOGRÁFICAS",
+                                     "Bibliografía", "Références", "Literaturverzeichnis",
+                                     "6 References"])
+def test_a_bibliography_left_in_the_body_goes_to_the_references(heading: str) -> None:
+    texts = ("The last paragraph of the body.", heading, *PT_BIBLIOGRAPHY[1:],
+             "Anexo 1", "Questionário aplicado aos participantes.")
+    out = references_after_heading(lines(*texts), [BODY] * len(texts))
+    assert out == [BODY, "<references>", "<references>", "<references>", BODY, BODY]
+
+
+def test_a_bibliography_the_segmentation_found_is_left_alone() -> None:
+    texts = ("Body.", *PT_BIBLIOGRAPHY, "A stray line")
+    zones = [BODY, BODY, "<references>", "<references>", BODY]
+    assert references_after_heading(lines(*texts), zones) == zones
+    # a heading-like line inside a paragraph's text is no heading
+    texts = ("See the references in the appendix for the whole list of sources used.",
+             "More body text.")
+    assert references_after_heading(lines(*texts), [BODY, BODY]) == [BODY, BODY]

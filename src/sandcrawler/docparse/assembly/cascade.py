@@ -41,7 +41,7 @@ from sandcrawler.docparse.assembly.identifiers import PageIdentifiers, page_iden
 from sandcrawler.docparse.assembly.names import default_model as names_model
 from sandcrawler.docparse.assembly.names import parse_names
 from sandcrawler.docparse.assembly.references import reference_strings
-from sandcrawler.docparse.assembly.zones import body_out_of_header, stamps_apart
+from sandcrawler.docparse.assembly.zones import ZONE_CORRECTIONS
 from sandcrawler.docparse.crf.columns import ColumnModel
 from sandcrawler.docparse.crf.text import TextCrfModel
 from sandcrawler.docparse.features.header import header_rows
@@ -174,8 +174,9 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
         return Extraction(LayoutStatus.NO_TEXT, error="no text on any page (a scan?)",
                           pages=pages, pages_read=read, reader=layout.reader)
     models = cascade(settings.models, citation_model)
-    zones = stamps_apart(lines, body_out_of_header(
-        lines, [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))]))
+    zones = [plain(label) for label in models.segmentation.tag(segmentation_rows(layout))]
+    for correct in ZONE_CORRECTIONS:
+        zones = correct(lines, zones)
     header = _header(layout, lines, zones, models)
     _own_identifiers(header.biblio, page_identifiers(lines, zones), read_xmp(path).get("doi"))
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)

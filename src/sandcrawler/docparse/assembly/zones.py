@@ -1,5 +1,11 @@
 """Corrections of the segmentation's zones that the page makes plain.
 
+A bibliography headed in another language ("Referências", "Bibliografía",
+"Literaturverzeichnis") that the segmentation left in the body (its training
+data is mostly English) is given to the references: from the heading, the body
+lines after it up to the next heading of back matter ("Anexo", "Appendix") or
+the end, only where no line after the heading is in the references already.
+
 arXiv's margin stamp ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009", set
 sideways beside the first page) is read as a line of its own, which the
 segmentation may take for the body's: it is a running head's kind of line.
@@ -16,13 +22,29 @@ or keywords' line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sandcrawler.docparse.layout.elements import Line
 
 HEADER = "<header>"
 BODY = "<body>"
 HEADNOTE = "<headnote>"
+REFERENCES = "<references>"
+
+#: a bibliography's heading, in the languages of the journals we read (English,
+#: Portuguese, Spanish, French, German, Italian, Dutch), alone on its line
+_REFERENCES_HEAD = re.compile(
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.?\s+)?(?:references?(?:\s+cited)?|literature\s+cited"
+    r"|works\s+cited|bibliography|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?"
+    r"|referencias(?:\s+bibliogr[áa]ficas)?|bibliograf[íi]a|r[ée]f[ée]rences(?:\s+"
+    r"bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|quellenverzeichnis"
+    r"|riferimenti\s+bibliografici|literatuur(?:lijst)?)\s*:?$", re.IGNORECASE)
+#: back matter after a bibliography: it ends there
+_BACK_HEAD = re.compile(
+    r"^(?:\d{1,2}\.?\s+|[A-Z]\.?\s+)?(?:appendix|appendices|anexos?|ap[êe]ndices?|annexe?s?"
+    r"|anhang|supplementary|supporting information|notes?|notas|tables?|tabelas?|tablas?"
+    r"|figures?|figuras?|acknowledge?ments?|agradecimentos|agradecimientos|remerciements"
+    r"|danksagung)\b.{0,40}$", re.IGNORECASE)
 
 _ARXIV_STAMP = re.compile(
     r"^arXiv:\s?(?:\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7})v\d+\s*\[[\w.\-]+\]"
@@ -56,6 +78,25 @@ def body_out_of_header(lines: Sequence[Line], zones: Sequence[str]) -> list[str]
     return out
 
 
+def references_after_heading(lines: Sequence[Line], zones: Sequence[str]) -> list[str]:
+    """``zones`` with a bibliography the segmentation left in the body given to
+    the references (see the module's docstring)."""
+    out = list(zones)
+    head = next((i for i in range(len(lines) - 1, -1, -1)
+                 if out[i] in (BODY, REFERENCES) and len(lines[i].text) <= MAX_HEAD
+                 and _REFERENCES_HEAD.match(lines[i].text.strip())), None)
+    if head is None or REFERENCES in out[head + 1:]:
+        return out
+    out[head] = REFERENCES  # the heading with its list, as GROBID's segmentation has it
+    for i in range(head + 1, len(lines)):
+        text = lines[i].text.strip()
+        if out[i] == BODY and len(text) <= MAX_HEAD and _BACK_HEAD.match(text):
+            break
+        if out[i] == BODY:
+            out[i] = REFERENCES
+    return out
+
+
 def stamps_apart(lines: Sequence[Line], zones: Sequence[str]) -> list[str]:
     """``zones`` with arXiv's margin stamp set apart from the body and header."""
     return [HEADNOTE if _ARXIV_STAMP.match(line.text.strip()) else zone
@@ -70,3 +111,8 @@ def _starts_body(text: str, lines: Sequence[Line], zones: Sequence[str], i: int,
         following = lines[i + 1].text.strip()
         return len(following) <= MAX_HEAD and bool(_HEAD.match(following))
     return abstract and bool(_HEAD.match(text))
+
+
+#: the corrections, in the order the cascade applies them
+ZONE_CORRECTIONS: tuple[Callable[[Sequence[Line], Sequence[str]], list[str]], ...] = (
+    body_out_of_header, references_after_heading, stamps_apart)
