@@ -19,7 +19,6 @@ from sandcrawler.config import describe_settings
 from sandcrawler.docparse.assembly.affiliations import Address, Affiliation
 from sandcrawler.docparse.assembly.names import PersonName
 from sandcrawler.grobid.bibtex import bibtex_entry, text_value, verbatim_value
-from sandcrawler.grobid.consolidate import merge
 from sandcrawler.grobid.dates import parse_date
 from sandcrawler.grobid.forms import Form, FormRejected, Limits, MultipartParser, read_form
 from sandcrawler.grobid.fragments import (
@@ -31,6 +30,7 @@ from sandcrawler.grobid.fragments import (
 from sandcrawler.grobid.params import ParamError, citation_params, document_params
 from sandcrawler.grobid.pool import WorkerPool
 from sandcrawler.grobid.service import ERROR_KINDS, USABLE
+from sandcrawler.match.consolidate import merge
 from sandcrawler.records.statuses import ExtractStatus, LayoutStatus, SandboxStatus
 
 #: the boundary's near misses in a file part (the delimiter is CRLF, "--", the

@@ -29,9 +29,16 @@ from sandcrawler.pipeline.sources import PathsSource
 @click.option("--header-only", is_flag=True,
               help="Only the header, from the first two pages, as GROBID's "
                    "processHeaderDocument reads it: no references, no body.")
+@click.option("--consolidate", is_flag=True,
+              help="Match each header against the catalog (the match index over the "
+                   "persisted Crossref works) and fill in what the page did not say from "
+                   "the matched work: DOI, authors' given names, journal, volume, issue, "
+                   "pages, date. What the page said is kept; `consolidation` says which "
+                   "fields were filled and where the two differ.")
 @pipeline_options("extract-pdf")
 def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
-            memory_limit: int | None, full: bool, header_only: bool, jobs: int,
+            memory_limit: int | None, full: bool, header_only: bool, consolidate: bool,
+            jobs: int,
             batch_size: int | None, limit: int | None, progress: bool | None, silent: bool,
             fail_fast: bool) -> None:
     """Extract the header and the references of PDFs, without a GROBID server.
@@ -46,7 +53,10 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
     holds `sections` (each with `head`, `number` and `paragraphs`: `text` and
     the `citations` in it, each with its `type`, `text`, offsets and `target`,
     the xml:id of the reference "b<n>" in `references` order, or of a figure
-    "fig_<n>", table "tab_<n>" or formula), `figures` and `footnotes`. Each PDF runs in a
+    "fig_<n>", table "tab_<n>" or formula), `figures` and `footnotes`. With
+    --consolidate, `consolidation` (null when no work matched) gives the matched
+    work's `doi`, the fields it `filled` and those where it `differs` from the
+    page (the page's are kept). Each PDF runs in a
     child process with a time and a memory limit. Nothing is written to the
     store: `process` and file ingest run the same extraction and store it.
 
@@ -56,6 +66,7 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
       sandcrawler extract paper.pdf | jq '.header.title, (.references | length)'
       sandcrawler extract --full paper.pdf | jq '.body.sections[].head'
       sandcrawler extract --header-only papers/ | jq -c '[.path, .header.title]'
+      sandcrawler extract --consolidate paper.pdf | jq '.header.doi, .consolidation'
     """
     if full and header_only:
         raise click.UsageError("--full and --header-only ask for different things; give one")
@@ -65,7 +76,7 @@ def extract(paths: tuple[str, ...], reader: str | None, timeout: float | None,
         PathsSource(list(paths), limit=limit),
         "extract-pdf",
         {"timeout": timeout, "memory_limit_mb": memory_limit, "full": full,
-         "header_only": header_only},
+         "header_only": header_only, "consolidate": consolidate},
         StdoutSink(),
         services,
         jobs=jobs, batch_size=batch_size, progress=progress, silent=silent,

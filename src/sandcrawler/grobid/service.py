@@ -39,7 +39,6 @@ from sandcrawler.core.errors import SandcrawlerError
 from sandcrawler.docparse.assembly.tei import TeiOptions, extraction_tei
 from sandcrawler.grobid import tasks
 from sandcrawler.grobid.bibtex import bibtex_entries, bibtex_entry
-from sandcrawler.grobid.consolidate import Consolidator
 from sandcrawler.grobid.dates import parse_date
 from sandcrawler.grobid.forms import Form, FormRejected, Limits, read_form
 from sandcrawler.grobid.fragments import (
@@ -52,6 +51,7 @@ from sandcrawler.grobid.fragments import (
 from sandcrawler.grobid.metrics import ServiceMetrics
 from sandcrawler.grobid.params import ParamError, Params, citation_params, document_params
 from sandcrawler.grobid.pool import Worker, WorkerPool, run_task
+from sandcrawler.match.consolidate import Consolidator
 from sandcrawler.process.sandbox import START_TIMEOUT, SandboxError
 from sandcrawler.records.extraction import USABLE, Extraction, ExtractRequest
 from sandcrawler.records.statuses import ExtractStatus, LayoutStatus, SandboxStatus

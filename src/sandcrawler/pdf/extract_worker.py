@@ -9,6 +9,7 @@ the line's ``status``.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from sandcrawler.core.errors import RecordError
 from sandcrawler.core.work import Item, Kind, Outcome, RecordWorker
@@ -16,11 +17,18 @@ from sandcrawler.pdf.extractor import ExtractedFile, Extractor
 from sandcrawler.records.extraction import USABLE, ExtractRequest
 from sandcrawler.records.statuses import ExtractStatus, StoreStatus
 
+if TYPE_CHECKING:  # matching is imported only by `extract --consolidate` (its builder)
+    from sandcrawler.match.consolidate import Consolidation, Consolidator
+
 
 class ExtractPdfWorker(RecordWorker):
-    def __init__(self, extractor: Extractor, request: ExtractRequest | None = None) -> None:
+    def __init__(self, extractor: Extractor, request: ExtractRequest | None = None, *,
+                 consolidator: Consolidator | None = None) -> None:
         self.extractor = extractor
         self.request = request or ExtractRequest()
+        #: with ``--consolidate``: the header matched against the catalog, the
+        #: page's values kept and the work's filling what the page did not say
+        self.consolidator = consolidator
 
     def process(self, item: Item) -> Outcome:
         path = os.fsdecode(item.data)
@@ -33,11 +41,17 @@ class ExtractPdfWorker(RecordWorker):
             raise RecordError(f"cannot read {path}: {e.strerror}",
                               status=StoreStatus.NOT_FOUND) from None
         found = self.extractor.extract(path, self.request)
+        consolidation: Consolidation | None = None
+        if self.consolidator is not None and found.status in USABLE \
+                and found.header is not None and not found.header.is_empty():
+            consolidation = self.consolidator.header(found.header, 1, keep_read=True)
         # every file gets its line; a failure is also said on stderr (as process does)
         kind: Kind = "ok" if found.status in USABLE else (
             "skip" if found.status == ExtractStatus.NOT_PDF else "error")
         return Outcome(item.where, found.status, kind=kind,
-                       output=ExtractedFile(path, found), error=found.error)
+                       output=ExtractedFile(path, found, consolidation,
+                                            consolidated=self.consolidator is not None),
+                       error=found.error)
 
     def close(self) -> None:
         self.extractor.close()

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandcrawler.config import ExtractSettings
 from sandcrawler.docparse.assembly.cascade import extract_document
 from sandcrawler.process.sandbox import Sandbox, SandboxError
 from sandcrawler.records.extraction import USABLE, Extraction, ExtractRequest
 from sandcrawler.records.statuses import SandboxStatus
+
+if TYPE_CHECKING:
+    from sandcrawler.match.consolidate import Consolidation
 
 #: the PDF table's family for the cascade (``storage.pdftable``): a family of its
 #: own beside ``grobid0``, its column names unique across families
@@ -63,6 +66,14 @@ class ExtractedFile:
 
     path: str
     extraction: Extraction
+    #: ``--consolidate``: what matching the header against the catalog did (None:
+    #: no work matched)
+    consolidation: Consolidation | None = None
+    consolidated: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return self.extraction.to_json(self.path)
+        out = self.extraction.to_json(self.path)
+        if self.consolidated:
+            out["consolidation"] = None if self.consolidation is None \
+                else self.consolidation.to_json()
+        return out
