@@ -309,6 +309,28 @@ def test_the_journal_version_alone_is_not_the_conference_citation(
     not_matched(r)
 
 
+def test_a_version_a_year_and_a_venue_apart_is_said_as_such(
+        catalog: Callable[..., Matcher]) -> None:
+    """The conference paper (2020) cited, only its journal article (2021) in the
+    catalog: ``other-version``, the article as candidate, never the match."""
+    journal = work("10.5555/journal", TRANSFORMER, ["Okonkwo", "Lindqvist", "Tanaka"],
+                   year=2021, journal="Transactions of the Association for Computational "
+                   "Linguistics", volume="9", page="455-470")
+    r = catalog([journal]).match({
+        "title": TRANSFORMER, "authors": [{"surname": "Okonkwo"}, {"surname": "Lindqvist"}],
+        "date": "2020", "journal": "Proceedings of the Annual Meeting of the Association for "
+        "Computational Linguistics", "pages": "2204-2214"})
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION and r.candidate == "10.5555/journal", r
+    assert "version:differs" in r.reasons
+    # another work with the title's words (another title) is no version of it
+    other = work("10.5555/other", "Sparse attention networks for image segmentation",
+                 ["Okonkwo"], year=2021, journal="Pattern Recognition", volume="9", page="1")
+    r = catalog([other]).match({"title": TRANSFORMER, "authors": [{"surname": "Okonkwo"}],
+                                "date": "2020", "journal": "Neural Computation"})
+    assert r.status != MatchStatus.OTHER_VERSION and r.doi is None, r
+
+
 # --- very short or generic titles -------------------------------------------------------------
 
 GENERIC = [

@@ -62,8 +62,9 @@ _ORIGIN_RANK = {origin: i for i, origin in enumerate(Origin)}
 FILE_ORIGINS = frozenset({Origin.JATS, Origin.GROBID, Origin.EXTRACT, Origin.HTML,
                           Origin.FIRST_PAGE, Origin.PDF})
 #: without a match, the status that tells an operator most, first
-_UNMATCHED = (MatchStatus.AMBIGUOUS, MatchStatus.WEAK, MatchStatus.NO_MATCH,
-              MatchStatus.TOO_LITTLE, MatchStatus.EMPTY_CATALOG, MatchStatus.BAD_BIBLIO)
+_UNMATCHED = (MatchStatus.AMBIGUOUS, MatchStatus.OTHER_VERSION, MatchStatus.WEAK,
+              MatchStatus.NO_MATCH, MatchStatus.TOO_LITTLE, MatchStatus.EMPTY_CATALOG,
+              MatchStatus.BAD_BIBLIO)
 
 DocumentStatus = MatchStatus | DocumentMatchStatus
 

@@ -248,11 +248,22 @@ class Matcher:
             status = MatchStatus.EXACT if _exact(best) else MatchStatus.STRONG
             return MatchResult(status, doi=best.record.doi, score=score, reasons=reasons,
                                candidate=best.record.doi, id=q.id)
+        if _other_version(best):
+            return MatchResult(MatchStatus.OTHER_VERSION, score=score, reasons=reasons,
+                               candidate=best.record.doi, id=q.id)
         status = MatchStatus.WEAK if best.points >= WEAK and not best.conflict \
             else MatchStatus.NO_MATCH
         return MatchResult(status, score=score, reasons=reasons,
                            candidate=best.record.doi if status is MatchStatus.WEAK else None,
                            id=q.id)
+
+
+def _other_version(ev: Evidence) -> bool:
+    """The title agrees, and the only conflict is another venue a year apart:
+    the record is another version of the input's work, not another work."""
+    return "version:differs" in ev.reasons and "title:differs" not in ev.reasons \
+        and any(r.startswith(("title:same", "title:similar")) for r in ev.reasons) \
+        and "year:differs" not in ev.reasons
 
 
 def _plausible(q: Query, rec: CatalogRecord) -> bool:

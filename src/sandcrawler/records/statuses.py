@@ -187,6 +187,10 @@ class MatchStatus(StrEnum):
     WEAK = "weak"
     #: two works fit equally well: the runner-up is reported beside the best
     AMBIGUOUS = "ambiguous"
+    #: the best work is another version of the input's (the journal article of a
+    #: conference paper, a year apart, in another venue): named as ``candidate``,
+    #: never as the match
+    OTHER_VERSION = "other-version"
     NO_MATCH = "no-match"
     #: the input has too little to match on (no usable title, nor journal +
     #: volume + page, nor an identifier with something to check it against)

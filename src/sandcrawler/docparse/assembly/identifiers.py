@@ -10,13 +10,15 @@ document's own.
 
 So every identifier of the first pages (and of the running heads and feet of
 the pages read) is a candidate, repaired where typesetting broke it (across
-lines, after a soft hyphen, with a space after its slash or a dot), and scored
-by what makes it the document's own: a label ("DOI", "doi.org/"), the zone it
-is in (header, running head or foot, against body text), its repetition on
-several pages, agreement with the file's metadata; a line that reads as a
-reference ("et al.", a year and a volume) counts against it, and the
-references zone is never read. The best candidate above a floor is taken;
-none is better than a cited work's.
+lines, after a soft hyphen, with a space after its slash or a dot, or a space
+the reader set where none is printed), and scored by what makes it the
+document's own: a label ("DOI", "doi.org/"), the zone it is in (header, running
+head or foot, against body text), its repetition on several pages, agreement
+with the file's metadata; an entry that reads as a reference ("et al.", a year
+and a volume) counts against it, one that reads as the document's own (its
+citation line, its copyright line) for it, and the references zone is never
+read. The best candidate above a floor is taken; none is better than a cited
+work's.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sandcrawler.docparse.layout.elements import Line
+from sandcrawler.docparse.layout.elements import Line, Token
 
 HEADER = "<header>"
 #: the zones that repeat on every page or stand apart from the text
@@ -61,9 +63,21 @@ _CITATION = re.compile(
     r"\bet al\b|\(\d{4}[a-z]?\)\s*[,.;:]?\s*\d|\b(?:19|20)\d\d[a-z]?\s*[;,]\s*\d+\s*[(:]"
     r"|\b(?:see also|cf\.|in:|retracted|erratum to|comment on|reply to)(?!\w)",
     re.IGNORECASE)
-#: a line that gives the document's own reference, to cite it by
-_OWN = re.compile(r"\b(?:citation|cite this|to cite|how to cite)\b\s*(?:as|this)?\s*:?",
-                  re.IGNORECASE)
+#: a line that gives the document's own reference, to cite it by, or its
+#: copyright ("0022-2836/$ - see front matter © 2004 Elsevier Ltd. All rights
+#: reserved. doi:…")
+_OWN = re.compile(r"\b(?:citation|cite this|to cite|how to cite)\b\s*(?:as|this)?\s*:?"
+                  r"|\brights reserved\b|\bsee front matter\b", re.IGNORECASE)
+#: the zones whose lines are entries of several lines (a footnote, a reference,
+#: a citation line): what a DOI's entry says above its line counts too
+ENTRY_ZONES = frozenset({"<footnote>", "<body>"})
+#: the most lines above a DOI's line read as its entry
+ENTRY_LINES = 4
+#: a line that starts an entry: a footnote's mark, or a label ("Citation:")
+_ENTRY_START = re.compile(r"(?:\d{1,3}\.?\s|[*\u2020\u2021\u00a7\u00b6]|[A-Z][\w -]{0,24}:)")
+#: a space between two tokens less than this share of the type size apart is
+#: none (a reader's word break where a text run was split, at a soft hyphen)
+TOUCH = 0.1
 #: what a DOI printed on more than one page gains
 REPEATED = 5
 #: the least score a candidate needs
@@ -83,6 +97,12 @@ class _Place:
     text: str
     zone: str
     page: int
+    #: where the line starts and its type size
+    x: float = 0.0
+    y: float = 0.0
+    size: float = 0.0
+    #: offsets in ``text`` of the spaces between tokens that touch
+    touching: frozenset[int] = frozenset()
 
 
 def page_identifiers(lines: Sequence[Line], zones: Sequence[str],
@@ -104,7 +124,30 @@ def _places(lines: Sequence[Line], zones: Sequence[str]) -> Iterable[_Place]:
             continue
         page = line.tokens[0].page
         if page < FIRST_PAGES or (zone in RUNNING and page < RUNNING_PAGES):
-            yield _Place(_INVISIBLE.sub("", line.text), zone, page)
+            yield _place(line.tokens, zone)
+
+
+def _place(tokens: Sequence[Token], zone: str) -> _Place:
+    """The line's text without invisible characters, and the spaces in it that
+    separate tokens set against each other."""
+    text = ""
+    touching = set()
+    for k, token in enumerate(tokens):
+        text += _INVISIBLE.sub("", token.text)
+        if token.space_after and k + 1 < len(tokens):
+            if _touch(token, tokens[k + 1]):
+                touching.add(len(text))
+            text += " "
+    first = tokens[0]
+    return _Place(text, zone, first.page, first.x, first.y, max(t.size for t in tokens),
+                  frozenset(touching))
+
+
+def _touch(a: Token, b: Token) -> bool:
+    """``b`` is set right against ``a`` on its baseline, in the same type."""
+    return (abs(b.y - a.y) < 0.5 * a.size and abs(b.size - a.size) < 0.5
+            and not (a.superscript or b.superscript or a.subscript or b.subscript)
+            and abs(b.x - (a.x + a.width)) < TOUCH * a.size)
 
 
 def _zone_score(place: _Place) -> int:
@@ -129,8 +172,10 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
                 # cut at the line's end: the next line's first word goes on it
                 if more := _GOES_ON.match(places[i + 1].text.lstrip()):
                     raw += more.group(0)
-            elif rest[:1] == " " and raw[-1:] in "./-" and (more := _GOES_ON.match(rest[1:])):
-                raw += more.group(0)  # a space set after a dot or a hyphen
+            elif (rest[:1] == " " and (raw[-1:] in "./-" or m.end() in place.touching)
+                  and (more := _GOES_ON.match(rest[1:]))):
+                # a space set after a dot or a hyphen, or one nothing printed
+                raw += more.group(0)
             doi = _clean_doi(raw)
             if doi is None:
                 continue
@@ -138,8 +183,36 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
             if not before.strip() and i > 0:
                 before = places[i - 1].text  # "DOI:" at the end of the line before
             score = _zone_score(place) + (3 if _DOI_LABEL.search(before.rstrip()) else 0)
-            out.append((doi, score + _context(text), i))
+            entry = text
+            if place.zone in ENTRY_ZONES:
+                entry = f"{_entry_above(places, i)} {text}"
+            out.append((doi, score + _context(entry), i))
     return _with_repetition(out, places)
+
+
+def _entry_above(places: Sequence[_Place], i: int) -> str:
+    """The lines above ``places[i]`` that its entry (a footnote, a reference, a
+    citation line) began on: those of its paragraph, back to the line that starts
+    the entry; a line with a DOI in it ends another entry."""
+    above: list[str] = []
+    j = i
+    while j > 0 and len(above) < ENTRY_LINES and _continues(places[j - 1], places[j]):
+        j -= 1
+        if _DOI.search(places[j].text):
+            break
+        above.append(places[j].text)
+        if _ENTRY_START.match(places[j].text):
+            break
+    return " ".join(reversed(above))
+
+
+def _continues(above: _Place, below: _Place) -> bool:
+    """``below`` is the next line of ``above``'s paragraph: the same page, zone
+    and type, set just under it at about its left edge."""
+    return (above.page == below.page and above.zone == below.zone
+            and abs(above.size - below.size) < 0.5
+            and 0 < below.y - above.y <= 1.6 * below.size
+            and abs(below.x - above.x) <= 2 * below.size)
 
 
 def _clean_doi(raw: str) -> str | None:
