@@ -118,3 +118,73 @@ def test_the_header_keeps_only_the_documents_own() -> None:
     assert biblio.doi is None
     _own_identifiers(biblio, PageIdentifiers(doi="10.1000/page.1"), "10.1000/xmp.1")
     assert biblio.doi == "10.1000/page.1"
+
+
+def test_a_space_the_reader_set_where_nothing_is_printed_is_none() -> None:
+    # Chromium splits its text run at a soft hyphen ("jour\u00adnal") and pdfalto
+    # reads a word break there: the two tokens touch
+    def line(gap: float) -> Line:
+        words = [("doi:10.5555/jour", 50.0, 72.0), ("nal.jtg.2019.0042", 122.0 + gap, 80.0)]
+        return Line([Token(w, "Times", 9, False, False, x, 40.0, width, 9, 0,
+                           space_after=k == 0) for k, (w, x, width) in enumerate(words)])
+
+    touching = page_identifiers([line(0.0)], ["<header>"])
+    assert touching.doi == "10.5555/journal.jtg.2019.0042"
+    # a space that is printed stays one: the DOI ends before it
+    assert page_identifiers([line(3.0)], ["<header>"]).doi == "10.5555/jour"
+
+
+def test_a_footnotes_lines_above_its_doi_say_whose_it_is() -> None:
+    # a cited work's reference, its DOI on a line of its own
+    cited = ids(TITLE, BODY, ("<footnote>", "1 Bell AC, et al. (2000) Nature 405:482.", 0),
+                ("<footnote>", "doi:10.1038/35013100", 0))
+    assert cited.doi is None
+    # its label is no footnote's start
+    assert ids(TITLE, BODY, ("<footnote>", "1 Bell AC, et al. (2000) Nature 405:482.", 0),
+               ("<footnote>", "DOI: 10.1038/35013100", 0)).doi is None
+    # a volume and its pages read as a reference, with no "et al."
+    assert ids(TITLE, BODY, ("<footnote>", "1 Bell AC, Felsenfeld G (2000) Nature "
+                             "405:482-485. doi:10.1038/35013100", 0)).doi is None
+    # PLOS's citation line over four lines, which the segmentation left in the body
+    plos = ids(TITLE, BODY, ("<body>", "Citation: Maurano MT, Wang H, et al. (2019)", 0),
+               ("<body>", "Methylation of binding sites shapes transcription", 0),
+               ("<body>", "occupancy. PLoS ONE 14(3): e0213978.", 0),
+               ("<body>", "https://doi.org/10.1371/journal.pone.0213978", 0))
+    assert plos.doi == "10.1371/journal.pone.0213978"
+    # Elsevier's copyright line in the first page's foot
+    elsevier = ids(TITLE, BODY, ("<body>", "0022-2836/$ - see front matter © 2004 Elsevier", 0),
+                   ("<body>", "Ltd. All rights reserved.", 0),
+                   ("<body>", "doi:10.1016/j.jmb.2004.01.002", 0))
+    assert elsevier.doi == "10.1016/j.jmb.2004.01.002"
+
+
+def test_a_doi_after_another_entry_is_not_read_with_it() -> None:
+    # the reference above ends in its own DOI: the running foot's DOI below is
+    # another entry, and the document's
+    found = ids(TITLE, BODY, ("<footnote>", "1 Bell AC, et al. (2000) Nature 405:482.", 0),
+                ("<footnote>", "doi:10.1038/35013100", 0),
+                ("<footnote>", "http://dx.doi.org/10.5555/jtg.2019.0042", 0))
+    assert found.doi == "10.5555/jtg.2019.0042"
+    # a line that starts a footnote ends the entry above it
+    found = ids(TITLE, ("<footnote>", "1 Bell AC, et al. (2000) Nature 405:482.", 0),
+                ("<footnote>", "* Corresponding author: doi:10.5555/jtg.2019.0042", 0))
+    assert found.doi == "10.5555/jtg.2019.0042"
+    # lines far apart on the page are not one entry
+    lines, zones = page(TITLE, ("<footnote>", "1 Bell AC, et al. (2000) Nature 405:482.", 0),
+                        ("<footnote>", "doi:10.5555/jtg.2019.0042", 0))
+    for token in lines[2].tokens:
+        token.y += 200
+    assert page_identifiers(lines, zones).doi == "10.5555/jtg.2019.0042"
+
+
+def test_a_doi_broken_inside_a_word_goes_on_on_a_line_of_its_own() -> None:
+    """A box too narrow for the DOI: the browser breaks it anywhere, and its rest
+    is a line of its own; a line of prose after a DOI is never taken for a rest."""
+    found = ids(TITLE, ("<header>", "DOI: 10.5555/jtg.2019.suppleme", 0),
+                ("<header>", "ntary.material.0042", 0))
+    assert found.doi == "10.5555/jtg.2019.supplementary.material.0042"
+    prose = ids(TITLE, ("<header>", "DOI: 10.5555/jtg.2019.42", 0),
+                ("<header>", "2.5 mm of rain fell.", 0))
+    assert prose.doi == "10.5555/jtg.2019.42"
+    number = ids(TITLE, ("<header>", "DOI: 10.5555/jtg.2019.42", 0), ("<page>", "12", 0))
+    assert number.doi == "10.5555/jtg.2019.42"

@@ -58,9 +58,11 @@ _ARXIV = re.compile(
     re.IGNORECASE)
 _PMID = re.compile(r"\bPMID\s*:?\s*(\d{1,9})\b", re.IGNORECASE)
 _PMCID = re.compile(r"\b(PMC\d{4,9})\b")
-#: a line that reads as a reference to another work
+#: a line that reads as a reference to another work: "et al.", a year and a
+#: volume ("(2004) 12", "2000;405("), a volume and its pages ("405:482-485")
 _CITATION = re.compile(
     r"\bet al\b|\(\d{4}[a-z]?\)\s*[,.;:]?\s*\d|\b(?:19|20)\d\d[a-z]?\s*[;,]\s*\d+\s*[(:]"
+    r"|\b\d{1,4}\s*(?:\(\d{1,4}\))?\s*:\s*\d{1,6}\s*[-\u2013]\s*\d{1,6}\b"
     r"|\b(?:see also|cf\.|in:|retracted|erratum to|comment on|reply to)(?!\w)",
     re.IGNORECASE)
 #: a line that gives the document's own reference, to cite it by, or its
@@ -73,8 +75,10 @@ _OWN = re.compile(r"\b(?:citation|cite this|to cite|how to cite)\b\s*(?:as|this)
 ENTRY_ZONES = frozenset({"<footnote>", "<body>"})
 #: the most lines above a DOI's line read as its entry
 ENTRY_LINES = 4
-#: a line that starts an entry: a footnote's mark, or a label ("Citation:")
-_ENTRY_START = re.compile(r"(?:\d{1,3}\.?\s|[*\u2020\u2021\u00a7\u00b6]|[A-Z][\w -]{0,24}:)")
+#: a line that starts an entry: a footnote's mark, or a label ("Citation:",
+#: not a DOI's or a link's)
+_ENTRY_START = re.compile(r"(?:\d{1,3}\.?\s|[*\u2020\u2021\u00a7\u00b6]"
+                          r"|(?!(?i:doi|url|https?)\b)[A-Z][\w -]{0,24}:)")
 #: a space between two tokens less than this share of the type size apart is
 #: none (a reader's word break where a text run was split, at a soft hyphen)
 TOUCH = 0.1
@@ -168,7 +172,8 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
         for m in _DOI.finditer(text):
             raw = m.group(0)
             rest = text[m.end():]
-            if not rest.strip() and i + 1 < len(places) and _CUT.search(raw):
+            if not rest.strip() and i + 1 < len(places) and (
+                    _CUT.search(raw) or _rest_of(places[i], places[i + 1])):
                 # cut at the line's end: the next line's first word goes on it
                 if more := _GOES_ON.match(places[i + 1].text.lstrip()):
                     raw += more.group(0)
@@ -183,17 +188,31 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
             if not before.strip() and i > 0:
                 before = places[i - 1].text  # "DOI:" at the end of the line before
             score = _zone_score(place) + (3 if _DOI_LABEL.search(before.rstrip()) else 0)
-            entry = text
+            entry = text  # in a footnote or the text: with the entry's lines above
             if place.zone in ENTRY_ZONES:
                 entry = f"{_entry_above(places, i)} {text}"
             out.append((doi, score + _context(entry), i))
     return _with_repetition(out, places)
 
 
+def _rest_of(place: _Place, following: _Place) -> bool:
+    """``following`` is nothing but the rest of an identifier cut anywhere at
+    ``place``'s end (a DOI too long for its box, broken by the browser inside
+    a word): the next line of the same zone and page, one run of identifier
+    characters with a dot or a digit in it."""
+    rest = following.text.strip()
+    return (following.zone == place.zone and following.page == place.page
+            and 0 < following.y - place.y <= 1.6 * max(place.size, 1.0)
+            and " " not in rest and bool(_GOES_ON.fullmatch(rest)))
+
+
 def _entry_above(places: Sequence[_Place], i: int) -> str:
     """The lines above ``places[i]`` that its entry (a footnote, a reference, a
     citation line) began on: those of its paragraph, back to the line that starts
-    the entry; a line with a DOI in it ends another entry."""
+    the entry (none when the DOI's line starts one); a line with a DOI in it
+    ends another entry."""
+    if _ENTRY_START.match(places[i].text):
+        return ""
     above: list[str] = []
     j = i
     while j > 0 and len(above) < ENTRY_LINES and _continues(places[j - 1], places[j]):
