@@ -103,6 +103,24 @@ def test_author_year_callouts_link_by_surname_year_and_suffix() -> None:
     assert callouts[1].text.endswith("2003b)")
 
 
+def test_author_year_callouts_the_model_left_in_the_text_are_found() -> None:
+    """A model trained mostly on numbered papers leaves "(Smith, 2001)" as text:
+    found when it names a reference of the list, never twice, never when it
+    names none."""
+    body = body_of([
+        ("I-<paragraph>", "As (Smith , 2001 ; Doe , 2003b) showed and Doe (2003a) "
+         "found , unlike"),
+        ("I-<citation_marker>", "(Smith , 2001)"),
+        ("<paragraph>", "says , a trend (Nobody , 1999) saw in Table 2 (2005 data) ."),
+    ])
+    callouts = body.callouts()
+    assert [(c.text, c.target) for c in callouts] == [
+        ("(Smith , 2001", "b0"), ("Doe , 2003b)", "b2"), ("Doe (2003a)", "b1"),
+        ("(Smith , 2001)", "b0")]
+    para = body.sections[0].paragraphs[0]
+    assert all(para.text[c.start:c.end] == c.text for c in callouts)
+
+
 def test_formulas_keep_their_labels_and_are_callout_targets() -> None:
     body = body_of([
         ("I-<paragraph>", "Energy is"),

@@ -28,6 +28,12 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)([a-z])?\b")
 #: a figure's, table's or formula's number: "2", "2b", "S3", or a capital Roman "IV"
 _LABEL_NUMBER = re.compile(r"(?<![A-Za-z])(\d+|[IVXLC]+\b)([a-z](?![a-z]))?")
 _WORD = re.compile(r"[^\W\d_][^\W\d_'\u2019-]*", re.UNICODE)
+#: a parenthesis holding a year: "(Lin, 1998)", "(Wang and Neumann, 2007a; Lin 1998)"
+_PARENTHESES = re.compile(r"\([^()]{0,240}?\b(?:1[5-9]\d\d|20\d\d)[a-z]?\b[^()]{0,240}?\)")
+#: a name and its year in brackets: "Wang and Neumann (2007a)", "Lin et al. (1998)"
+_NARRATIVE = re.compile(
+    r"\b[A-Z][^\W\d_][^\W\d_'\u2019-]*(?:\s+(?:et\s+al\.?|(?:and|&)\s+[A-Z][^\W\d_]"
+    r"[^\W\d_'\u2019-]*))?,?\s*\((?:1[5-9]\d\d|20\d\d)[a-z]?\)")
 #: words in author-year callouts that are not surnames
 _NOT_NAMES = frozenset({"et", "al", "and", "see", "e", "g", "eg", "cf", "also", "in", "the",
                         "for", "review", "reviews", "i", "ie", "und", "y", "ibid", "op",
@@ -56,7 +62,32 @@ def link_callouts(body: Body, references: Sequence[GrobidBiblio]) -> None:
                     callout.target = table.get(_label_key(m.group(0))) \
                         or table.get(_label_key(m.group(1)))
                 out.append(callout)
+            if named:
+                out.extend(_author_year_in_text(para, out, named))
+                out.sort(key=lambda c: c.start)
             para.callouts = out
+
+
+def _author_year_in_text(para: Paragraph, found: Sequence[Callout],
+                         named: dict[tuple[str, str], list[str]]) -> list[Callout]:
+    """Author-year callouts the model left in the text ("(Lin, 1998)", "Wang and
+    Neumann (2007a)"; its training data is mostly numbered): each one that names
+    a reference of the list by its first author and year, and overlaps no
+    callout found. A name and a year that name no reference are left as text."""
+    taken = [(c.start, c.end) for c in found]
+    out: list[Callout] = []
+    for pattern in (_NARRATIVE, _PARENTHESES):
+        for m in pattern.finditer(para.text):
+            start, end = m.start(), m.end()
+            if any(a < end and start < b for a, b in taken):
+                continue
+            span = Callout(CalloutKind.BIBR, m.group(0), start, end)
+            years = list(_YEAR.finditer(span.text))
+            pieces = [c for c in _author_year(span, para, years, named) if c.target]
+            if pieces:
+                out.extend(pieces)
+                taken.append((start, end))
+    return out
 
 
 def _bibr(callout: Callout, para: Paragraph, numbered: dict[str, str],
