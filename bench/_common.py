@@ -80,6 +80,16 @@ def resolve_command(text: str | None) -> list[str]:
     return words
 
 
+def add_extract_options(parser: Any) -> None:
+    """``--options`` and ``--command``: how the benches that run ``sandcrawler
+    extract`` are told which build to run and with what."""
+    parser.add_argument("--options", default="", metavar="OPTS",
+                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
+    parser.add_argument("--command", default=None, metavar="CMD",
+                        help="the sandcrawler command to run, e.g. a development build "
+                        "(default: this interpreter's `-m sandcrawler`)")
+
+
 def skip(reason: str) -> None:
     """A benchmark that cannot run here says why and exits 0 (nothing was measured)."""
     print(f"SKIPPED: {reason}", file=sys.stderr)

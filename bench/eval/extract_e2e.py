@@ -53,6 +53,7 @@ import orjson
 from _common import (
     REPO,
     SHARED_DATA,
+    add_extract_options,
     bench_env,
     print_header,
     resolve_command,
@@ -428,11 +429,7 @@ def main() -> None:
                         help="write the command's JSON lines to FILE")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
                         help="write the figures to FILE as JSON")
-    parser.add_argument("--options", default="", metavar="OPTS",
-                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
-    parser.add_argument("--command", default=None, metavar="CMD",
-                        help="the sandcrawler command to run, e.g. a development build "
-                        "(default: this interpreter's `-m sandcrawler`)")
+    add_extract_options(parser)
     args = parser.parse_args()
 
     truth = read_truth(args.truth)

@@ -49,7 +49,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
-from _common import bench_env, print_header, resolve_command, skip
+from _common import add_extract_options, bench_env, print_header, resolve_command, skip
 
 from sandcrawler_testkit.doi_placements import Placement, placements
 
@@ -187,11 +187,7 @@ def main() -> None:
                         help="render the PDFs into DIR (and keep them) instead of a temp dir")
     parser.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                         help="-j for sandcrawler extract (default: 2)")
-    parser.add_argument("--options", default="", metavar="OPTS",
-                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
-    parser.add_argument("--command", default=None, metavar="CMD",
-                        help="the sandcrawler command to run (default: this interpreter's "
-                        "`-m sandcrawler`)")
+    add_extract_options(parser)
     parser.add_argument("--chromium", default=CHROMIUM, metavar="PATH",
                         help=f"the Chromium that typesets the PDFs (default: {CHROMIUM})")
     parser.add_argument("--only", nargs="+", default=None, metavar="NAME",

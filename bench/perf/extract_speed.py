@@ -42,6 +42,7 @@ import orjson
 from _common import (
     SHARED_DATA,
     Timing,
+    add_extract_options,
     become_subreaper,
     bench_env,
     busy_cores,
@@ -166,11 +167,7 @@ def main() -> None:
                         help="work to aim for when choosing --copies (default: 60)")
     parser.add_argument("-j", "--jobs", default="1,2", metavar="J[,J...]",
                         help="-j values for sandcrawler extract (default: 1,2)")
-    parser.add_argument("--options", default="", metavar="OPTS",
-                        help="more options for sandcrawler extract, e.g. '--reader pdfium'")
-    parser.add_argument("--command", default=None, metavar="CMD",
-                        help="the sandcrawler command to run "
-                        "(default: this interpreter's `-m sandcrawler`)")
+    add_extract_options(parser)
     parser.add_argument("--json", type=Path, default=None, metavar="FILE",
                         help="write the figures to FILE as JSON")
     args = parser.parse_args()
