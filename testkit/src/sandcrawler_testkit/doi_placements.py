@@ -1,21 +1,14 @@
 """Two-page article PDFs that print the document's own DOI where publishers
-print it, each with its truth, for the cascade's identifier tests and bench.
+print it, each with its truth, for the cascade's identifier tests and bench:
+the same short article (``article_pdf.Article``) typeset by headless Chromium
+with the DOI under the title, in a running foot, in Elsevier's or PLOS's
+first-page lines, broken across lines, with a soft hyphen, in a margin stamp,
+or only in the XMP; and variants printing only cited works' DOIs (truth None).
 
-Every variant is the same short article (``article_pdf.Article``: title,
-authors, affiliations, abstract, two columns of body text, a numbered
-bibliography) typeset by headless Chromium, with the DOI in one placement:
-a labelled line under the title, a running foot on every page, Elsevier's
-first-page footnote, a DOI too long for its box broken across two lines, a soft
-hyphen in it, PLOS's citation line, a rotated margin stamp, or only in the
-file's XMP metadata; and negative variants that print only cited works' DOIs
-(a footnote reference, the body's text), whose truth is ``None``.
-
-The pages are explicit boxes of A4 (``@page`` margin boxes print nothing in
-Chromium): each page is a ``div`` of the page's size with its own margins, so a
-running foot is a ``div`` repeated at the bottom of every page, a footnote sits
-at the bottom of the first, and a margin stamp is inside the page box, not
-clipped. A variant's own DOIs use the test prefix 10.5555, except where a
-publisher's own shape is the point (Elsevier's, PLOS's), with made-up suffixes.
+Each page is a ``div`` of A4 with its own margins (``@page`` margin boxes print
+nothing in Chromium), so a running foot repeats at the bottom of every page and
+a margin stamp is not clipped. Own DOIs use the test prefix 10.5555, except
+where a publisher's shape is the point, with made-up suffixes.
 """
 
 from __future__ import annotations

@@ -1,24 +1,15 @@
-"""The document's own identifiers, from wherever its first pages print them.
+"""The document's own identifiers, from wherever its first pages print them:
+the header, but as often a running foot, a first-page footnote, arXiv's margin
+stamp or a watermark, zones the header model never reads; and never a cited
+work's (a footnote's reference, an erratum's "see doi:…").
 
-A DOI, arXiv id, PMID or PMCID is printed in the header, but as often in a
-running foot ("http://dx.doi.org/10.1016/…"), a first-page footnote, the
-margin stamp arXiv puts on a preprint ("arXiv:0807.3577v1 [astro-ph] 23 Jul
-2008") or a publisher's watermark, zones the header model never reads. And
-the first page also prints the identifiers of cited works (a footnote's
-reference, an erratum's "see doi:…"), which must not be taken for the
-document's own.
-
-So every identifier of the first pages (and of the running heads and feet of
-the pages read) is a candidate, repaired where typesetting broke it (across
-lines, after a soft hyphen, with a space after its slash or a dot, or a space
-the reader set where none is printed), and scored by what makes it the
-document's own: a label ("DOI", "doi.org/"), the zone it is in (header, running
-head or foot, against body text), its repetition on several pages, agreement
-with the file's metadata; an entry that reads as a reference ("et al.", a year
-and a volume) counts against it, one that reads as the document's own (its
-citation line, its copyright line) for it, and the references zone is never
-read. The best candidate above a floor is taken; none is better than a cited
-work's.
+Every DOI, arXiv id, PMID and PMCID of the first pages (and of the running
+heads and feet of the pages read) is a candidate, repaired where typesetting
+broke it, and scored by what makes it the document's own: a label, its zone,
+its repetition on pages, the file's XMP; an entry that reads as a reference
+counts against it, the document's citation or copyright line for it. The
+references zone is never read. The best candidate above a floor is taken
+(docs/extraction.md, "Identifiers").
 """
 
 from __future__ import annotations

@@ -1,22 +1,14 @@
-"""Corrections of the segmentation's zones that the page makes plain.
+"""Corrections of the segmentation's zones that the page makes plain (its
+model labels a line by its features alone, trained mostly on English papers):
 
-A bibliography headed in another language ("Referências", "Bibliografía",
-"Literaturverzeichnis") that the segmentation left in the body (its training
-data is mostly English) is given to the references: from the heading, the body
-lines after it up to the next heading of back matter ("Anexo", "Appendix") or
-the end, only where no line after the heading is in the references already.
-
-arXiv's margin stamp ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009", set
-sideways beside the first page) is read as a line of its own, which the
-segmentation may take for the body's: it is a running head's kind of line.
-
-The segmentation model labels a line by its features alone; on a first page
-set unlike its training data it can run the header on over the introduction
-(GROBID's model does the same). The introduction's head says where the body
-begins: everything from it on, up to the header zone's end, is body. A head is
-taken only where it cannot be a title: numbered ("1 Introduction", "I.
-INTRODUCTION"; the number may be a line of its own), or after the abstract's
-or keywords' line.
+- a header zone run on over the introduction ends at the introduction's head,
+  where that cannot be a title: numbered ("1 Introduction", the number maybe
+  on a line of its own), or after the abstract's or keywords' line;
+- a bibliography headed in another language ("Referências", "Bibliografía")
+  left in the body goes to the references, up to the next heading of back
+  matter ("Anexo", "Appendix"), where no line after its heading is there yet;
+- arXiv's margin stamp ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009") is a
+  running head's kind of line, never the body's.
 """
 
 from __future__ import annotations
