@@ -35,9 +35,11 @@ from sandcrawler.docparse.assembly.header import (
     Header,
     LinkedAffiliation,
     LinkedAuthor,
+    add_reference_line,
     build_header,
 )
 from sandcrawler.docparse.assembly.identifiers import PageIdentifiers, page_identifiers
+from sandcrawler.docparse.assembly.locator import running_locator
 from sandcrawler.docparse.assembly.names import default_model as names_model
 from sandcrawler.docparse.assembly.names import parse_names
 from sandcrawler.docparse.assembly.references import reference_strings
@@ -178,6 +180,9 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
     for correct in ZONE_CORRECTIONS:
         zones = correct(lines, zones)
     header = _header(layout, lines, zones, models)
+    if not (header.biblio.journal and (header.biblio.volume or header.biblio.first_page)) \
+            and (locator := running_locator(lines, zones, models.citations.parse)):
+        add_reference_line(header.biblio, locator)
     _own_identifiers(header.biblio, page_identifiers(lines, zones), read_xmp(path).get("doi"))
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)
                  if zone == REFERENCES_ZONE]

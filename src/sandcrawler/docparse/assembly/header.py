@@ -86,7 +86,7 @@ def build_header(tokens: Sequence[Token], labels: Sequence[str], models: HeaderM
             break
     _identifiers(biblio, texts.get("<pubnum>", ()), " ".join(" ".join(v) for v in texts.values()))
     for text in texts.get("<reference>", ()):
-        _journal(biblio, parse_reference(text))
+        add_reference_line(biblio, parse_reference(text))
     abstract = " ".join(texts.get("<abstract>", ()))
     abstract = _ABSTRACT_HEAD.sub("", abstract, count=1).strip()
     keywords = [k for text in texts.get("<keyword>", ())
@@ -132,9 +132,10 @@ def _identifiers(biblio: GrobidBiblio, pubnums: Sequence[str], everything: str) 
             biblio.arxiv_id = arxiv
 
 
-def _journal(biblio: GrobidBiblio, ref: GrobidBiblio) -> None:
-    """What a journal reference line adds to the header (never replaces)."""
+def add_reference_line(biblio: GrobidBiblio, ref: GrobidBiblio) -> None:
+    """What a journal reference line (the header's, a running head's) adds to the
+    header (never replaces; its DOI is left to the identifiers' finder)."""
     for name in ("journal", "journal_abbrev", "volume", "issue", "pages", "first_page",
-                 "last_page", "publisher", "date", "doi"):
+                 "last_page", "publisher", "date"):
         if getattr(biblio, name) is None and (value := getattr(ref, name)):
             setattr(biblio, name, value)
