@@ -44,6 +44,33 @@ def test_extract_consolidate_fills_what_the_page_did_not_say(tmp_path: Path) -> 
     assert peerj["consolidation"] is None or peerj["consolidation"]["doi"]
 
 
+def test_process_stores_the_header_consolidated_with_the_identified_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``process`` with the cascade and a catalog: the document identified
+    (``match0``), and its header with the work's metadata filled in where the
+    page said nothing, in ``match0:minfo``."""
+    with isolated(tmp_path, SANDCRAWLER_EXTRACT_ENABLED="1"):
+        works = tmp_path / "works.jsonl"
+        works.write_bytes(b"".join(orjson.dumps(w) + b"\n" for w in demo_works()))
+        assert invoke(["persist", "crossref", str(works)]).exit_code == 0
+        assert invoke(["match", "index"]).exit_code == 0
+        result = invoke(["process", str(PDFS["plos"])])
+        assert result.exit_code == 0, result.stderr
+        sha1 = orjson.loads(result.stdout.splitlines()[0])["sha1hex"]
+        row = orjson.loads(invoke(["pdftable", "get", sha1, "-c", "match0", "-c",
+                                   "extract0"]).stdout)
+    match0, extract0 = row["match0"], row["extract0"]
+    assert match0["doi"] == "10.1371/journal.pone.0213978"
+    info = match0["minfo"]
+    assert info["consolidation"]["doi"] == match0["doi"]
+    assert "publisher" in info["consolidation"]["filled"]
+    header = info["header"]
+    assert header["publisher"] == "Public Library of Science"
+    # the page's title as the cascade read it, kept; the cascade's own cell untouched
+    assert header["title"] == extract0["xheader"]["title"]
+    assert "publisher" not in extract0["xheader"]
+
+
 def test_extract_consolidate_without_a_catalog_says_so(tmp_path: Path) -> None:
     with isolated(tmp_path):
         result = invoke(["extract", "--consolidate", str(PDFS["plos"])])

@@ -11,6 +11,7 @@ References: ``DocumentMatcher.resolve_references`` writes the document's
 
 from __future__ import annotations
 
+import copy
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -19,19 +20,22 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
+from grobid_tei_xml.types import GrobidBiblio
 from sqlalchemy import Engine
 
 from sandcrawler.citations.tei_write import bibl_struct, sub, tei_root
 from sandcrawler.core.errors import RecordError
 from sandcrawler.core.identifiers import normalize_doi
 from sandcrawler.db.engine import begin
+from sandcrawler.db.queries import crossref_with_refs_row
+from sandcrawler.match.consolidate import Consolidation, merge
 from sandcrawler.match.matcher import Matcher
 from sandcrawler.match.resolve_worker import CitationRows
 from sandcrawler.match.resolve_worker import write_citations as write_citation_rows
 from sandcrawler.match.resolving import CitationRow, citing_document, resolve
 from sandcrawler.records.html_biblio import HtmlBiblio
 from sandcrawler.records.match import MatchResult, RunnerUp
-from sandcrawler.records.refs import AuthorJson, BiblioJson
+from sandcrawler.records.refs import AuthorJson, BiblioJson, biblio_json
 from sandcrawler.records.statuses import DocumentMatchStatus, MatchStatus, Status
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
@@ -349,6 +353,10 @@ class Identification:
     file_doi: str | None = None
     #: the identified DOI takes the place of an extraction's DOI the matcher refuted
     replaces: str | None = None
+    #: the extracted header with the identified work's metadata filled in where the
+    #: page said nothing (what the page said kept), and what that merge did
+    header: BiblioJson | None = None
+    consolidation: Consolidation | None = None
 
     @property
     def identified(self) -> bool:
@@ -362,6 +370,9 @@ class Identification:
         for key in ("document_doi", "matched_doi", "page_doi", "file_doi", "replaces"):
             if (value := getattr(self, key)) is not None:
                 out[key] = value
+        if self.header is not None and self.consolidation is not None:
+            out["header"] = self.header
+            out["consolidation"] = self.consolidation.to_json()
         return out
 
     def cells(self) -> dict[str, Any]:
@@ -575,6 +586,21 @@ class DocumentMatcher:
         if found.doi is not None and found.doi != had:
             self.catalogue.put_metadata(doc_uuid, {"DOI": found.doi}, source=Source.CROSSREF)
         return found
+
+    def consolidated(self, found: Identification,
+                     header: GrobidBiblio | None) -> Identification:
+        """``found`` with ``header`` (the extracted one) consolidated with the
+        identified work: what the page said kept, the work filling the rest, as
+        ``extract --consolidate`` does (match/consolidate.py)."""
+        if found.doi is None or header is None:
+            return found
+        with self.engine.connect() as conn:
+            row = crossref_with_refs_row(conn, found.doi)
+        if row is None:
+            return found
+        merged = copy.deepcopy(header)
+        done = merge(merged, row["record"], found.doi, keep_read=True)
+        return replace(found, header=biblio_json(merged), consolidation=done)
 
     def identify_file(self, doc_uuid: str, sha1: str,
                       sources: Iterable[SourceBiblio]) -> Identification:

@@ -195,6 +195,9 @@ class PdfProcessor:
             if self.documents is not None:
                 found = self.documents.identify(entry.uuid,
                                                 _sources(out, fulltext, extraction, page))
+                if extraction is not None and extraction.status in USABLE:
+                    # the cascade's header with the identified work filled in
+                    found = self.documents.consolidated(found, extraction.header)
                 cells[FAMILY] = found.cells()
                 stored.identification = found
                 stored.resolved = self.documents.resolve_references(entry.uuid,
