@@ -331,6 +331,32 @@ def test_a_version_a_year_and_a_venue_apart_is_said_as_such(
     assert r.status != MatchStatus.OTHER_VERSION and r.doi is None, r
 
 
+def test_the_preprint_of_an_absent_article_is_not_the_article(
+        catalog: Callable[..., Matcher]) -> None:
+    """Only the preprint (posted-content, a year earlier) is in the catalog: the
+    article's header names another version, never a match."""
+    preprint = work("10.5555/preprint", TRANSFORMER, ["Okonkwo", "Lindqvist", "Tanaka"],
+                    year=2020, journal="bioRxiv", type_="posted-content")
+    r = catalog([preprint]).match({"title": TRANSFORMER, "date": "2021", "authors": [
+        {"surname": "Okonkwo"}, {"surname": "Lindqvist"}, {"surname": "Tanaka"}]})
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION and r.candidate == "10.5555/preprint", r
+    # a citation of the preprint itself, its year and server: the preprint
+    matched(catalog([preprint]).match({"title": TRANSFORMER, "date": "2020",
+                                       "journal": "bioRxiv",
+                                       "authors": [{"surname": "Okonkwo"}]}),
+            "10.5555/preprint")
+
+
+def test_part_two_of_a_series_is_not_the_unnumbered_first(
+        catalog: Callable[..., Matcher]) -> None:
+    """"X" (part one, unnumbered) is absent, "X. Part II" present: no match."""
+    part_two = work("10.5555/part2", f"{TRANSFORMER}. Part II", ["Okonkwo", "Lindqvist"],
+                    year=2021)
+    not_matched(catalog([part_two]).match({"title": TRANSFORMER, "date": "2021", "authors": [
+        {"surname": "Okonkwo"}, {"surname": "Lindqvist"}]}))
+
+
 # --- very short or generic titles -------------------------------------------------------------
 
 GENERIC = [

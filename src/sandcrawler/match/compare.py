@@ -10,6 +10,7 @@ query with a record").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rapidfuzz.distance import Indel
@@ -50,6 +51,15 @@ LOCATOR_SAME = 2.0
 RECORD_NOTICE, QUERY_NOTICE, OTHER_NOTICE = -3.0, -1.5, -1.0
 IDENTIFIER_AGREES = 3.0
 
+#: work types whose date is the version's own: a year off is another version
+#: (precision first: a proceedings paper cited with its volume's later year is
+#: missed, rather than a journal article taken for its conference version)
+_DATED_VERSIONS = frozenset({"posted-content", "proceedings-article"})
+#: the names of preprint servers (folded): a citation of the preprint names one
+_PREPRINT_SERVERS = re.compile(
+    r"\b(?:arxiv|biorxiv|medrxiv|chemrxiv|ssrn|research square|preprints|psyarxiv|socarxiv"
+    r"|osf preprints|eartharxiv|techrxiv|authorea|scielo preprints|zenodo)\b", re.IGNORECASE)
+
 #: title similarity (0..1) thresholds of the verdicts
 SAME, SIMILAR, CLOSE = 0.95, 0.88, 0.75
 
@@ -69,14 +79,22 @@ class Evidence:
                    if r.endswith(":same") and not r.startswith(("title", "locator")))
 
 
+def _preprint_venue(journal: str | None) -> bool:
+    return bool(journal) and _PREPRINT_SERVERS.search(journal or "") is not None
+
+
 def _numbers_differ(q: Query, title: str, from_raw: bool) -> bool:
     """The record's title and the query's name different numbers (part I and
-    part II of a series, a report for another year)."""
+    part II of a series, a report for another year), or one of them ends in a
+    part's number the other has not ("…, part ii", "… (2)")."""
     theirs = title_numbers(title)
     if from_raw:
         return bool(theirs) and not theirs <= set(q.raw.split())
     ours = title_numbers(q.title)
-    return bool(ours) and bool(theirs) and ours != theirs
+    if ours and theirs:
+        return ours != theirs
+    only, numbered = (ours, q.title) if ours else (theirs, title)
+    return bool(only & set(numbered.split()[-2:]))
 
 
 def _title_similarity(q: Query, rec: CatalogRecord) -> tuple[float, bool]:
@@ -316,17 +334,30 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         points -= TITLE_DIFFERS
         reasons.append("title:is-the-container")
         conflict = False
-    if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons):
-        # a year apart in another venue or at other pages: another version of
-        # the work (the conference paper of a journal article), not this record
+    if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons
+                                   or rec.type in _DATED_VERSIONS):
+        # a year apart in another venue or at other pages, or from a preprint or
+        # a proceedings paper: another version of the work (the conference paper
+        # of a journal article, the preprint of an article), not this record
+        conflict = True
+        reasons.append("version:differs")
+    elif q.journal and _preprint_venue(q.journal) and rec.type not in (None, "posted-content") \
+            and not any(_preprint_venue(j) for j in rec.journals):
+        # the input cites the preprint; the record is the published version (not
+        # a server's own record typed otherwise: "SSRN Electronic Journal")
         conflict = True
         reasons.append("version:differs")
 
     # --- notices: errata, replies, figures share the article's title ---
     if rec.kind != q.kind:
         if rec.kind and not q.kind:
+            # a notice (an erratum, a retraction) is never the work it notices:
+            # with the article absent, a match would name the wrong DOI; only the
+            # notice's own place (its page) says the input cites the notice
             points += RECORD_NOTICE
             reasons.append(f"record:{rec.kind}")
+            if not page_ok:
+                conflict = True
         elif q.kind and not rec.kind:
             points += QUERY_NOTICE
             reasons.append(f"query:{q.kind}")
