@@ -177,6 +177,18 @@ def test_a_notice_is_not_the_article_when_the_article_is_missing(
     not_matched(matcher.match(ARTICLE_BIBLIO))
 
 
+def test_a_correction_titled_as_its_article_is_found_by_its_own_doi(
+        catalog: Callable[..., Matcher]) -> None:
+    """A correction Crossref marks by ``update-to``, with the article's title: its
+    own DOI verifies it (no page to tell it by), never the article instead."""
+    matcher = catalog([NOTICES["correction-same-title"], ARTICLE])
+    r = matcher.match({"title": RHEUMATIC, "doi": "10.5555/correction", "date": "2004",
+                       "authors": [{"surname": "Chagani"}, {"surname": "Aziz"}]})
+    matched(r, "10.5555/correction")
+    # without the DOI, the article's citation is the article
+    matched(matcher.match(ARTICLE_BIBLIO), "10.5555/article")
+
+
 def test_a_citation_of_the_erratum_finds_the_erratum(catalog: Callable[..., Matcher]) -> None:
     matcher = catalog([*NOTICES.values(), ARTICLE])
     r = matcher.match({"title": f"Erratum: {RHEUMATIC}", "authors": [{"surname": "Chagani"}],

@@ -72,6 +72,9 @@ class Evidence:
     #: a disagreement no agreement outweighs (a different year, a different title)
     conflict: bool
     title_same: bool
+    #: the only conflict is that the record is a notice and the input names none:
+    #: an identifier the input carries (the notice's own DOI) still verifies it
+    notice_only: bool = False
 
     def agreeing(self) -> int:
         """How many fields besides the title agree."""
@@ -145,7 +148,7 @@ def _surname_truncated(a: str, b: str) -> bool:
 def compare(q: Query, rec: CatalogRecord) -> Evidence:
     points = 0.0
     reasons: list[str] = []
-    conflict = False
+    conflict = notice_only = False
     raw_words = q.raw_words
 
     # --- title ---
@@ -357,6 +360,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             points += RECORD_NOTICE
             reasons.append(f"record:{rec.kind}")
             if not page_ok:
+                notice_only = not conflict
                 conflict = True
         elif q.kind and not rec.kind:
             points += QUERY_NOTICE
@@ -365,4 +369,4 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             points += OTHER_NOTICE
             reasons.append(f"record:{rec.kind}")
 
-    return Evidence(rec, points, tuple(reasons), conflict, title_same)
+    return Evidence(rec, points, tuple(reasons), conflict, title_same, notice_only)

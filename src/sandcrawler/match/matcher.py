@@ -143,7 +143,9 @@ class Matcher:
             notes.append("doi:malformed")
         for key, record in self._identified(q):
             ev = compare(q, record)
-            if ev.points >= VERIFY and not ev.conflict:
+            # a notice's own DOI (a correction titled as its article) verifies
+            # the notice: the input names it by its identifier
+            if ev.points >= VERIFY and (not ev.conflict or ev.notice_only):
                 points = ev.points + IDENTIFIER_AGREES
                 status = MatchStatus.EXACT if _exact(ev) or ev.points >= STRONG \
                     else MatchStatus.STRONG
