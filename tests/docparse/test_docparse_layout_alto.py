@@ -147,7 +147,9 @@ def test_a_truncated_real_pdf(pdfalto: str, tmp_path: Path) -> None:
 
 
 def test_timeout(pdfalto: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pdf = write_pdf(tmp_path / "doc.pdf", [["words"] * 40] * 20)
+    # long enough that pdfalto cannot finish before the wait begins, even when a
+    # loaded machine runs the child to its end before the parent (20 pages could)
+    pdf = write_pdf(tmp_path / "doc.pdf", [["words"] * 40] * 400)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
