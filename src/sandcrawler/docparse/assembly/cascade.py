@@ -183,7 +183,11 @@ def _extract(path: str, settings: ExtractSettings, citation_model: Path | None,
     if not (header.biblio.journal and (header.biblio.volume or header.biblio.first_page)) \
             and (locator := running_locator(lines, zones, models.citations.parse)):
         add_reference_line(header.biblio, locator)
-    _own_identifiers(header.biblio, page_identifiers(lines, zones), read_xmp(path).get("doi"))
+    found_ids = page_identifiers(lines, zones)
+    # the file's XMP is scanned (a read of the whole file) only when the pages
+    # print no DOI of the document's own
+    _own_identifiers(header.biblio, found_ids,
+                     None if found_ids.doi else read_xmp(path).get("doi"))
     ref_lines = [line for line, zone in zip(lines, zones, strict=True)
                  if zone == REFERENCES_ZONE]
     strings = []
