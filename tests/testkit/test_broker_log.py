@@ -8,9 +8,10 @@ import threading
 import time
 
 import pytest
+from confluent_kafka import KafkaError, KafkaException
 
 from sandcrawler.kafka.client import BrokerLog
-from sandcrawler.pipeline.kafka_io import GaveUp, waited
+from sandcrawler.pipeline.kafka_io import GaveUp, rebalancing, waited
 
 BROKERS = "kafka1:9092"
 REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
@@ -149,3 +150,18 @@ def test_waited_gives_up_a_grace_after_a_stop() -> None:
     # the stop already set: an answer within the grace still counts
     assert waited(lambda: time.sleep(0.3) or "done", 60.0, lambda: None,
                   stop=stop, grace=2.0) == "done"
+
+
+@pytest.mark.parametrize("code", [KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS,
+                                  KafkaError.UNKNOWN_MEMBER_ID])
+def test_a_commit_refused_for_a_rebalance_is_no_outage(code: int) -> None:
+    # After a broker restart the group's generation changes under a worker: its
+    # commit is refused with ILLEGAL_GENERATION (CI, stop 44). The broker answered.
+    assert rebalancing(KafkaException(KafkaError(code)))
+
+
+@pytest.mark.parametrize("code", [KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN,
+                                  KafkaError.NOT_COORDINATOR, KafkaError._TIMED_OUT])
+def test_a_commit_refused_for_the_broker_away_is_an_outage(code: int) -> None:
+    assert not rebalancing(KafkaException(KafkaError(code)))
+    assert not rebalancing(KafkaException("no KafkaError in it"))

@@ -14,7 +14,14 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from sandcrawler.core.retry import Backoff
 from sandcrawler.core.work import Item, Outcome, json_line
-from sandcrawler.kafka.client import BrokerLog, kafka_reason, log, new_client, raise_for_kafka_error
+from sandcrawler.kafka.client import (
+    BrokerLog,
+    kafka_error,
+    kafka_reason,
+    log,
+    new_client,
+    raise_for_kafka_error,
+)
 from sandcrawler.pipeline.sinks import _QUEUE_FULL, Rejection, encoded
 
 T = TypeVar("T")
@@ -32,6 +39,21 @@ CLOSE_TIMEOUT = 10.0
 #: before it is given up: librdkafka's synchronous commit can hang on a broker that
 #: answers everything else (after a restart, say), and would hold the stop for ever
 STOP_COMMIT_GRACE = 5.0
+
+
+#: a commit refused for these is the group rebalancing (a member joined or left, or
+#: the coordinator moved after a broker restart), not an outage: the broker answered
+REBALANCING = frozenset({
+    KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS,
+    KafkaError.UNKNOWN_MEMBER_ID, KafkaError._ASSIGNMENT_LOST,
+    KafkaError.FENCED_MEMBER_EPOCH, KafkaError.STALE_MEMBER_EPOCH,
+})
+
+
+def rebalancing(e: KafkaException) -> bool:
+    """Whether a refused request was refused for a rebalance of the group."""
+    err = kafka_error(e)
+    return err is not None and err.code() in REBALANCING
 
 
 class GaveUp(Exception):
@@ -178,9 +200,15 @@ class KafkaSource:
             return
         except KafkaException as e:
             # The broker is away, or a rebalance is under way: kept, and tried again
-            # with the next ack or when the topic is idle. Until then a restart
-            # re-reads these records, which the idempotent sinks absorb. Said once
-            # per outage, like the client's own errors.
+            # with the next ack or when the topic is idle (offsets of partitions the
+            # rebalance moves are dropped by _on_revoke). Until then a restart
+            # re-reads these records, which the idempotent sinks absorb. An outage
+            # is said once, like the client's own errors; a rebalance is no outage.
+            if rebalancing(e):
+                log.info("committing offsets (kept, to retry): the consumer group is "
+                         "rebalancing: %s", kafka_reason(e))
+                self._log.recovered(asked_at)
+                return
             self._log.failed(f"committing offsets (kept, to retry): {kafka_reason(e)}")
             return
         self._pending = {}
