@@ -216,3 +216,61 @@ def test_status_aligns_long_table_names(isolated_env: Path) -> None:
     rows = [line for line in out.splitlines() if line.endswith(" rows")]
     assert any(len(line.split()[0]) > 16 for line in rows)
     assert len({line.index(" rows") for line in rows}) == 1
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+def test_0010_stores_the_small_pdf_table_columns_plain(empty_db_url: str) -> None:
+    """Cells written before 0010 deflated every grobid0 and pdf0 value; 0010 stores
+    the small ones plain (the original system's views read them in SQL) and keeps
+    the large ones deflated; going down deflates them again."""
+    import zlib
+
+    from sandcrawler.db.schema import pdftable_cells, pdftables
+    from sandcrawler.storage.pdftable import PdfTable
+
+    engine = make_engine(empty_db_url)
+    try:
+        migrate.upgrade(engine, "0009")
+        key = bytes(range(20))
+        old = {("grobid0", "status"): b'{"status":"success"}',
+               ("grobid0", "status_code"): (200).to_bytes(8, "big"),
+               ("grobid0", "tei_xml"): b"<TEI/>",
+               ("pdf0", "pdf_meta"): b'{"page_count":3}', ("pdf0", "text"): b"Heart"}
+        with engine.begin() as conn:
+            conn.execute(pdftables.insert().values(id=1, name="wbgrp-journal-extract-0-dev"))
+            conn.execute(pdftable_cells.insert(), [
+                {"table_id": 1, "row_key": key, "family": f, "qualifier": q,
+                 "value": zlib.compress(v)} for (f, q), v in old.items()])
+
+        def raw() -> dict[tuple[str, str], bytes]:
+            c = pdftable_cells.c
+            with engine.connect() as conn:
+                return {(f, q): bytes(v) for f, q, v in conn.execute(
+                    select(c.family, c.qualifier, c.value))}
+
+        migrate.upgrade(engine)
+        plain = {("grobid0", "status"), ("grobid0", "status_code"), ("pdf0", "pdf_meta")}
+        assert raw() == {k: v if k in plain else zlib.compress(v) for k, v in old.items()}
+        row = PdfTable(engine, "wbgrp-journal-extract-0-dev").get(key)
+        assert row is not None and row.cells == {
+            "grobid0": {"status": {"status": "success"}, "status_code": 200,
+                        "tei_xml": "<TEI/>"},
+            "pdf0": {"pdf_meta": {"page_count": 3}, "text": "Heart"}}
+        migrate.upgrade(engine)  # again: nothing to do, nothing inflated twice
+        assert row == PdfTable(engine, "wbgrp-journal-extract-0-dev").get(key)
+        from alembic import command
+
+        cfg = migrate._alembic_config()
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0009")
+        assert {k: zlib.decompress(v) for k, v in raw().items()} == old
+    finally:
+        engine.dispose()

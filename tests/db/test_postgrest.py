@@ -68,6 +68,13 @@ QUERIES = [
     (f"/catalogue?sha1=eq.{SHA1}", [(UUID,)]),
     (f"/catalogue?doi=eq.{q(DOI)}", [(UUID,)]),
     (f"/pdftable_files?sha1hex=eq.{SHA1}", [("wbgrp-journal-extract-0-dev", SHA1)]),
+    # the original system's relations (db/original_views.py)
+    (f"/cdx?url=eq.{q(URL)}", [(URL, "20210510220845")]),
+    (f"/file_meta?sha1hex=eq.{SHA1}", [(SHA1, "5a" * 32, 4242)]),
+    (f"/grobid?sha1hex=eq.{SHA1}", [(SHA1, 200, "success", "0.8.1")]),
+    (f"/pdf_meta?sha1hex=eq.{SHA1}", [(SHA1, "success", 3, "1.7")]),
+    (f"/html_meta?sha1hex=eq.{SHA1}", [(SHA1, "success", "article-fulltext", 12)]),
+    (f"/pdftrio?sha1hex=eq.{SHA1}", []),
     (f"/citation?citing=eq.{q('doi:' + DOI)}&order=ref_index",
      [(f"doi:{DOI}", 0), (f"doi:{DOI}", 1)]),
     (f"/citation?cited_doi=eq.{q(DOI_NO_REFS)}&order=citing,ref_index",
@@ -78,7 +85,11 @@ KEYS = {"grobid_refs": ("source", "source_id"), "crossref_with_refs": ("doi",),
         "ingest_fileset_platform": ("ingest_type", "base_url"),
         "ingest_request": ("link_source", "link_source_id"), "web_cdx": ("url", "datetime"),
         "catalogue": ("uuid",), "pdftable_files": ("table_name", "sha1hex"),
-        "citation": ("citing", "ref_index")}
+        "citation": ("citing", "ref_index"), "cdx": ("url", "datetime"),
+        "file_meta": ("sha1hex", "sha256hex", "size_bytes"),
+        "grobid": ("sha1hex", "status_code", "status", "grobid_version"),
+        "pdf_meta": ("sha1hex", "status", "page_count", "pdf_version"),
+        "html_meta": ("sha1hex", "status", "scope", "word_count"), "pdftrio": ("sha1hex",)}
 
 
 def test_every_exposed_relation_is_queried() -> None:
@@ -102,11 +113,25 @@ def test_values_as_stored(api: PostgrestServer) -> None:
     _, [pdf] = get(api, f"/pdftable_files?sha1hex=eq.{SHA1}")
     assert pdf == {
         "table_name": "wbgrp-journal-extract-0-dev", "sha1hex": SHA1,
-        "families": ["file", "match0", "pdf0"], "size": 4242, "mime": "application/pdf",
+        "families": ["file", "grobid0", "html0", "match0", "pdf0"], "size": 4242,
+        "mime": "application/pdf",
         "cdx": {"surt": "org,example)/paper.pdf", "url": URL, "dt": "20210510220845",
                 "warc": "a.warc.gz", "offset": "1000", "c_size": "321"},
         "dedupe": None, "mstatus": "matched", "match_doi": DOI, "minfo": {"score": 0.9},
         "updated": pdf["updated"]}
+    # the original system's rows, decoded from the PDF table's cells
+    _, [grobid] = get(api, f"/grobid?sha1hex=eq.{SHA1}")
+    assert grobid["metadata"] == {"biblio": {"title": "Heart", "authors": [{"name": "A. Ñandú"}],
+                                             "doi": DOI}, "language_code": "en"}
+    assert grobid["fatcat_release"] is None
+    _, [meta] = get(api, f"/pdf_meta?sha1hex=eq.{SHA1}")
+    assert meta["pdf_created"] == "2021-05-10T22:08:45+00:00"
+    assert meta["metadata"] == {"title": "Heart"} and meta["has_page0_thumbnail"] is False
+    _, [html] = get(api, f"/html_meta?sha1hex=eq.{SHA1}")
+    assert (html["has_teixml"], html["biblio"], html["resources"]) == (False, None, None)
+    _, [fm] = get(api, f"/file_meta?sha1hex=eq.{SHA1}")
+    assert fm == {"sha1hex": SHA1, "sha256hex": "5a" * 32, "md5hex": "d5" * 16,
+                  "size_bytes": 4242, "mimetype": "application/pdf"}
     # a documented lookup of a large JSON column's table finds nothing as fast as something
     assert get(api, "/grobid_refs?source=eq.crossref&source_id=eq.10.1/none") == (200, [])
 
@@ -148,7 +173,7 @@ def test_db_api_is_idempotent_and_writes_a_private_config(
     out = tmp_path / "again.conf"
     result = invoke(["db", "api", "-o", str(out), "--port", "3999", "--max-rows", "50"])
     assert result.exit_code == 0, result.stderr
-    assert "web_anon may read 10 relations" in result.stderr
+    assert f"web_anon may read {len(EXPOSED)} relations" in result.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     lines = out.read_text().splitlines()
     assert 'db-anon-role = "web_anon"' in lines and "server-port = 3999" in lines

@@ -86,7 +86,8 @@ def seed(engine: Engine, table_name: str = "wbgrp-journal-extract-0-dev") -> Non
             "request": {"base_url": URL, "ingest_type": "pdf", "ext_ids": {"doi": DOI}}}])
         conn.execute(insert(web_cdx), [
             _cdx(URL, "20200101000000", 0, 302, location=LANDING),
-            _cdx(URL, "20210510220845", 1000, 200, sha1hex=SHA1),
+            _cdx(URL, "20210510220845", 1000, 200, sha1hex=SHA1, sha256hex="5a" * 32,
+                 md5hex="d5" * 16),
             _cdx(LANDING, "20210510220845", 2000, 200),
         ])
         conn.execute(insert(catalogue), [{
@@ -97,7 +98,15 @@ def seed(engine: Engine, table_name: str = "wbgrp-journal-extract-0-dev") -> Non
         "file": {"size": 4242, "mime": "application/pdf",
                  "cdx": {"surt": "org,example)/paper.pdf", "url": URL, "dt": "20210510220845",
                          "warc": "a.warc.gz", "offset": "1000", "c_size": "321"}},
-        "pdf0": {"pdf_status": "success", "text": "Heart"},
+        "pdf0": {"pdf_status": "success", "text": "Heart",
+                 "pdf_meta": {"status": "success", "page_count": 3, "pdf_version": "1.7",
+                              "info": {"title": "Heart", "created": "D:20210510220845Z"}}},
+        "grobid0": {"status_code": 200, "tei_xml": "<TEI/>",
+                    "status": {"status": "success", "grobid_version": "0.8.1"},
+                    "metadata": {"title": "Heart", "authors": [{"full_name": "A. Ñandú"}],
+                                 "doi": DOI, "language": "en"}},
+        "html0": {"html_status": "success", "html_meta": {"scope": "article-fulltext",
+                                                          "word_count": 12}},
         "match0": {"mstatus": "matched", "doi": DOI, "minfo": {"score": 0.9}},
     })
 

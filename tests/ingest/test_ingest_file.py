@@ -143,6 +143,16 @@ def test_every_demo_request_ends_as_the_real_pages_allow(ingest_demo: Ingest) ->
     ojs_html, scielo = results[3], results[4]
     assert ojs_html.terminal is not None and ojs_html.terminal.terminal_url == OJS_HTML
     assert ojs_html.processing is not None and ojs_html.processing.kind == "html"
+    # the composition root gives the HTML processor the PDF table: its html0 cells
+    assert ojs_html.file_meta is not None
+    html0 = ingest_demo.services.pdftable.get(ojs_html.file_meta.sha1hex, ["html0"])
+    assert html0 is not None and html0.cells["html0"]["html_status"] == "success"
+    meta = html0.cells["html0"]["html_meta"]
+    assert meta["scope"] == "article-fulltext" and meta["word_count"] > 1000
+    # the full-text page has no meta tags (only a <title>): the landing page's biblio
+    # stands, as in the original's row; sub-resources it has none
+    assert ojs_html.html_biblio is not None and len(ojs_html.hops or ()) == 2
+    assert meta["biblio"] == ojs_html.html_biblio.to_json() and meta["resources"] is None
     assert scielo.terminal is not None and scielo.terminal.terminal_url == SCIELO_XML
     assert scielo.processing is not None and scielo.processing.kind == "xml"
     assert (scielo.processing.references or 0) > 0

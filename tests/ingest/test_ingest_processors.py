@@ -26,6 +26,7 @@ from sandcrawler.records.ingest import IngestRequest
 from sandcrawler.refs.reading import RefsWriter
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
+from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.resources import ResourceStore
 from tests.helpers.paths import FIXTURES
 from tests.ingest.test_ingest_references import FakeParser, citation_references
@@ -45,8 +46,13 @@ def jats(catalogue: Catalogue) -> JatsProcessor:
 
 
 @pytest.fixture
-def html(catalogue: Catalogue) -> Iterator[HtmlProcessor]:
-    processor = HtmlProcessor(catalogue, RefsWriter(catalogue.engine))
+def table(engine: Engine) -> PdfTable:
+    return PdfTable(engine, "wbgrp-journal-extract-0-test")
+
+
+@pytest.fixture
+def html(catalogue: Catalogue, table: PdfTable) -> Iterator[HtmlProcessor]:
+    processor = HtmlProcessor(catalogue, table, RefsWriter(catalogue.engine))
     yield processor
     processor.close()  # its child process
 
@@ -64,6 +70,10 @@ def found(path: Path, url: str, ingest_type: str, **kw: Any) -> FoundFile:
 def refs_rows(engine: Engine) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         return [dict(r) for r in conn.execute(select(grobid_refs)).mappings()]
+
+
+def out_sha1(path: Path) -> str:
+    return file_metadata(path).sha1hex
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> Path:
@@ -272,7 +282,7 @@ def test_real_jats_heads_sniff_as_nxml(head: bytes, catalogue: Catalogue,
 
 
 def test_real_dlib_article(shared_data: Path, html: HtmlProcessor,
-                           catalogue: Catalogue) -> None:
+                           catalogue: Catalogue, table: PdfTable) -> None:
     path = FIXTURES / "dlib_05vanhyning.html"
     out = html.process(found(path, DLIB_URL, "html",
                              identifiers={"doi": "10.1045/may2017-vanhyning"}))
@@ -297,6 +307,20 @@ def test_real_dlib_article(shared_data: Path, html: HtmlProcessor,
         {"url": "http://www.dlib.org/js/ga.js", "type": "script"},
         {"url": "http://www.dlib.org/style/style1.css", "type": "stylesheet"},
     ]
+    # the original system's html_meta row, in the PDF table (read by the API's view):
+    # the page's own meta tags (the crawl had none: no landing page was handed over),
+    # its sub-resources under the original's field names
+    row = table.get(out_sha1(path), ["html0"])
+    assert row is not None and row.cells == {"html0": {
+        "html_status": "success",
+        "html_meta": {
+            "scope": "article-fulltext", "has_teixml": False, "has_thumbnail": False,
+            "word_count": out.word_count,
+            "biblio": {"doi": "10.1045/may2017-vanhyning", "release_date": "2017-05-15",
+                       "title": "Transforming Libraries and Archives through Crowdsourcing",
+                       "release_year": 2017},
+            "resources": [{"url": r["url"], "resource_type": r["type"]} for r in resources],
+        }}}
 
 
 def test_real_plos_page_with_citation_references(shared_data: Path, html: HtmlProcessor,
@@ -331,13 +355,34 @@ LANDING = b"""<!DOCTYPE html><html><head><title>Record 1234 | Repository</title>
 
 
 def test_landing_page_has_no_main_text(html: HtmlProcessor, catalogue: Catalogue,
-                                       tmp_path: Path) -> None:
+                                       table: PdfTable, tmp_path: Path) -> None:
     path = write(tmp_path, "landing.html", LANDING)
-    out = html.process(found(path, "https://repo.example.org/record/1234", "html",
-                             references=["citation_title=X"]))
+    url = "https://repo.example.org/record/1234"
+    # the crawl read this very page as its landing page: its biblio is the page's own
+    out = html.process(found(path, url, "html", references=["citation_title=X"],
+                             biblio=HtmlBiblio(title="A record"), landing_url=url))
     assert (out.kind, out.status, out.uuid) == ("html", "no-main-text", None)
     assert "fewer than 50" in (out.error or "")
     assert catalogue.count() == 0 and refs_rows(catalogue.engine) == []
+    # a page read but not taken as full text is kept too: no scope, no resources
+    row = table.get(out_sha1(path), ["html0"])
+    assert row is not None and row.cells["html0"] == {
+        "html_status": "no-main-text",
+        "html_meta": {"scope": None, "has_teixml": False, "has_thumbnail": False,
+                      "word_count": out.word_count or None, "biblio": {"title": "A record"},
+                      "resources": None}}
+
+
+def test_a_page_over_the_limit_is_not_read_and_leaves_no_cells(
+        catalogue: Catalogue, table: PdfTable, tmp_path: Path) -> None:
+    path = write(tmp_path, "landing.html", LANDING)
+    processor = HtmlProcessor(catalogue, table, RefsWriter(catalogue.engine), max_bytes=10)
+    try:
+        out = processor.process(found(path, "https://repo.example.org/record/1234", "html"))
+    finally:
+        processor.close()
+    assert out.status == "too-large"
+    assert table.get(out_sha1(path)) is None
 
 
 def test_sub_resources_are_absolute_unique_and_capped(catalogue: Catalogue,
@@ -351,7 +396,8 @@ def test_sub_resources_are_absolute_unique_and_capped(catalogue: Catalogue,
             f'<iframe src="https://player.example.com/e/1"></iframe><img src="f2.png"></body>'
             f"</html>").encode()
     path = write(tmp_path, "p.html", page)
-    processor = HtmlProcessor(catalogue, RefsWriter(catalogue.engine), max_resources=6)
+    processor = HtmlProcessor(catalogue, PdfTable(catalogue.engine, "t"),
+                              RefsWriter(catalogue.engine), max_resources=6)
     try:
         out = processor.process(found(path, "https://www.example.org/x/p.html", "html"))
     finally:

@@ -20,12 +20,13 @@ from sandcrawler.ingest.jats import JatsProcessor
 from sandcrawler.refs.reading import RefsWriter
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.local import LocalBlobStore
+from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.resources import ResourceStore
 from sandcrawler.web.html import landing
 from sandcrawler.web.html.landing import parse_html
 from sandcrawler_testkit.publishers import WebSite, page
 from tests.ingest.test_ingest_file import Ingest
-from tests.ingest.test_ingest_processors import found
+from tests.ingest.test_ingest_processors import found, out_sha1
 
 URL = "https://journal.example.org/articles/7"
 HEAD = b"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Deep</title></head><body>"
@@ -110,7 +111,8 @@ def test_the_html_processor_gives_up_on_a_page_it_cannot_finish(catalogue: Catal
     # sub-resources (Lexbor, as the crawl's parse) is what would not end
     path = tmp_path / "deep.html"
     path.write_bytes(HEAD + WORDS + b"<div>" * 440_000 + b"<img src='/i.png'>")
-    processor = HtmlProcessor(catalogue, RefsWriter(catalogue.engine), timeout=3)
+    table = PdfTable(catalogue.engine, "t")
+    processor = HtmlProcessor(catalogue, table, RefsWriter(catalogue.engine), timeout=3)
     try:
         out = processor.process(found(path, URL, "html"))
     finally:
@@ -118,6 +120,12 @@ def test_the_html_processor_gives_up_on_a_page_it_cannot_finish(catalogue: Catal
     assert (out.kind, out.status, out.uuid) == ("html", "html-too-complex", None)
     assert out.error is not None and "took longer than 3 s" in out.error
     assert catalogue.count() == 0
+    # the page was read, if not to the end: its status is kept, and nothing else known
+    row = table.get(out_sha1(path), ["html0"])
+    assert row is not None and row.cells["html0"] == {
+        "html_status": "html-too-complex",
+        "html_meta": {"scope": None, "has_teixml": False, "has_thumbnail": False,
+                      "word_count": None, "biblio": None, "resources": None}}
 
 
 def _deep_jats(depth: int) -> bytes:

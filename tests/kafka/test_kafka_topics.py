@@ -39,12 +39,13 @@ UPSTREAM = {name for name, spec in TOPICS.items() if spec.upstream}
 
 def test_every_worker_topic_is_a_registry_entry() -> None:
     for spec in WORKERS.values():
-        for topic in (*spec.topics_in, *spec.topics_out):
+        for topic in (*spec.topics_in, *spec.topics_out, *spec.topics_original):
             assert TOPICS[topic.name] is topic, f"{spec.name}: {topic.name}"
 
 
 def test_every_registry_topic_is_used_by_a_worker() -> None:
-    used = {t.name for s in WORKERS.values() for t in (*s.topics_in, *s.topics_out)}
+    used = {t.name for s in WORKERS.values()
+            for t in (*s.topics_in, *s.topics_out, *s.topics_original)}
     assert used == set(TOPICS)
 
 
@@ -111,7 +112,8 @@ def test_docs_table_is_the_registry() -> None:
         assert _workers_named(read) == {
             w.name for w in WORKERS.values() if spec in w.topics_in}, spec.name
         assert _workers_named(written) == {
-            w.name for w in WORKERS.values() if spec in w.topics_out}, spec.name
+            w.name for w in WORKERS.values() if spec in (*w.topics_out, *w.topics_original)
+        }, spec.name
 
 
 def test_docs_explain_every_state() -> None:

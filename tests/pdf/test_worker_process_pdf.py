@@ -16,12 +16,14 @@ import pytest
 from sandcrawler.app.services import Services
 from sandcrawler.app.settings import load_settings
 from sandcrawler.web.archive.cdx import parse_cdx_line
+from sandcrawler_testkit.grobid_server import FakeGrobid
 from sandcrawler_testkit.http_files import FileServer
 from sandcrawler_testkit.kafka_clients import consume, produce
 from sandcrawler_testkit.pdfs import make_pdf
 from sandcrawler_testkit.warcs import Capture, write_warc
 from tests.helpers.cli import invoke
 from tests.helpers.kafka import KafkaSpace, committed, wait_until
+from tests.helpers.paths import FIXTURES
 
 pytestmark = [pytest.mark.slow, pytest.mark.kafka]
 
@@ -31,9 +33,9 @@ RESULTS = "pdf-results"
 
 
 def run_worker(kafka: KafkaSpace, db_url: str, tmp_path: Path, *, rows: int, results: int,
-               args: tuple[str, ...] = ()) -> tuple[list[bytes], str]:
-    """Run the worker until the PDF table has ``rows`` rows, read ``results`` results,
-    stop it with SIGTERM (exit 0 expected); (results, stderr)."""
+               args: tuple[str, ...] = (), topic: str = RESULTS) -> tuple[list[bytes], str]:
+    """Run the worker until the PDF table has ``rows`` rows, read ``results`` results
+    (of ``topic``), stop it with SIGTERM (exit 0 expected); (results, stderr)."""
     env = {**os.environ, **kafka.settings_env, "SANDCRAWLER_DATABASE_URL": db_url}
     err = (tmp_path / "worker.stderr").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "sandcrawler", "worker", "process-pdf",
@@ -45,7 +47,7 @@ def run_worker(kafka: KafkaSpace, db_url: str, tmp_path: Path, *, rows: int, res
                    "all files processed")
         assert proc.poll() is None, (tmp_path / "worker.stderr").read_text()
         try:
-            got = consume(kafka.bootstrap, kafka.topic(RESULTS), results, timeout=60)
+            got = consume(kafka.bootstrap, kafka.topic(topic), results, timeout=60)
         except RuntimeError as exc:
             raise AssertionError(f"{exc}; the worker said:\n"
                                  f"{(tmp_path / 'worker.stderr').read_text()}") from exc
@@ -140,3 +142,41 @@ def test_worker_fetches_urls_warc_captures_and_stored_files(
     assert "http-error" in stderr and "missing.pdf" in stderr
     offsets = committed(kafka.bootstrap, group=kafka.group("process-pdf"), topic=files)
     assert sum(offsets.values()) == len(records)
+
+
+def test_worker_publishes_the_original_systems_messages(
+    kafka: KafkaSpace, engine, migrated_db_url: str,  # type: ignore[no-untyped-def]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kafka.message_format original: GROBID output and PDF text, keyed by sha1, in
+    the original system's shapes (docs/original-messages.md)."""
+    tei = FIXTURES / "grobid-0.4.1-sample2.tei.fulltext.xml"
+    if not tei.is_file():
+        pytest.skip("../shared/data not present")
+    monkeypatch.setenv("SANDCRAWLER_ENV", kafka.env)
+    monkeypatch.setenv("SANDCRAWLER_KAFKA_MESSAGE_FORMAT", "original")
+    pdfs = {f"p{i}": make_pdf([f"paper number {i} in the queue"]) for i in range(2)}
+    for name, data in pdfs.items():
+        (tmp_path / f"{name}.pdf").write_bytes(data)
+    (tmp_path / "page.pdf").write_bytes(b"<html><body>not a pdf</body></html>")
+    produce(kafka.bootstrap, kafka.topic(FILES),
+            [str(tmp_path / f"{name}.pdf").encode() for name in (*pdfs, "page")])
+    with FakeGrobid(fulltext_tei=tei) as grobid:
+        monkeypatch.setenv("SANDCRAWLER_GROBID_URL", grobid.url)
+        texts, stderr = run_worker(kafka, migrated_db_url, tmp_path, rows=3, results=3,
+                                   topic="pdf-text")
+    assert "results to " + kafka.topic("grobid-output-pg") in stderr
+    sha1s = {hashlib.sha1(data).hexdigest(): name for name, data in pdfs.items()}
+    got = {m["key"]: m for m in map(orjson.loads, texts)}
+    assert {m["status"] for k, m in got.items() if k in sha1s} == {"success"}
+    [page] = [m for k, m in got.items() if k not in sha1s]
+    assert (page["status"], page["text"], page["pdf_extra"]) == ("not-pdf", None, None)
+    for sha1, name in sha1s.items():
+        assert f"paper number {name[1]}" in got[sha1]["text"]
+        assert got[sha1]["pdf_extra"]["page_count"] == 1
+        assert got[sha1]["file_meta"]["sha1hex"] == sha1
+    outputs = [orjson.loads(m) for m in consume(kafka.bootstrap,
+                                                kafka.topic("grobid-output-pg"), 2, timeout=60)]
+    assert {m["key"] for m in outputs} == set(sha1s)
+    assert all((m["status_code"], m["status"]) == (200, "success") and m["tei_xml"]
+               for m in outputs)

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 
 from sandcrawler.kafka.client import BrokerLog
-from sandcrawler.pipeline.kafka_io import GaveUp, rebalancing, waited
+from sandcrawler.pipeline.kafka_io import GaveUp, Lost, rebalancing, waited
 
 BROKERS = "kafka1:9092"
 REFUSED = "FAIL 127.0.0.1:9092/1: Connection refused"
@@ -165,3 +165,25 @@ def test_a_commit_refused_for_a_rebalance_is_no_outage(code: int) -> None:
 def test_a_commit_refused_for_the_broker_away_is_an_outage(code: int) -> None:
     assert not rebalancing(KafkaException(KafkaError(code)))
     assert not rebalancing(KafkaException("no KafkaError in it"))
+
+
+def test_waited_asks_whether_a_long_call_is_lost() -> None:
+    """A synchronous commit whose answer librdkafka lost (CI, after a broker restart:
+    unanswered for 120 s while the broker answered everything else) is given up as
+    Lost once the check says the broker answers; while it does not, the wait goes on."""
+    never = threading.Event()
+    asked: list[float] = []
+
+    def broker_answers() -> bool:
+        asked.append(time.monotonic())
+        return True
+
+    with pytest.raises(Lost):
+        waited(never.wait, 60.0, lambda: None, lost=(0.3, broker_answers))
+    assert len(asked) == 1
+    # the broker away (the check says no): the call is waited for until it answers
+    answered = threading.Event()
+    threading.Timer(0.6, answered.set).start()
+    assert waited(lambda: answered.wait() and "answered", 60.0, lambda: None,
+                  lost=(0.1, lambda: False)) == "answered"
+    never.set()  # the first call's thread, left behind, ends with the test

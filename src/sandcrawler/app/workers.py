@@ -23,12 +23,14 @@ from sandcrawler.core.imports import load_object
 from sandcrawler.core.work import Worker
 from sandcrawler.kafka.topics import (
     API_CROSSREF,
+    GROBID_OUTPUT,
     GROBID_REFS,
     INGEST_FILE_REQUESTS,
     INGEST_FILE_RESULTS,
     INGEST_FILESET_RESULTS,
     PDF_FILES,
     PDF_RESULTS,
+    PDF_TEXT,
     TOPICS,
     TopicSpec,
 )
@@ -60,13 +62,17 @@ class WorkerSpec:
     #: entries of the topic registry (``kafka_topics.TOPICS``), never ad hoc names
     topics_in: tuple[TopicSpec, ...] = ()
     topics_out: tuple[TopicSpec, ...] = ()
+    #: what it writes instead with ``kafka.message_format = "original"``: the original
+    #: system's results topic first, then its GROBID output and PDF text topics
+    topics_original: tuple[TopicSpec, ...] = ()
     sink: Sink = "stdout"
     #: ``module:function`` giving the Kafka message key of an output
     key: str | None = None
 
     def __post_init__(self) -> None:
         # a topic the registry does not know would be missing from `kafka topics --create`
-        unknown = [t.full("<env>") for t in (*self.topics_in, *self.topics_out)
+        unknown = [t.full("<env>") for t in (*self.topics_in, *self.topics_out,
+                                             *self.topics_original)
                    if TOPICS.get(t.name) != t]
         if unknown:
             raise SchemaError(f"worker {self.name}: topics not in kafka_topics.TOPICS: "
@@ -121,7 +127,8 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
     WorkerSpec("process-pdf", "sandcrawler.app.builders.pdf:process_pdf",
                "file records -> metadata, text, thumbnails, GROBID full text",
                batch_size=8, output=_PROCESS_RESULT, topics_in=(PDF_FILES,),
-               topics_out=(PDF_RESULTS,), key="sandcrawler.pdf.worker:result_key"),
+               topics_out=(PDF_RESULTS,), topics_original=(GROBID_OUTPUT, PDF_TEXT),
+               key="sandcrawler.pdf.worker:result_key"),
     WorkerSpec("ingest-fileset", "sandcrawler.app.builders.fileset:ingest_fileset",
                "dataset ingest requests -> archived files and fileset results",
                batch_size=1, input=_INGEST_REQUEST, output=_FILESET_INGEST_RESULT,
@@ -137,6 +144,7 @@ WORKERS: dict[str, WorkerSpec] = {s.name: s for s in (
                # one WARC file per batch: fewer, larger files; a batch is redone whole
                batch_size=20, input=_INGEST_REQUEST, output=_FILE_INGEST_RESULT,
                topics_in=(INGEST_FILE_REQUESTS,), topics_out=(INGEST_FILE_RESULTS,),
+               topics_original=(INGEST_FILE_RESULTS, GROBID_OUTPUT, PDF_TEXT),
                key="sandcrawler.fileset.worker:result_key"),
     WorkerSpec("persist-ingest-file", "sandcrawler.app.builders.ingest:persist_ingest_file",
                "file ingest results -> ingest_file_result, ingest_request",

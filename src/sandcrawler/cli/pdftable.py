@@ -74,7 +74,8 @@ def schema() -> None:
         flags = " (compressed)" if fam.compressed else ""
         click.echo(f"{fam.name}{flags}: {fam.description}")
         for name, col in fam.columns.items():
-            click.echo(f"  {fam.name}:{name:<12} {col.type:<5} {col.description}")
+            plain = "plain " if fam.compressed and not col.deflated(fam) else ""
+            click.echo(f"  {fam.name}:{name:<12} {col.type:<5} {plain}{col.description}")
 
 
 @pdftable.command("backfill-cdx")

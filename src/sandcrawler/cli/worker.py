@@ -17,8 +17,9 @@ from typing import Any
 import click
 
 from sandcrawler.app.builders.refs import persist_crossref_sink
+from sandcrawler.app.publishing import publishing
 from sandcrawler.app.services import Services
-from sandcrawler.app.workers import WORKERS, message_key
+from sandcrawler.app.workers import WORKERS
 from sandcrawler.cli.options import (
     F,
     batch_size_option,
@@ -153,10 +154,13 @@ def worker_metrics(name: str, group_id: str, services: Services, port: int | Non
 
 
 def results_sink(name: str, services: Services, results_topic: str | None,
-                 route: Callable[[Any], list[tuple[str, Any]]] | None = None) -> KafkaSink:
-    spec = WORKERS[name]
-    topic = results_topic or spec.topics_out[0].full(services.settings.env)
-    return KafkaSink(services.producer_config(), topic, key=message_key(name), route=route)
+                 route: Callable[[Any], list[tuple[str, Any]]] | None = None
+                 ) -> tuple[KafkaSink, str]:
+    """The worker's Kafka sink, in the shapes setting kafka.message_format says, and
+    the topics it writes, for the start-up line."""
+    out = publishing(name, services, results_topic, route)
+    sink = KafkaSink(services.producer_config(), out.topic, key=out.key, route=out.route)
+    return sink, " and ".join(out.topics)
 
 
 @worker.command("persist-crossref")
@@ -212,10 +216,10 @@ def process_pdf(consuming: Consuming, results_topic: str | None, source: str | N
     """
     services = open_services(warc_source=source)
     check_warc_source(services.settings.warc.source)
-    sink = results_sink("process-pdf", services, results_topic)
+    sink, topics = results_sink("process-pdf", services, results_topic)
     consume("process-pdf", services, consuming,
             {"force": force, "timeout": timeout, "memory_limit_mb": memory_limit},
-            sink, note=f", results to {sink.topic}")
+            sink, note=f", results to {topics}")
 
 
 @worker.command("ingest-fileset")
@@ -244,7 +248,7 @@ def ingest_fileset(consuming: Consuming, results_topic: str | None,
     file_results_topic = file_results_topic or out[1].full(env)
     route = result_messages(results_topic, file_results_topic)
     consume("ingest-fileset", services, consuming, {},
-            results_sink("ingest-fileset", services, results_topic, route),
+            results_sink("ingest-fileset", services, results_topic, route)[0],
             note=f", results to {results_topic} and {file_results_topic}")
 
 
@@ -273,8 +277,8 @@ def ingest_file(consuming: Consuming, results_topic: str | None) -> None:
     Dataset requests are skipped (the ingest-fileset worker's).
     """
     services = open_services()
-    sink = results_sink("ingest-file", services, results_topic)
-    consume("ingest-file", services, consuming, {}, sink, note=f", results to {sink.topic}")
+    sink, topics = results_sink("ingest-file", services, results_topic)
+    consume("ingest-file", services, consuming, {}, sink, note=f", results to {topics}")
 
 
 @worker.command("persist-ingest-file")

@@ -236,6 +236,12 @@ class KafkaSettings(Section):
         description="librdkafka properties for every client, e.g. "
         '{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN"}',
     )
+    message_format: Literal["sandcrawler", "original"] = Field(
+        "sandcrawler",
+        description="what the ingest-file and process-pdf workers publish: our results, or "
+        "the original system's messages (ingest-file-results, grobid-output-pg, pdf-text) "
+        "for its consumers (docs/original-messages.md)",
+    )
 
 
 class PdfSettings(Section):

@@ -31,6 +31,13 @@ EXPOSED = (
     "catalogue",
     "pdftable_files",
     "citation",
+    # the original system's relations, as views (db/original_views.py)
+    "cdx",
+    "file_meta",
+    "grobid",
+    "pdf_meta",
+    "html_meta",
+    "pdftrio",
 )
 DEFAULT_ANON_ROLE = "web_anon"
 #: a schema PostgREST does not serve, for its pre-request guard

@@ -239,7 +239,9 @@ CROSSREF_WITH_REFS_SELECT = """
 """
 
 
-def _cell(family: str, qualifier: str, as_: str = "text") -> str:
+def decoded_cell(family: str, qualifier: str, as_: str = "text") -> str:
+    """SQL for one cell of a row grouped from ``pdftable_cells c``, decoded as
+    storage/pdftable.py writes it (null when the row has none)."""
     value = "convert_from(c.value, 'UTF8')"
     if as_ == "bigint":  # 8 bytes big-endian (storage/pdftable.py)
         value = "('x' || encode(c.value, 'hex'))::bit(64)::bigint"
@@ -248,20 +250,21 @@ def _cell(family: str, qualifier: str, as_: str = "text") -> str:
 
 
 # The PDF table as one row per (table, file) with the cells of its uncompressed
-# families decoded (PostgreSQL only: migration 0006). The deflated families
-# (grobid0, pdf0) cannot be decoded in SQL: ``families`` says which a file has.
+# families decoded (PostgreSQL only: migration 0006). The compressed families'
+# large cells are deflated, which SQL cannot undo: ``families`` says which a file
+# has (their small plain cells: db/original_views.py).
 PDFTABLE_FILES_SELECT = f"""
     SELECT
         t.name AS table_name,
         encode(c.row_key, 'hex') AS sha1hex,
         array_agg(DISTINCT c.family ORDER BY c.family) AS families,
-        {_cell("file", "size", "bigint")} AS size,
-        {_cell("file", "mime")} AS mime,
-        {_cell("file", "cdx", "jsonb")} AS cdx,
-        {_cell("f", "c", "jsonb")} AS dedupe,
-        {_cell("match0", "mstatus")} AS mstatus,
-        {_cell("match0", "doi")} AS match_doi,
-        {_cell("match0", "minfo", "jsonb")} AS minfo,
+        {decoded_cell("file", "size", "bigint")} AS size,
+        {decoded_cell("file", "mime")} AS mime,
+        {decoded_cell("file", "cdx", "jsonb")} AS cdx,
+        {decoded_cell("f", "c", "jsonb")} AS dedupe,
+        {decoded_cell("match0", "mstatus")} AS mstatus,
+        {decoded_cell("match0", "doi")} AS match_doi,
+        {decoded_cell("match0", "minfo", "jsonb")} AS minfo,
         max(c.updated) AS updated
     FROM pdftable_cells c
     JOIN pdftables t ON t.id = c.table_id
@@ -269,11 +272,23 @@ PDFTABLE_FILES_SELECT = f"""
 """
 
 #: views (created by migrations, queried by name) -> their columns; pdftable_files
-#: exists on PostgreSQL only
+#: and the original system's (db/original_views.py) exist on PostgreSQL only
 VIEWS = {
     "crossref_with_refs": "(doi, indexed, record, source_ts, refs_json)",
     "pdftable_files": "(table_name, sha1hex, families, size, mime, cdx, dedupe, mstatus, "
                       "match_doi, minfo, updated)",
+    "cdx": "(url, datetime, sha1hex, cdx_sha1hex, mimetype, warc_path, warc_csize, "
+           "warc_offset, row_created)",
+    "file_meta": "(sha1hex, sha256hex, md5hex, size_bytes, mimetype)",
+    "grobid": "(sha1hex, updated, grobid_version, status_code, status, fatcat_release, "
+              "metadata, table_name)",
+    "pdf_meta": "(sha1hex, updated, status, has_page0_thumbnail, page_count, word_count, "
+                "page0_height, page0_width, permanent_id, pdf_created, pdf_version, "
+                "metadata, table_name)",
+    "html_meta": "(sha1hex, updated, status, scope, has_teixml, has_thumbnail, word_count, "
+                 "biblio, resources, table_name)",
+    "pdftrio": "(sha1hex, updated, status_code, status, pdftrio_version, models_date, "
+               "ensemble_score, bert_score, linear_score, image_score)",
 }
 
 

@@ -6,7 +6,9 @@ and its main text are stored as the document's ``html`` and ``text`` resources,
 catalogued, its ``citation_reference`` tags parsed, and it is identified and its
 references resolved when there is a catalog. The reading runs in a child
 process under time and memory limits (``html-too-complex``); trafilatura is
-imported here only (docs/ingest.md, "HTML full text").
+imported here only (docs/ingest.md, "HTML full text"). Every page read, whatever
+its status, leaves ``html0`` cells in the PDF table: the status and the original
+system's ``html_meta`` row (``records.html_meta``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,14 +29,21 @@ from sandcrawler.ingest.found import FoundFile, over_limit
 from sandcrawler.ingest.jats import ParserHolder, capture_time
 from sandcrawler.match.document import DocumentMatcher, Origin, landing_source, metadata_source
 from sandcrawler.records.catalogue_metadata import CatalogueMetadata, HtmlAccount
+from sandcrawler.records.html_biblio import HtmlBiblio
+from sandcrawler.records.html_meta import SCOPE_ARTICLE_FULLTEXT, HtmlMeta, HtmlResource
 from sandcrawler.records.ingest import Processing
 from sandcrawler.records.statuses import ProcessingStatus
 from sandcrawler.refs.reading import RefsWriter, refs_from_meta
 from sandcrawler.storage.catalogue import Catalogue
+from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.precedence import Layer, Source
+from sandcrawler.web.html.biblio import FIELDS, base_href, collect_meta, extract_biblio
 from sandcrawler.web.html.bounded import shared_work
+from sandcrawler.web.html.landing import decode_html
 
 KIND = "html"
+#: the PDF table's family of an HTML page's processing (``html_status``, ``html_meta``)
+FAMILY = "html0"
 #: pages larger than this are not parsed (trafilatura's own limit is 20 MB)
 MAX_HTML_BYTES = 16 * 2**20
 #: fewer words of main text than this: not an article
@@ -59,17 +69,18 @@ _SCHEMES = ("http", "https")
 
 
 class HtmlProcessor:
-    """``Processor`` of HTML full text. ``parser_factory`` builds the citation
-    parser for plain-text ``citation_reference`` strings; without one they are
-    kept unparsed."""
+    """``Processor`` of HTML full text. ``table``: the PDF table its ``html0``
+    cells go to; ``parser_factory`` builds the citation parser for plain-text
+    ``citation_reference`` strings; without one they are kept unparsed."""
 
-    def __init__(self, catalogue: Catalogue, refs: RefsWriter,
+    def __init__(self, catalogue: Catalogue, table: PdfTable, refs: RefsWriter,
                  parser_factory: Callable[[], CitationParser] | None = None, *,
                  min_words: int = MIN_WORDS, max_bytes: int = MAX_HTML_BYTES,
                  max_resources: int = MAX_RESOURCES, timeout: float = TIMEOUT,
                  memory_limit: int = MEMORY_LIMIT,
                  documents: DocumentMatcher | None = None) -> None:
         self.catalogue = catalogue
+        self.table = table
         self.documents = documents
         self.refs = refs
         self.parser = ParserHolder(parser_factory)
@@ -82,21 +93,41 @@ class HtmlProcessor:
 
     def process(self, found: FoundFile) -> Processing:
         if (over := over_limit(found, self.max_bytes, KIND, "HTML")) is not None:
-            return over
+            return over  # never read: there is nothing to keep of it
+        processing, meta = self._process(found)
+        self.table.put(found.file_meta.sha1hex, {FAMILY: {
+            "html_status": processing.status, "html_meta": meta.to_json()}})
+        return processing
+
+    def _process(self, found: FoundFile) -> tuple[Processing, HtmlMeta]:
+        """The processing, and the ``html_meta`` of the page as far as it was read."""
         url = found.cdx.url
+        # the crawl has the page's own metadata when the page is where it started;
+        # else what it has is the landing page's, and the page's own is read here
+        own_biblio = found.landing_url != url
         try:
-            extracted, resources = self.work.run(
+            reading = self.work.run(
                 read_page, str(found.path), url, self.min_words, self.max_resources,
-                timeout=self.timeout, page=url)
+                own_biblio, timeout=self.timeout, page=url)
         except RecordError as e:
-            return Processing(kind=KIND, status=e.status, error=str(e))
-        text = (extracted or {}).get("text") or ""
+            return (Processing(kind=KIND, status=e.status, error=str(e)),
+                    HtmlMeta(biblio=found.biblio))
+        text = (reading.extracted or {}).get("text") or ""
         words = len(text.split())
+        # a page without metadata of its own keeps the landing page's, as the
+        # original's result (and so its html_meta row) did
+        biblio = reading.biblio or found.biblio
         if words < self.min_words:
-            return Processing(kind=KIND, status=ProcessingStatus.NO_MAIN_TEXT, word_count=words,
-                              error=f"{words} words of main text, fewer than {self.min_words}: "
-                                    "a landing page, not an article")
-        metadata = html_metadata(extracted or {}, words)
+            # the original stored no word count rather than 0 (``or None``)
+            return (Processing(kind=KIND, status=ProcessingStatus.NO_MAIN_TEXT,
+                               word_count=words,
+                               error=f"{words} words of main text, fewer than "
+                                     f"{self.min_words}: a landing page, not an article"),
+                    HtmlMeta(word_count=words or None, biblio=biblio))
+        meta = HtmlMeta(scope=SCOPE_ARTICLE_FULLTEXT, word_count=words, biblio=biblio,
+                        resources=[HtmlResource(url=r["url"], resource_type=r["type"])
+                                   for r in reading.resources])
+        metadata = html_metadata(reading.extracted or {}, words)
         refs = refs_from_meta(found.references, self.parser.get()) if found.references else []
         try:
             entry = self.catalogue.add_file(
@@ -104,7 +135,7 @@ class HtmlProcessor:
                 layers=[Layer(Source.HTML, metadata), *found.layers()],
                 resources={"text": text.encode("utf-8")})
         except RecordError as e:
-            return Processing(kind=KIND, status=e.status, error=str(e))
+            return Processing(kind=KIND, status=e.status, error=str(e)), meta
         written = self.refs.write(entry.uuid, refs, capture_time(found))
         if self.documents is not None:
             sources = [landing_source(found.biblio), metadata_source(Origin.HTML, metadata)]
@@ -112,24 +143,52 @@ class HtmlProcessor:
                                          [s for s in sources if s is not None])
             if self.documents.resolve_references(entry.uuid, refs).stored:
                 entry = self.catalogue.refresh(entry.uuid)
-        return Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
-                          resources=list(entry.resources), references=written,
-                          word_count=words, html_resources=resources)
+        return (Processing(kind=KIND, status=ProcessingStatus.SUCCESS, uuid=entry.uuid,
+                           resources=list(entry.resources), references=written,
+                           word_count=words, html_resources=reading.resources),
+                meta)
 
     def close(self) -> None:
         self.parser.close()
 
 
-def read_page(path: str, url: str, min_words: int,
-              max_resources: int) -> tuple[dict[str, str] | None, list[dict[str, str]]]:
+@dataclass(frozen=True)
+class PageReading:
+    """What the child process read of a page: trafilatura's main text and metadata
+    (``extract_main_text``), the sub-resources (``html_resources``; none for a
+    page that is no article) and, when asked for, the page's ``html_biblio``."""
+
+    extracted: dict[str, str] | None
+    resources: list[dict[str, str]] = field(default_factory=list)
+    biblio: HtmlBiblio | None = None
+
+
+def read_page(path: str, url: str, min_words: int, max_resources: int,
+              with_biblio: bool = False) -> PageReading:
     """The processor's reading of the page at ``path``, in its child process: the main
-    text and metadata, and (for an article: ``min_words`` words or more) the page's
-    sub-resources."""
+    text and metadata, (for an article: ``min_words`` words or more) the page's
+    sub-resources, and with ``with_biblio`` its meta tags as the crawler reads a
+    landing page's."""
     page = Path(path).read_bytes()
     extracted = extract_main_text(page, url)
+    biblio = page_biblio(page, url) if with_biblio else None
     if len(((extracted or {}).get("text") or "").split()) < min_words:
-        return extracted, []
-    return extracted, html_resources(page, url, max_resources)
+        return PageReading(extracted, biblio=biblio)
+    return PageReading(extracted, html_resources(page, url, max_resources), biblio)
+
+
+def page_biblio(page: bytes, url: str) -> HtmlBiblio | None:
+    """The page's ``html_biblio``, read as ``web.html.landing`` reads a landing
+    page's (its charset, its ``<base href>``); None when it has no metadata but its
+    ``<title>``: the original read meta tags only and, finding none on the full
+    text, kept the landing page's, which says more than a full-text page's title."""
+    tree = LexborHTMLParser(decode_html(page)[0])
+    meta = collect_meta(tree)
+    biblio = extract_biblio(tree, meta, base_href(tree, url))
+    if biblio is not None and biblio.model_fields_set <= {"title"} \
+            and not any(name in meta for name in FIELDS["title"]):
+        return None
+    return biblio
 
 
 def extract_main_text(page: bytes, url: str | None = None) -> dict[str, str] | None:

@@ -98,7 +98,19 @@ GROBID_REFS = TopicSpec(
     basis="ours: partitions as fatcat's api-crossref, whose works the rows come from; "
           "30 days, as the rows are in grobid_refs")
 
+# The original system's own topics, written in its message shapes (kafka.message_format
+# "original", docs/original-messages.md) for its consumers. Compacted by sha1 as it
+# had them: every message there has the file's sha1 for its key.
+GROBID_OUTPUT = TopicSpec(
+    "grobid-output-pg", 12, {"cleanup.policy": "compact"}, key="sha1hex",
+    carries="GROBID output in the original's shape (TEI-XML as a field)",
+    basis="the original's list (12, compacted by sha1hex)")
+PDF_TEXT = TopicSpec(
+    "pdf-text", 12, {"cleanup.policy": "compact"}, key="sha1hex",
+    carries="PDF metadata and text in the original's shape",
+    basis="the original's list (12, compacted by sha1hex)")
+
 TOPICS: dict[str, TopicSpec] = {t.name: t for t in (
     API_CROSSREF, PDF_FILES, PDF_RESULTS, INGEST_FILE_REQUESTS, INGEST_FILESET_RESULTS,
-    INGEST_FILE_RESULTS, GROBID_REFS,
+    INGEST_FILE_RESULTS, GROBID_REFS, GROBID_OUTPUT, PDF_TEXT,
 )}

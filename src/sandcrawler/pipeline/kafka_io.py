@@ -33,6 +33,11 @@ PROBE_TIMEOUT = 2.0
 #: an offset commit not answered within this long is said as an outage (and
 #: waited for still: librdkafka's synchronous commit has no timeout of its own)
 COMMIT_SLOW = 10.0
+#: an offset commit unanswered this long while the broker answers other requests
+#: (a metadata probe) was lost: librdkafka can lose a synchronous commit's answer
+#: after a broker restart and wait for it for ever (confluent-kafka-python #1801),
+#: so the commit is asked again, and the waiting thread left behind
+COMMIT_LOST = 30.0
 #: how long a stopping worker waits to leave its consumer group
 CLOSE_TIMEOUT = 10.0
 #: how long, once a stop is asked for, an offset commit may still go unanswered
@@ -58,6 +63,10 @@ def rebalancing(e: KafkaException) -> bool:
 
 class GaveUp(Exception):
     """A wait given up on: the stop's grace ran out first."""
+
+
+class Lost(Exception):
+    """A call whose answer will never come: its thread is left behind."""
 
 
 class KafkaSource:
@@ -185,10 +194,21 @@ class KafkaSource:
         offsets = [TopicPartition(t, p, o + 1) for (t, p), o in self._pending.items()]
         asked_at = time.monotonic()
         try:
-            waited(lambda: self._consumer.commit(offsets=offsets, asynchronous=False),
-                   COMMIT_SLOW, lambda: self._log.failed(
-                       f"committing offsets: no answer within {COMMIT_SLOW:g}s (still waiting)"),
-                   stop=self.stop, grace=STOP_COMMIT_GRACE)
+            while True:
+                try:
+                    waited(lambda: self._consumer.commit(offsets=offsets, asynchronous=False),
+                           COMMIT_SLOW, lambda: self._log.failed(
+                               f"committing offsets: no answer within {COMMIT_SLOW:g}s "
+                               "(still waiting)"),
+                           stop=self.stop, grace=STOP_COMMIT_GRACE,
+                           lost=(COMMIT_LOST, self._broker_answers))
+                    break
+                except Lost:
+                    # Committing the same offsets again is harmless; the first
+                    # request's thread stays blocked in librdkafka (a daemon).
+                    log.warning("an offset commit to %s unanswered for %gs while the "
+                                "broker answers other requests: asking again",
+                                self._log.brokers, COMMIT_LOST)
         except GaveUp:
             # Nothing is lost: the records are stored, and whoever reads these
             # partitions next reads them again (the sinks' writes are idempotent).
@@ -213,6 +233,15 @@ class KafkaSource:
             return
         self._pending = {}
         self._log.recovered(asked_at)
+
+    def _broker_answers(self) -> bool:
+        """Whether the broker answers a metadata request now (within PROBE_TIMEOUT)."""
+        topic = self.topic if isinstance(self.topic, str) else self.topic[0]
+        try:
+            self._consumer.list_topics(topic, timeout=PROBE_TIMEOUT)
+        except KafkaException:
+            return False
+        return True
 
     def _topic_missing(self, reason: str) -> None:
         """Said once: the broker answers, the topic is not there (yet)."""
@@ -267,7 +296,8 @@ class KafkaSource:
 
 
 def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None], *,
-           stop: threading.Event | None = None, grace: float = 0.0) -> T:
+           stop: threading.Event | None = None, grace: float = 0.0,
+           lost: tuple[float, Callable[[], bool]] | None = None) -> T:
     """``call()``, made in a thread of its own while this one waits for it in short
     slices: a blocking call into librdkafka holds the thread that made it, so
     signal handlers (a stop) could not run until it returned, and nobody could
@@ -276,7 +306,10 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     An exception of ``call`` is raised here. A second stop signal
     (KeyboardInterrupt) ends the wait too; the call's thread (a daemon) is left
     to finish or die with the process. With ``stop``, the wait lasts at most
-    ``grace`` seconds after the stop is seen, then GaveUp is raised."""
+    ``grace`` seconds after the stop is seen, then GaveUp is raised. With ``lost``
+    (seconds, check), once the call has gone unanswered that long, ``check()`` is
+    asked every PROBE_INTERVAL whether its answer can still come (False: it can),
+    and Lost is raised when it cannot."""
     result: list[T] = []
     error: list[BaseException] = []
 
@@ -289,10 +322,15 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     thread = threading.Thread(target=run, name="kafka-call", daemon=True)
     thread.start()
     slow_at = time.monotonic() + slow_after
+    check_at = time.monotonic() + lost[0] if lost is not None else 0.0
     give_up_at = 0.0
     while thread.is_alive():
         thread.join(0.2)
         now = time.monotonic()
+        if lost is not None and check_at and now >= check_at and thread.is_alive():
+            if lost[1]() and thread.is_alive():
+                raise Lost
+            check_at = time.monotonic() + PROBE_INTERVAL
         if slow_at and now >= slow_at and thread.is_alive():
             slow_at = 0.0
             on_slow()

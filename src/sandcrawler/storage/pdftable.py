@@ -6,7 +6,9 @@ declared once (``PDF_SCHEMA``); declaring a family is all it takes to add one,
 as the cells live in one generic SQL table (``pdftable_cells``). Values are
 stored as HBase would hold them: ints as 8-byte big-endian, strings as UTF-8,
 JSON as UTF-8 JSON text, and every value of a ``compressed`` family deflated
-(zlib), the portable stand-in for the seed's ``COMPRESSION => SNAPPY``.
+(zlib), the portable stand-in for the seed's ``COMPRESSION => SNAPPY``, except
+the small columns that say ``compressed=False``: the read-only API's views read
+those in SQL (docs/api.md, "The original system's relations").
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ class Col:
     type: ValueType
     required: tuple[str, ...] = ()
     description: str = ""
+    #: None: as its family is; False keeps a small value of a compressed family
+    #: readable in SQL (the views of the original system's relations decode it)
+    compressed: bool | None = None
+
+    def deflated(self, family: Family) -> bool:
+        return family.compressed if self.compressed is None else self.compressed
 
 
 @dataclass(frozen=True)
@@ -139,19 +147,28 @@ PDF_SCHEMA = TableSchema((
                    "where the file was captured, all values strings"),
     }, description="crawl and file metadata, filled from CDX lines and processing"),
     Family("grobid0", {
-        "status_code": Col("int", description="HTTP status from GROBID"),
-        "quality": Col("str", description="good / marginal / bad"),
-        "status": Col("json", description="status JSON from GROBID"),
+        "status_code": Col("int", description="HTTP status from GROBID", compressed=False),
+        "quality": Col("str", description="good / marginal / bad", compressed=False),
+        "status": Col("json", description="status JSON from GROBID", compressed=False),
         "tei_xml": Col("str", description="TEI-XML full text from GROBID"),
         "tei_json": Col("json", description="full text as JSON"),
-        "metadata": Col("json", description="authors, title, abstract, citations, ..."),
-    }, compressed=True, description="GROBID processing"),
+        "metadata": Col("json", description="title, authors, date, DOI, abstract, number "
+                        "of references, language, GROBID's version", compressed=False),
+    }, compressed=True, description="GROBID processing (the large columns deflated)"),
     Family("pdf0", {
-        "pdf_status": Col("str", description="PDF extraction status (success, not-pdf, ...)"),
+        "pdf_status": Col("str", description="PDF extraction status (success, not-pdf, ...)",
+                          compressed=False),
         "pdf_meta": Col("json", description="pages, page-0 size, version, info, XMP, ids, "
-                        "word count"),
+                        "word count", compressed=False),
         "text": Col("str", description="full text, pages separated by form feeds"),
-    }, compressed=True, description="the file's own PDF metadata and text (PDFium)"),
+    }, compressed=True, description="the file's own PDF metadata and text (PDFium; the "
+                                    "text deflated)"),
+    Family("html0", {
+        "html_status": Col("str", description="HTML full-text processing status (success, "
+                           "too-short, ...)"),
+        "html_meta": Col("json", description="scope, has_teixml, has_thumbnail, word_count, "
+                         "biblio, resources: the original system's html_meta row"),
+    }, description="an HTML full text's processing (file ingest; docs/ingest.md)"),
     Family("match0", {
         "mstatus": Col("str", description="did it match the catalogue? (exact, strong, ..., "
                        "doi-conflict, sources-disagree)"),
@@ -203,13 +220,13 @@ def _encode(family: Family, qualifier: str, col: Col, value: Any) -> bytes:
                     f"{where} needs key(s) {', '.join(missing)}", status=StoreStatus.BAD_VALUE
                 )
         data = storable_json(value).encode("utf-8")  # the view reads it as jsonb
-    return zlib.compress(data, _ZLIB_LEVEL) if family.compressed else data
+    return zlib.compress(data, _ZLIB_LEVEL) if col.deflated(family) else data
 
 
 def _decode(family: Family, qualifier: str, col: Col | None, data: bytes, key: bytes) -> Any:
     where = f"row {sha1_base32(key)} {family.name}:{qualifier}"
     try:
-        if family.compressed:
+        if col.deflated(family) if col is not None else family.compressed:
             data = zlib.decompress(data)
         if col is None or col.type == "bytes":
             return data  # a column no longer declared: shown raw rather than hidden
@@ -422,7 +439,8 @@ class PdfTable:
             .where(c.table_id == table_id, c.family == family, c.qualifier == qualifier)
             .group_by(c.value)
         ):
-            data = zlib.decompress(value) if fam.compressed else bytes(value)
+            deflated = col.deflated(fam) if col is not None else fam.compressed
+            data = zlib.decompress(value) if deflated else bytes(value)
             name = (str(int.from_bytes(data, "big", signed=True))
                     if col is not None and col.type == "int" and len(data) == 8
                     else data.decode("utf-8", "replace"))

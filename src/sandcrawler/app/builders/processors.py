@@ -21,5 +21,5 @@ def xml(services: Services) -> Processor:
 
 
 def html(services: Services) -> Processor:
-    return HtmlProcessor(services.catalogue, RefsWriter(services.engine),
+    return HtmlProcessor(services.catalogue, services.pdftable, RefsWriter(services.engine),
                          documents=services.document_matcher())
