@@ -221,3 +221,27 @@ def test_the_original_systems_postgrest_client(postgrest: PostgrestServer,
     assert answers["get_crossref"]["doi"] == "10.7717/peerj.4375"
     assert answers["get_crossref_with_refs"]["record"] == answers["get_crossref"]["record"]
     assert answers["get_grobid_refs"]["source_id"] == pdf.processing.uuid
+
+
+def test_a_file_processed_without_a_crawl(postgrest: PostgrestServer, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sandcrawler process` of a PDF no crawl fetched: file_meta from the PDF
+    table (no SHA-256 or MD5 was recorded), grobid from the cascade, pdf_meta."""
+    from sandcrawler.demo import SITE
+    from tests.helpers.cli import invoke
+
+    pdf = tmp_path / "copy.pdf"  # another file than the demo's (a comment appended)
+    pdf.write_bytes((SITE / "plos.pdf").read_bytes() + b"\n% a copy\n")
+    monkeypatch.setenv("SANDCRAWLER_DATABASE_URL", postgrest.database_url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("SANDCRAWLER_EXTRACT_ENABLED", "1")
+    result = invoke(["process", str(pdf)])
+    assert result.exit_code == 0, result.stderr
+    sha1 = orjson.loads(result.stdout.splitlines()[0])["sha1hex"]
+    [meta] = lookup(postgrest, "file_meta", sha1hex=sha1)
+    assert meta == {"sha1hex": sha1, "sha256hex": None, "md5hex": None,
+                    "size_bytes": pdf.stat().st_size, "mimetype": "application/pdf"}
+    [grobid] = lookup(postgrest, "grobid", sha1hex=sha1)
+    assert grobid["status_code"] == 200 and grobid["metadata"]["biblio"]["title"]
+    [pdf_meta] = lookup(postgrest, "pdf_meta", sha1hex=sha1)
+    assert pdf_meta["status"] == "success" and pdf_meta["page_count"] >= 1
+    assert lookup(postgrest, "cdx", sha1hex=sha1) == []
