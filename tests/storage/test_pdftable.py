@@ -411,8 +411,8 @@ def test_delete(engine: Engine, table: PdfTable) -> None:
 
 
 def test_pdf_schema_matches_the_seed() -> None:
-    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "pdf0", "match0",
-                                                     "extract0"]
+    assert [f.name for f in PDF_SCHEMA.families] == ["f", "file", "grobid0", "pdf0", "html0",
+                                                     "match0", "extract0"]
     assert list(PDF_SCHEMA.family("f").columns) == ["c"]
     assert PDF_SCHEMA.family("f").columns["c"].required == ("u", "d")
     assert set(PDF_SCHEMA.family("file").columns) == {"size", "mime", "cdx"}
@@ -424,6 +424,12 @@ def test_pdf_schema_matches_the_seed() -> None:
     # the seed's future "is this a PDF?" step, declared like any new family
     assert set(PDF_SCHEMA.family("pdf0").columns) == {"pdf_status", "pdf_meta", "text"}
     assert set(PDF_SCHEMA.family("extract0").columns) == {"xstatus", "xheader", "xrefs", "xinfo"}
+    assert set(PDF_SCHEMA.family("html0").columns) == {"html_status", "html_meta"}
+    # the small columns of the compressed families are plain: the API's views read them
+    plain = {(f.name, q) for f in PDF_SCHEMA.families if f.compressed
+             for q, c in f.columns.items() if not c.deflated(f)}
+    assert plain == {("grobid0", "status_code"), ("grobid0", "quality"), ("grobid0", "status"),
+                     ("grobid0", "metadata"), ("pdf0", "pdf_status"), ("pdf0", "pdf_meta")}
     assert [f.name for f in PDF_SCHEMA.families if f.compressed] == ["grobid0", "pdf0",
                                                                       "extract0"]
     columns = [c for f in PDF_SCHEMA.families for c in f.columns]
