@@ -360,6 +360,155 @@ def test_the_preprint_of_an_absent_article_is_not_the_article(
             "10.5555/preprint")
 
 
+def test_a_journal_citation_without_a_year_is_not_the_preprint(
+        catalog: Callable[..., Matcher]) -> None:
+    """The article's header names its journal but no year; only the preprint
+    (posted-content, no journal) is in the catalog: another version, never a
+    match (issue 41: the year that would have told them apart is missing)."""
+    preprint = work("10.5555/preprint", TRANSFORMER, ["Okonkwo", "Lindqvist", "Tanaka"],
+                    year=2020, journal=None, type_="posted-content")
+    header = {"title": TRANSFORMER, "journal": "Neural Computation", "authors": [
+        {"surname": "Okonkwo"}, {"surname": "Lindqvist"}, {"surname": "Tanaka"}]}
+    r = catalog([preprint]).match(header)
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION and r.candidate == "10.5555/preprint", r
+    # the same citation naming the preprint's server is the preprint
+    matched(catalog([preprint]).match({**header, "journal": "bioRxiv"}), "10.5555/preprint")
+    # and without a venue, nothing tells the versions apart: the preprint stands
+    matched(catalog([preprint]).match({k: v for k, v in header.items() if k != "journal"}),
+            "10.5555/preprint")
+
+
+def test_a_preprint_server_cited_against_a_record_without_a_venue(
+        catalog: Callable[..., Matcher]) -> None:
+    """An SSRN paper whose record names no venue (typed "other", as some are):
+    citing the server does not make it a published version; the journal's
+    article, which names its journal, still is one (issue 41)."""
+    ssrn = work("10.5555/ssrn", "Power laws in economics and finance", ["Gabaix"], year=2008,
+                journal=None, type_="other")
+    citation = {"title": "Power laws in economics and finance", "date": "2008",
+                "journal": "SSRN Electronic Journal", "authors": [{"surname": "Gabaix"}]}
+    matched(catalog([ssrn]).match(citation), "10.5555/ssrn")
+    article = work("10.5555/annual-review", "Power laws in economics and finance", ["Gabaix"],
+                   year=2008, journal="Annual Review of Economics", volume="1", page="255")
+    r = catalog([article]).match(citation)
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION, r
+
+
+def test_a_proceedings_paper_a_year_early_in_its_own_proceedings(
+        catalog: Callable[..., Matcher]) -> None:
+    """A header dated a year before its proceedings (online first) that names
+    those proceedings is the paper, not another version of it; in other
+    proceedings a year off, it is one (issue 41)."""
+    proceedings = "2015 International Conference on Speech Technology and Human-Computer Dialogue"
+    paper = work("10.5555/sped", TRANSFORMER, ["Okonkwo", "Lindqvist"], year=2015,
+                 journal=proceedings, type_="proceedings-article")
+    header = {"title": TRANSFORMER, "date": "2014", "journal": proceedings,
+              "authors": [{"surname": "Okonkwo"}, {"surname": "Lindqvist"}]}
+    matched(catalog([paper]).match(header), "10.5555/sped")
+    r = catalog([paper]).match({**header, "journal": "2014 IEEE Spoken Language Technology "
+                                "Workshop"})
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION, r
+
+
+TEAM = ["Okonkwo", "Lindqvist", "Tanaka", "Mbeki"]
+
+
+def test_another_venue_and_other_pages_without_a_year_is_another_version(
+        catalog: Callable[..., Matcher]) -> None:
+    """The journal article's header (journal, first page, the whole team, no
+    year) against its conference version only: the venue and the pages differ
+    and no year says they are one publication; the version is named as such,
+    never the match (issue 41)."""
+    conference = work("10.5555/conf4", TRANSFORMER, TEAM, year=2019,
+                      journal="Proceedings of the Annual Meeting of the Association for "
+                      "Computational Linguistics", page="2204-2214",
+                      type_="proceedings-article")
+    header = {"title": TRANSFORMER, "journal": "Journal of Artificial Intelligence Research",
+              "first_page": "455", "authors": [{"surname": a} for a in TEAM]}
+    r = catalog([conference]).match(header)
+    not_matched(r)
+    assert r.status == MatchStatus.OTHER_VERSION and r.candidate == "10.5555/conf4", r
+    # the journal article itself, when in the catalog, is found
+    article = work("10.5555/article4", TRANSFORMER, TEAM, year=2021,
+                   journal="Journal of Artificial Intelligence Research", volume="70",
+                   page="455-470")
+    matched(catalog([conference, article]).match(header), "10.5555/article4")
+
+
+def test_a_header_without_its_title_is_not_the_next_part_at_other_pages(
+        catalog: Callable[..., Matcher]) -> None:
+    """The title slot held the author list (set aside): the team, journal,
+    volume, issue and year fit Part 2 as well as Part 1; the first page says
+    which, and Part 1's page is not Part 2's (issue 41)."""
+    parts = [work(f"10.5555/mixing.{n}", f"Turbulent mixing in partially stratified "
+                  f"estuaries. Part {n}", TEAM, year=2011, journal="Journal of Physical "
+                  "Oceanography", volume="41", issue="6", page=page)
+             for n, page in ((1, "1101-1117"), (2, "1118-1135"))]
+    header = {"title": "E. Okonkwo and B. Lindqvist and C. Tanaka and D. Mbeki",
+              "authors": [{"surname": a} for a in TEAM], "date": "2011",
+              "journal": "Journal of Physical Oceanography", "volume": "41", "issue": "6",
+              "first_page": "1101"}
+    not_matched(catalog(parts[1:]).match(header))
+    matched(catalog(parts).match(header), "10.5555/mixing.1")
+
+
+def test_a_reference_naming_its_proceedings_for_a_title_is_found_by_its_team(
+        catalog: Callable[..., Matcher]) -> None:
+    """"Kim, T.; Cheong, S.; Lee, D. 2007 International Conference on Convergence
+    Information Technology 2007.": no title, the proceedings parsed as one; the
+    team, the proceedings and the year find the paper (issue 41)."""
+    proceedings = "2007 International Conference on Convergence Information Technology"
+    paper = work("10.5555/iccit", "Effective fault injection model for variant network "
+                 "traffic", ["Kim", "Cheong", "Lee"], year=2007, journal=proceedings,
+                 type_="proceedings-article")
+    elsewhere = work("10.5555/elsewhere", "Adaptive routing for sensor network traffic",
+                     ["Kim", "Cheong", "Lee"], year=2007, journal="2007 IEEE Symposium on "
+                     "Computers and Communications", type_="proceedings-article")
+    reference = {"title": proceedings, "date": "2007", "authors": [
+        {"surname": "Kim"}, {"surname": "Cheong"}, {"surname": "Lee"}]}
+    matched(catalog([paper, elsewhere]).match(reference), "10.5555/iccit")
+    # the team's paper in other proceedings is not it
+    not_matched(catalog([elsewhere]).match(reference))
+    # two of the team's papers in those proceedings: nothing tells which
+    second = work("10.5555/iccit.2", "Traffic classification with sparse flow features",
+                  ["Kim", "Cheong", "Lee"], year=2007, journal=proceedings,
+                  type_="proceedings-article")
+    not_matched(catalog([paper, second]).match(reference))
+
+
+def test_a_chapter_cited_by_its_author_book_and_pages_is_found(
+        catalog: Callable[..., Matcher]) -> None:
+    """"Shapot, V. S. Advances in Cancer Research 1979, 89-150.": one author, the
+    book where the title goes, no volume; the author's name finds the chapter,
+    and its book and pages confirm it, not the author's chapter elsewhere
+    (issue 41)."""
+    chapter = work("10.5555/chapter", "On the multiform relationships between the tumor "
+                   "and the host", ["Shapot"], year=1979, journal="Advances in Cancer Research",
+                   volume=None, page="89-150", type_="book-chapter")
+    other = work("10.5555/chapter.other", "Biochemical aspects of tumour growth", ["Shapot"],
+                 year=1979, journal="Progress in Experimental Tumor Research", volume=None,
+                 page="89-120", type_="book-chapter")
+    # as the parser reads the string: the book taken for the title
+    reference = {"unstructured": "Shapot, V. S. Advances in Cancer Research 1979, 89-150.",
+                 "title": "Advances in Cancer Research", "date": "1979", "pages": "89-150",
+                 "authors": [{"surname": "Shapot"}]}
+    matched(catalog([chapter, other]).match(reference), "10.5555/chapter")
+    not_matched(catalog([other]).match(reference))
+
+
+def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
+        catalog: Callable[..., Matcher]) -> None:
+    """"E.C.G. BOOKLET" looks like initials and a surname, but its author is
+    East: a title, not the author list (issue 41)."""
+    booklet = work("10.5555/ecg", "E.C.G. BOOKLET", ["East"], year=1953, journal="BMJ",
+                   volume="2", page="1312")
+    matched(catalog([booklet]).match({"title": "E.C.G. BOOKLET", "date": "1953",
+                                      "authors": [{"surname": "East"}]}), "10.5555/ecg")
+
+
 def test_part_two_of_a_series_is_not_the_unnumbered_first(
         catalog: Callable[..., Matcher]) -> None:
     """"X" (part one, unnumbered) is absent, "X. Part II" present: no match."""

@@ -50,6 +50,9 @@ LOCATOR_SAME = 2.0
 #: the record is a notice (erratum, reply, figure) and the query is not, or the reverse
 RECORD_NOTICE, QUERY_NOTICE, OTHER_NOTICE = -3.0, -1.5, -1.0
 IDENTIFIER_AGREES = 3.0
+#: the container taken for the title, and the first author, a co-author and the
+#: year agreeing
+CONTAINER_TEAM = 1.5
 
 #: work types whose date is the version's own: a year off is another version
 #: (precision first: a proceedings paper cited with its volume's later year is
@@ -57,8 +60,9 @@ IDENTIFIER_AGREES = 3.0
 _DATED_VERSIONS = frozenset({"posted-content", "proceedings-article"})
 #: the names of preprint servers (folded): a citation of the preprint names one
 _PREPRINT_SERVERS = re.compile(
-    r"\b(?:arxiv|biorxiv|medrxiv|chemrxiv|ssrn|research square|preprints|psyarxiv|socarxiv"
-    r"|osf preprints|eartharxiv|techrxiv|authorea|scielo preprints|zenodo)\b", re.IGNORECASE)
+    r"\b(?:arxiv|biorxiv|medrxiv|chemrxiv|ssrn|research square|preprints?|psyarxiv|socarxiv"
+    r"|osf preprints|eartharxiv|techrxiv|authorea|scielo preprints|zenodo|qeios"
+    r"|cold spring harbor laboratory|social science research network)\b", re.IGNORECASE)
 
 #: title similarity (0..1) thresholds of the verdicts
 SAME, SIMILAR, CLOSE = 0.95, 0.88, 0.75
@@ -337,19 +341,48 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         points -= TITLE_DIFFERS
         reasons.append("title:is-the-container")
         conflict = False
+        if "year:same" in reasons and any(r.startswith("authors:") for r in reasons):
+            # a reference without a title ("Kim, T.; Cheong, S. 2007 International
+            # Conference on ... 2007."): the team, in the proceedings or book it
+            # names, in that year, locates the paper as a volume and page would
+            points += CONTAINER_TEAM
     if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons
-                                   or rec.type in _DATED_VERSIONS):
+                                   or (rec.type in _DATED_VERSIONS
+                                       and "journal:same" not in reasons)):
         # a year apart in another venue or at other pages, or from a preprint or
         # a proceedings paper: another version of the work (the conference paper
-        # of a journal article, the preprint of an article), not this record
+        # of a journal article, the preprint of an article), not this record;
+        # a header naming the paper's own proceedings a year early is dated
+        # online first, not another version
         conflict = True
         reasons.append("version:differs")
     elif q.journal and _preprint_venue(q.journal) and rec.type not in (None, "posted-content") \
-            and not any(_preprint_venue(j) for j in rec.journals):
+            and rec.journals and not any(_preprint_venue(j) for j in rec.journals):
         # the input cites the preprint; the record is the published version (not
-        # a server's own record typed otherwise: "SSRN Electronic Journal")
+        # a server's own record typed otherwise: "SSRN Electronic Journal"; nor a
+        # record naming no venue, which may be the server's own typed "other")
         conflict = True
         reasons.append("version:differs")
+    elif rec.type == "posted-content" and q.journal and not journal_ok \
+            and not _preprint_venue(q.journal):
+        # the input names a journal or proceedings that is no preprint server and
+        # the record is a preprint: the published version is cited (without a
+        # year, nothing else tells the two apart)
+        conflict = True
+        reasons.append("version:differs")
+    elif "journal:differs" in reasons and "page:differs" in reasons \
+            and not any(r.startswith("year:") for r in reasons):
+        # another venue at other pages, and no year to say it is this record:
+        # another version (a conference paper's journal article), as a year
+        # apart would say
+        conflict = True
+        reasons.append("version:differs")
+    if "page:differs" in reasons and (not q.title or "title:is-the-container" in reasons) \
+            and not any(r.startswith("title:") and r.endswith("-in-string") for r in reasons):
+        # no title was compared (none, or set aside): the authors, journal and
+        # volume fit every paper of a team's series in one volume; the first
+        # page is what tells them apart
+        conflict = True
 
     # --- notices: errata, replies, figures share the article's title ---
     if rec.kind != q.kind:

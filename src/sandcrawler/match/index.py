@@ -67,7 +67,8 @@ class CandidateIndex(Protocol):
         ...
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
-        """The works whose first authors include all of ``surnames`` (two or more)."""
+        """The works whose first authors include all of ``surnames`` (one or more:
+        the matcher asks one only with a page and a year to sift its works by)."""
         ...
 
     def expect(self, words: Iterable[str]) -> None:
@@ -225,10 +226,10 @@ class SqliteIndex:
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         """The works whose first three authors include all of ``surnames``
-        (folded last words; two or more: one common name alone would ask for
-        thousands)."""
+        (folded last words; the first ``limit`` by BM25: one common name alone
+        holds thousands, so the matcher asks one only with a page and a year)."""
         names = list(dict.fromkeys(n for n in surnames if n))[:3]
-        if len(names) < 2:
+        if not names:
             return []
         return self._match("a : (" + " AND ".join(_phrase(n) for n in names) + ")", limit)
 

@@ -218,7 +218,7 @@ class Matcher:
                 for rec in works:
                     if _plausible(q, rec):
                         found.setdefault(rec.doi, rec)
-        if wide and len(q.surnames) >= 2:
+        if wide and _asks_names(q):
             # no title to go by (or a wrong one): the first authors' names
             for rec in self.index.by_names([surname_last(n) for n in q.surnames[:3]],
                                            CANDIDATES):
@@ -227,7 +227,7 @@ class Matcher:
 
     def _search(self, q: Query, notes: list[str]) -> MatchResult:
         scored = [compare(q, rec) for rec in self._candidates(q, wide=False)]
-        if (q.raw or len(q.surnames) >= 2) and not any(
+        if (q.raw or _asks_names(q)) and not any(
                 e.points >= STRONG and not e.conflict for e in scored):
             seen = {e.record.doi for e in scored}
             scored += [compare(q, rec) for rec in self._candidates(q, wide=True)
@@ -266,6 +266,14 @@ def _other_version(ev: Evidence) -> bool:
     return "version:differs" in ev.reasons and "title:differs" not in ev.reasons \
         and any(r.startswith(("title:same", "title:similar")) for r in ev.reasons) \
         and "year:differs" not in ev.reasons
+
+
+def _asks_names(q: Query) -> bool:
+    """Whether the works of the input's first authors are candidates: two or
+    more names, or one with a first page and a year (a chapter cited by its
+    author, book and pages: one common name alone would be thousands of works,
+    but the page and year leave at most one of them standing)."""
+    return len(q.surnames) >= 2 or bool(q.surnames and q.page and q.year)
 
 
 def _plausible(q: Query, rec: CatalogRecord) -> bool:

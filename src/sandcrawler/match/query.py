@@ -33,6 +33,7 @@ from sandcrawler.match.text import (
     number_key,
     running_head,
     surname_key,
+    surname_last,
     year_of,
 )
 from sandcrawler.records.statuses import MatchStatus
@@ -153,6 +154,15 @@ def _surnames(value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _names_an_author(listed: list[str], surnames: tuple[str, ...]) -> bool:
+    """An author list in the title's place names one of the authors, when there
+    are any: "E.C.G. BOOKLET" by East is a title shaped like initials and a name."""
+    if not surnames:
+        return True
+    ours = {surname_last(s) for s in surnames}
+    return any(surname_last(k) in ours for n in listed if (k := surname_key(n)))
+
+
 def _id(normalize: Any, value: str | None) -> str | None:
     if not value:
         return None
@@ -182,7 +192,8 @@ def query_from(obj: Any) -> Query:
         pages = pages or head["page"]
         date = date or head["year"]
         title, garbage = None, True
-    elif title and (listed := author_list_surnames(title)) is not None:
+    elif title and (listed := author_list_surnames(title)) is not None \
+            and _names_an_author(listed, surnames):
         # the author list in the title's place: its names are the authors
         surnames = surnames or tuple(k for n in listed if (k := surname_key(n)))
         title, garbage = None, True

@@ -201,7 +201,7 @@ class SolrIndex:
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         names = list(dict.fromkeys(n for n in surnames if n))[:3]
-        if len(names) < 2:
+        if not names:
             return []
         return self._select("a:(" + " AND ".join(_phrase(n) for n in names) + ")", limit)
 
