@@ -188,3 +188,30 @@ def test_a_doi_broken_inside_a_word_goes_on_on_a_line_of_its_own() -> None:
     assert prose.doi == "10.5555/jtg.2019.42"
     number = ids(TITLE, ("<header>", "DOI: 10.5555/jtg.2019.42", 0), ("<page>", "12", 0))
     assert number.doi == "10.5555/jtg.2019.42"
+
+
+def test_a_hyphen_that_broke_a_word_at_the_lines_end_is_no_part_of_the_doi() -> None:
+    """A soft hyphen where the line broke: Chromium prints U+2010 there, and the
+    reader's tokens make every dash "-" (bench/eval/printed_dois.py,
+    soft-hyphen-break). Letters on both sides: hyphenation; a digit or a capital
+    on one side: the DOI's own hyphen, kept."""
+    assert ids(TITLE, ("<header>", "DOI: 10.5555/jtg.2019.supple-", 0),
+               ("<header>", "mentary.material.0042", 0)).doi \
+        == "10.5555/jtg.2019.supplementary.material.0042"
+    assert ids(TITLE, ("<header>", "doi:10.1111/j.1365-", 0),
+               ("<header>", "2648.2009.01234.x", 0)).doi == "10.1111/j.1365-2648.2009.01234.x"
+    assert ids(TITLE, ("<header>", "doi:10.1175/jcli-", 0),
+               ("<header>", "D-11-00123.1", 0)).doi == "10.1175/jcli-d-11-00123.1"
+
+    # the hyphen a token of its own, set against the word (pdfalto's reading)
+    def line(gap: float) -> list[Line]:
+        words = [("DOI:", 50.0, 20.0), ("10.5555/jtg.2019.supple", 75.0, 111.0),
+                 ("-", 186.0 + gap, 3.0)]
+        first = Line([Token(w, "Times", 9, False, False, x, 40.0, width, 9, 0,
+                            space_after=k < 2) for k, (w, x, width) in enumerate(words)])
+        second = Line([Token("mentary.material.0042", "Times", 9, False, False, 50.0, 51.0,
+                             100.0, 9, 0)])
+        return [first, second]
+
+    assert page_identifiers(line(0.0), ["<header>"] * 2).doi \
+        == "10.5555/jtg.2019.supplementary.material.0042"

@@ -23,7 +23,7 @@ CHROMIUM = os.environ.get("SANDCRAWLER_TEST_CHROMIUM", "/usr/bin/chromium")
 
 #: the variants rendered here (bench/eval/printed_dois.py runs them all)
 NAMES = ("header-doi-label", "split-after-dot", "running-foot-https", "elsevier-footnote",
-         "soft-hyphen", "plos-citation", "stamp-every-page", "cited-only",
+         "soft-hyphen", "soft-hyphen-break", "plos-citation", "stamp-every-page", "cited-only",
          "cited-only-no-et-al", "xmp-only")
 VARIANTS = {p.name: p for p in placements() if p.name in NAMES}
 

@@ -163,8 +163,15 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
         for m in _DOI.finditer(text):
             raw = m.group(0)
             rest = text[m.end():]
+            broken = i + 1 < len(places) and _hyphenated(raw, rest, m.end(), place,
+                                                         places[i + 1])
+            if broken:
+                # a hyphen the typesetter printed where it broke a word at the
+                # line's end (a soft hyphen, hyphenation): the word goes on on the
+                # next line, without it
+                raw, rest = raw.removesuffix("-"), ""
             if not rest.strip() and i + 1 < len(places) and (
-                    _CUT.search(raw) or _rest_of(places[i], places[i + 1])):
+                    broken or _CUT.search(raw) or _rest_of(places[i], places[i + 1])):
                 # cut at the line's end: the next line's first word goes on it
                 if more := _GOES_ON.match(places[i + 1].text.lstrip()):
                     raw += more.group(0)
@@ -184,6 +191,22 @@ def _doi_candidates(places: Sequence[_Place]) -> list[tuple[str, int, int]]:
                 entry = f"{_entry_above(places, i)} {text}"
             out.append((doi, score + _context(entry), i))
     return _with_repetition(out, places)
+
+
+def _hyphenated(raw: str, rest: str, end: int, place: _Place, following: _Place) -> bool:
+    """The DOI ``raw`` ends its line in a hyphen that broke a word: a lower-case
+    letter before it, one starting the next line (the reader's tokens make every
+    dash "-", so the hyphen a typesetter prints at a soft hyphen, U+2010, looks like
+    a DOI's own; a DOI's own hyphen at a line's end has a digit or a capital on
+    one side: "1365-" "2648", "JCLI-" "D-11")."""
+    if raw.endswith("-") and not rest.strip():
+        before = raw[-2:-1]
+    elif rest.strip() == "-" and end in place.touching:
+        before = raw[-1:]
+    else:
+        return False
+    after = following.text.lstrip()[:1]
+    return before.islower() and after.islower()
 
 
 def _rest_of(place: _Place, following: _Place) -> bool:
