@@ -22,6 +22,7 @@ from tests.helpers.api_data import (
     DOI,
     DOI_NO_REFS,
     SHA1,
+    SHA1_ODD_DATE,
     URL,
     UUID,
     assert_write_refused,
@@ -127,6 +128,9 @@ def test_values_as_stored(api: PostgrestServer) -> None:
     _, [meta] = get(api, f"/pdf_meta?sha1hex=eq.{SHA1}")
     assert meta["pdf_created"] == "2021-05-10T22:08:45+00:00"
     assert meta["metadata"] == {"title": "Heart"} and meta["has_page0_thumbnail"] is False
+    # a malformed date is null, not an error of the lookup
+    assert get(api, f"/pdf_meta?sha1hex=eq.{SHA1_ODD_DATE}&select=status,pdf_created") \
+        == (200, [{"status": "success", "pdf_created": None}])
     _, [html] = get(api, f"/html_meta?sha1hex=eq.{SHA1}")
     assert (html["has_teixml"], html["biblio"], html["resources"]) == (False, None, None)
     _, [fm] = get(api, f"/file_meta?sha1hex=eq.{SHA1}")
@@ -215,3 +219,8 @@ def test_pdftable_files_lookup_uses_the_sha1hex_index(api: PostgrestServer) -> N
     every cell of every file)."""
     plan = index_plan(api.database_url, f"SELECT * FROM pdftable_files WHERE sha1hex = '{SHA1}'")
     assert "pdftable_cells_sha1hex_idx" in plan, plan
+
+
+def test_db_api_help_names_every_exposed_relation() -> None:
+    help_text = " ".join(invoke(["db", "api", "--help"]).stdout.split())
+    assert [name for name in EXPOSED if name not in help_text] == []

@@ -32,6 +32,7 @@ from sandcrawler.web.http.fetch import HttpFetcher
 DOI = "10.1017/s1047951103000064"
 DOI_NO_REFS = "10.1007/978-3-030-64953-1_4"
 SHA1 = "0123456789abcdef0123456789abcdef01234567"
+SHA1_ODD_DATE = "ab" * 20
 URL = "https://example.org/paper.pdf?a=1&b=(x,y)"
 LANDING = "https://example.org/article/1"
 DATASET = "https://zenodo.org/record/4242"
@@ -109,6 +110,10 @@ def seed(engine: Engine, table_name: str = "wbgrp-journal-extract-0-dev") -> Non
                                                           "word_count": 12}},
         "match0": {"mstatus": "matched", "doi": DOI, "minfo": {"score": 0.9}},
     })
+    # a file whose info dictionary has a date no calendar has (real PDFs do)
+    PdfTable(engine, table_name).put(SHA1_ODD_DATE, {"pdf0": {
+        "pdf_status": "success",
+        "pdf_meta": {"status": "success", "info": {"created": "D:20180231256199+99'00'"}}}})
 
 
 def _cdx(url: str, dt: str, offset: int, status: int, **extra: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ class Publishing:
     line names), its message key, and its route when an output makes other messages."""
 
     topic: str
-    key: Callable[[Any], str | bytes | None]
+    key: Callable[[Any], object]
     route: Route | None = None
     #: every topic it writes to, for the start-up line
     topics: tuple[str, ...] = ()

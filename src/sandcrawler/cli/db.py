@@ -81,9 +81,11 @@ def api_command(output: str, anon_role: str, authenticator: str | None, host: st
 
     \b
     Exposed: grobid_refs, crossref, crossref_with_refs, ingest_file_result,
-    ingest_fileset_platform, ingest_request, web_cdx, catalogue, pdftable_files.
-    Writes, and reads of anything else, are refused. Run it again after
-    `db upgrade`; it is idempotent. See docs/api.md.
+    ingest_fileset_platform, ingest_request, web_cdx, catalogue, pdftable_files,
+    citation, and the original system's relations as views (cdx, file_meta,
+    grobid, pdf_meta, html_meta, pdftrio), so that its PostgREST client works
+    unchanged. Writes, and reads of anything else, are refused. Run it again
+    after `db upgrade`; it is idempotent. See docs/api.md, docs/migration.md.
 
     \b
     Examples:

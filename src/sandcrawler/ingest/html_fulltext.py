@@ -37,9 +37,9 @@ from sandcrawler.refs.reading import RefsWriter, refs_from_meta
 from sandcrawler.storage.catalogue import Catalogue
 from sandcrawler.storage.pdftable import PdfTable
 from sandcrawler.storage.precedence import Layer, Source
-from sandcrawler.web.html.biblio import FIELDS, base_href, collect_meta, extract_biblio
+from sandcrawler.web.html.biblio import FIELDS
 from sandcrawler.web.html.bounded import shared_work
-from sandcrawler.web.html.landing import decode_html
+from sandcrawler.web.html.landing import read_meta
 
 KIND = "html"
 #: the PDF table's family of an HTML page's processing (``html_status``, ``html_meta``)
@@ -182,9 +182,7 @@ def page_biblio(page: bytes, url: str) -> HtmlBiblio | None:
     page's (its charset, its ``<base href>``); None when it has no metadata but its
     ``<title>``: the original read meta tags only and, finding none on the full
     text, kept the landing page's, which says more than a full-text page's title."""
-    tree = LexborHTMLParser(decode_html(page)[0])
-    meta = collect_meta(tree)
-    biblio = extract_biblio(tree, meta, base_href(tree, url))
+    _, _, _, meta, biblio = read_meta(page, url)
     if biblio is not None and biblio.model_fields_set <= {"title"} \
             and not any(name in meta for name in FIELDS["title"]):
         return None

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from importlib import metadata as dist_metadata
 from typing import Any, TypedDict, cast
 
 import grobid_tei_xml
-import orjson
 
 from sandcrawler.records.files import FileMeta
 from sandcrawler.records.ingest import FileIngestResult, IngestType
@@ -474,16 +473,17 @@ def ingest_result(result: FileIngestResult, facts: FileFacts | None = None
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One message: its key and its JSON (the sink's ``to_json()``)."""
+    """One message: its key (as the record has it: the Kafka sink makes a key
+    that is no string its JSON text) and its JSON (the sink's ``to_json()``)."""
 
-    key: str | bytes | None
+    key: object
     body: Mapping[str, Any]
 
     def to_json(self) -> Mapping[str, Any]:
         return self.body
 
 
-def message_key(message: Message) -> str | bytes | None:
+def message_key(message: Message) -> object:
     return message.key
 
 
@@ -517,9 +517,7 @@ def table_facts(table: PdfTable) -> FactsLookup:
 
 
 def _with_meta(facts: FileFacts | None, meta: FileMeta | None) -> FileFacts | None:
-    if facts is None or meta is None:
-        return facts
-    return FileFacts(facts.sha1hex, meta, facts.grobid, facts.pdf, facts.html, facts.thumbnail)
+    return facts if facts is None or meta is None else replace(facts, file_meta=meta)
 
 
 def _thumbnail(resources: list[str] | None) -> bool:
@@ -552,10 +550,8 @@ class OriginalMessages:
         if result.file_meta is not None and processing is not None:
             facts = _with_meta(self.facts(result.file_meta.sha1hex,
                                           _thumbnail(processing.resources)), result.file_meta)
-        base_url = result.request.get("base_url")
-        key = base_url if base_url is None or isinstance(base_url, str) \
-            else orjson.dumps(base_url)
-        messages = [(self.topics.results, Message(key, ingest_result(result, facts)))]
+        messages = [(self.topics.results,
+                     Message(result.request.get("base_url"), ingest_result(result, facts)))]
         # the original published these when it processed the file, not for a hit
         # it had before
         if processing is not None and processing.kind == IngestType.PDF \

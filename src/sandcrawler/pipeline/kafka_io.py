@@ -372,7 +372,7 @@ class KafkaSink:
         self,
         producer_config: dict[str, Any],
         topic: str,
-        key: Callable[[Any], str | bytes | None] = lambda _: None,
+        key: Callable[[Any], object] = lambda _: None,
         flush_timeout: float = 60.0,
         route: Callable[[Any], list[tuple[str, Any]]] | None = None,
     ) -> None:

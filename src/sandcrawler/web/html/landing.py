@@ -13,7 +13,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -80,13 +80,31 @@ def parse_html(body: bytes, url: str, content_type: str | None = None) -> HtmlPa
                     timeout=PARSE_TIMEOUT, page=url)
 
 
-def _analyse(body: bytes, url: str, content_type: str | None) -> HtmlPage:
-    """``parse_html``'s work, in the child process."""
+class PageMeta(NamedTuple):
+    """A page parsed, and what its head says: its meta tags by name, the base its
+    links resolve against, its ``html_biblio``."""
+
+    tree: LexborHTMLParser
+    encoding: str
+    base: str
+    meta: dict[str, list[str]]
+    biblio: HtmlBiblio | None
+
+
+def read_meta(body: bytes, url: str, content_type: str | None = None) -> PageMeta:
+    """The page's metadata, read as a landing page's is (its charset, its
+    ``<base href>``); in the caller's process: call it where a page's parse is
+    bounded (``parse_html``'s child, a processor's)."""
     text, encoding = decode_html(body, content_type)
     tree = LexborHTMLParser(text)
     base = base_href(tree, url)
     meta = collect_meta(tree)
-    biblio = extract_biblio(tree, meta, base)
+    return PageMeta(tree, encoding, base, meta, extract_biblio(tree, meta, base))
+
+
+def _analyse(body: bytes, url: str, content_type: str | None) -> HtmlPage:
+    """``parse_html``'s work, in the child process."""
+    tree, encoding, base, meta, biblio = read_meta(body, url, content_type)
     links = _find_links(tree, meta, url, base)
     refresh = _meta_refresh(tree, base)
     references = list(meta.get("citation_reference", ()))
