@@ -127,6 +127,14 @@ def test_build_header_without_fields_is_empty_not_an_error() -> None:
     assert header.abstract is None and header.keywords == []
 
 
+def test_a_name_printed_again_is_one_author() -> None:
+    tokens, labels = _labelled(("<author>", "Roberto Castro and Agustín Ruíz"),
+                               ("<other>", "Correspondence:"),
+                               ("<author>", "Roberto Castro"))
+    header = build_header(tokens, labels, _Models(), _journal_line)
+    assert [a.surname for a in header.biblio.authors] == ["Castro", "Ruíz"]
+
+
 def test_one_affiliation_without_markers_is_everyones() -> None:
     tokens, labels = _labelled(("<author>", "Ann Lee and Bo Chan"),
                                ("<affiliation>", "X Gamma College, Paris"))

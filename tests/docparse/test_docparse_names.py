@@ -180,6 +180,23 @@ def test_header_author_string() -> None:
     ("Walid F. Gellad, MD, MPH\n1,2 , Angela Li, MPH 5",
      [("Walid", "Gellad", ("1", "2")), ("Angela", "Li", ("5",))]),
     ("John Smith", [("John", "Smith", ())]),
+    # Portuguese and Spanish names of four words, the model cutting them in two
+    # (Rev Saúde Pública 38, Transinformação 35, SciELO)
+    ("Roseli Mieko Yamamoto Nomura, Eliane Aparecida Alves e Marcelo Zugaib",
+     [("Roseli", "Nomura", ()), ("Eliane", "Alves", ()), ("Marcelo", "Zugaib", ())]),
+    ("Laura Lavínia Sabino dos Santos1 , Rosângela Schwarz Rodrigues2",
+     [("Laura", "dos Santos", ("1",)), ("Rosângela", "Rodrigues", ("2",))]),
+    ("Maria Lúcia F Penna", [("Maria", "Penna", ())]),
+    ("María Teresa NEVADO-GIL 2", [("María", "Nevado-Gil", ("2",))]),
+    ("Mayara Costa Carneiro Ramos I , Maria Augusta Bessa Rebelo I",
+     [("Mayara", "Ramos", ("I",)), ("Maria", "Rebelo", ("I",))]),
+    # two persons the page sets apart by nothing stay two
+    ("John Smith Mary Jones", [("John", "Smith", ()), ("Mary", "Jones", ())]),
+    # Vancouver's order, surname first (a real header, shared/data/pdfs/two_pages.pdf)
+    ("Alabsi S1, *Alhadainy HA 2, Darrag AM 2, Mohammed AA 3",
+     [("S", "Alabsi", ("1", "*")), ("H", "Alhadainy", ("2",)), ("A", "Darrag", ("2",)),
+      ("A", "Mohammed", ("3",))]),
+    ("Wang J", [("J", "Wang", ())]),
 ])
 def test_real_author_lines(text: str, expected: list[tuple[str, str, tuple[str, ...]]]) -> None:
     assert [(p.given_name, p.surname, p.markers) for p in parse_names(text)] == expected

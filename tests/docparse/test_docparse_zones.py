@@ -86,3 +86,13 @@ def test_a_bibliography_the_segmentation_found_is_left_alone() -> None:
     texts = ("See the references in the appendix for the whole list of sources used.",
              "More body text.")
     assert references_after_heading(lines(*texts), [BODY, BODY]) == [BODY, BODY]
+
+
+def test_a_bibliographys_first_entries_taken_for_the_body_go_back_to_it() -> None:
+    """Hoehnea 49 (SciELO): "Literatura citada", its first entries (set in bold)
+    taken for body headings, the rest of the list in the references."""
+    texts = ("Body.", "Literatura citada", "Ali, A. 2010. First entry.",
+             "Clinical and Laboratory Standards Institute 2012. Second.",
+             "Doughari, J.H. 2006. Third.", "Zhang, Q. 2019. Last.")
+    zones = [BODY, BODY, BODY, BODY, "<references>", "<references>"]
+    assert references_after_heading(lines(*texts), zones) == [BODY] + ["<references>"] * 5

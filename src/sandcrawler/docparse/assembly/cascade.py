@@ -43,6 +43,7 @@ from sandcrawler.docparse.assembly.locator import running_locator
 from sandcrawler.docparse.assembly.names import default_model as names_model
 from sandcrawler.docparse.assembly.names import parse_names
 from sandcrawler.docparse.assembly.references import reference_strings
+from sandcrawler.docparse.assembly.titles import largest_type
 from sandcrawler.docparse.assembly.zones import ZONE_CORRECTIONS
 from sandcrawler.docparse.crf.columns import ColumnModel
 from sandcrawler.docparse.crf.text import TextCrfModel
@@ -328,6 +329,13 @@ def _header(layout: Layout, lines: list[Line], zones: list[str],
     head = [line for line, zone in zip(lines, zones, strict=True) if zone == HEADER_ZONE]
     if not head:
         head = _fallback_header(lines, zones)
+    # the title, in the first page's largest type, taken for body text or a
+    # figure: back into the header, in its place
+    if (run := largest_type([line.tokens for line in lines])) is not None:
+        kept = {id(line) for line in head}
+        if not any(id(line) in kept for line in lines[run[0]:run[1]]):
+            kept.update(id(line) for line in lines[run[0]:run[1]])
+            head = [line for line in lines if id(line) in kept]
     if not head:
         return Header(GrobidBiblio(authors=[]))
     tokens, rows = header_rows(layout, head)
@@ -353,14 +361,16 @@ def _own_identifiers(biblio: GrobidBiblio, found: PageIdentifiers,
 
 def _fallback_header(lines: list[Line], zones: list[str]) -> list[Line]:
     """The first page's lines before its first body line (a document whose
-    header the segmentation missed still gets a try)."""
-    out: list[Line] = []
+    header the segmentation missed still gets a try); when the page starts
+    with what it took for body text, its first lines all the same (the title
+    and authors are there, and the header model tells them from the text)."""
+    first = [line for line in lines if line.tokens and line.tokens[0].page == 0]
+    before: list[Line] = []
     for line, zone in zip(lines, zones, strict=True):
-        if not line.tokens or line.tokens[0].page != 0 or zone == "<body>" \
-                or len(out) >= FALLBACK_HEADER_LINES:
+        if not line.tokens or line.tokens[0].page != 0 or zone == "<body>":
             break
-        out.append(line)
-    return out
+        before.append(line)
+    return (before or first)[:FALLBACK_HEADER_LINES]
 
 
 def tokens_of(lines: Sequence[Line]) -> list[Token]:

@@ -15,6 +15,7 @@ from typing import Protocol
 from grobid_tei_xml.types import GrobidAffiliation, GrobidAuthor, GrobidBiblio
 
 from sandcrawler.citations.crf.biblio import find_arxiv, find_doi, normalize_date
+from sandcrawler.docparse.assembly.titles import main_title, retitle
 from sandcrawler.docparse.layout.elements import Token
 from sandcrawler.docparse.layout.text import join_tokens
 from sandcrawler.tagging.scoring import fields
@@ -63,6 +64,7 @@ def build_header(tokens: Sequence[Token], labels: Sequence[str], models: HeaderM
                  parse_reference: Callable[[str], GrobidBiblio]) -> Header:
     texts: dict[str, list[str]] = {}
     affiliation_texts: list[str] = []
+    labels = retitle(tokens, labels)
     for label, start, end in fields(labels):
         text = join_tokens(tokens[start:end])
         if not text:
@@ -73,12 +75,14 @@ def build_header(tokens: Sequence[Token], labels: Sequence[str], models: HeaderM
         elif label == "<address>" and affiliation_texts:
             affiliation_texts[-1] += ", " + text
     biblio = GrobidBiblio(authors=[])
-    titles = [t for t in texts.get("<title>", ()) if len(t) <= MAX_TITLE]
+    titles = [main_title(tokens[start:end]) for label, start, end in fields(labels)
+              if label == "<title>" and join_tokens(tokens[start:end])]
+    titles = [t for t in titles if len(t) <= MAX_TITLE]
     if titles:
         biblio.title = _one_line(titles[0])
     linked = [a for text in texts.get("<author>", ()) for a in models.authors(text)]
     affiliations = [a for text in affiliation_texts for a in models.affiliations(text)]
-    biblio.authors = _link(linked, affiliations)
+    biblio.authors = _once(_link(linked, affiliations))
     _emails(biblio.authors, texts.get("<email>", ()))
     for text in texts.get("<date>", ()):
         if date := normalize_date(text):
@@ -112,6 +116,24 @@ def _link(authors: list[LinkedAuthor],
             author = replace(author, affiliation=found[0])
         elif len(affiliations) == 1 and (not linked.markers or not by_marker):
             author = replace(author, affiliation=affiliations[0].affiliation)
+        out.append(author)
+    return out
+
+
+def _once(authors: list[GrobidAuthor]) -> list[GrobidAuthor]:
+    """Each person once: a name printed again (the corresponding author's block,
+    "Correspondence: Roberto Castro, …") is the same person, whose affiliation
+    the second may give."""
+    out: list[GrobidAuthor] = []
+    seen: dict[str, GrobidAuthor] = {}
+    for author in authors:
+        key = " ".join((author.full_name or "").casefold().split())
+        if key and key in seen:
+            if seen[key].affiliation is None and author.affiliation is not None:
+                seen[key].affiliation = author.affiliation
+            continue
+        if key:
+            seen[key] = author
         out.append(author)
     return out
 

@@ -12,7 +12,7 @@ markers first).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from grobid_tei_xml.types import GrobidAuthor
@@ -66,6 +66,16 @@ _GLUED = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])"
                     r"|(?<=[\w.])(?=[*\u2020\u2021\u00a7\u00b6#])")
 _MARKER_PART = re.compile(r"\d+|[^\W\d_]+|([^\w\s,;])\1*")
 _EDGE = " \t\n,;:"
+#: what sets a list's persons apart
+_SEPARATOR = re.compile(r"[,;&|]+|and|e|y|et|und", re.IGNORECASE)
+_ROMAN = re.compile(r"[IVX]{1,4}")
+_INITIALS = re.compile(r"[A-Z]{1,3}")
+_WORDLIKE = re.compile(r"[^\W\d_][^\W\d_'\u2019-]*[a-z\u00df-\u00ff][^\W\d_'\u2019-]*")
+#: a Portuguese or Spanish name has at most this many words
+MAX_NAME_WORDS = 5
+#: the particles of a surname ("dos Santos", "de la Fuente", "van Suntum")
+_PARTICLES = frozenset({"da", "das", "de", "del", "della", "di", "do", "dos", "du", "la",
+                        "le", "van", "von", "der", "den", "ten", "ter"})
 
 
 def label_of(tag: str, attrs: dict[str, str] | object) -> str | None:
@@ -166,7 +176,96 @@ def _person(p: _Person) -> PersonName | None:
 
 
 def persons_from_fields(fields: list[tuple[str, str]]) -> list[PersonName]:
-    """Persons from labelled fields, in order."""
+    """Persons from labelled fields, in order; a long name the model cut in two
+    between the list's separators is one person (see :func:`_one_name`)."""
+    persons = _initials_last(_persons(fields))
+    segments = _segments(fields)
+    separated = len(segments) > 1
+    if not any(_one_name(seg, _persons(seg), separated) for seg in segments):
+        return persons
+    out: list[PersonName] = []
+    for seg in segments:
+        found = _persons(seg)
+        out.extend([_merged(seg)] if _one_name(seg, found, separated) else found)
+    return out
+
+
+def _initials_last(persons: list[PersonName]) -> list[PersonName]:
+    """A list written surname first, initials after ("Alabsi S, Alhadainy HA",
+    Vancouver's style), that the model read as forename and surname: when every
+    person is a word and initials, the names are turned round."""
+    def initials(p: PersonName) -> str:
+        return "".join(x for x in (p.middle_name, p.surname) if x).replace(" ", "")
+
+    if not persons or not all(p.given_name and _WORDLIKE.fullmatch(p.given_name)
+                              and _INITIALS.fullmatch(initials(p)) for p in persons):
+        return persons
+    out = []
+    for p in persons:
+        letters = list(initials(p))
+        out.append(replace(p, full_name=" ".join([*letters, p.given_name or ""]),
+                           given_name=letters[0], middle_name=" ".join(letters[1:]) or None,
+                           surname=p.given_name))
+    return out
+
+
+def _segments(fields: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """The fields of each person as the page sets them apart: between the list's
+    separators (",", ";", "and", "e", "y", "und"), and at a marker, which closes
+    the person before it (or opens the next, where the list writes them first)."""
+    named = [f for f in fields if f[0] != OTHER]
+    markers_first = bool(named) and named[0][0] == MARKER
+    segments: list[list[tuple[str, str]]] = [[]]
+    for label, text in fields:
+        if label in (OTHER, MARKER) and _SEPARATOR.fullmatch(text.strip()):
+            segments.append([])
+        elif label == MARKER and markers_first:
+            segments.append([(label, text)])
+        elif label == MARKER:
+            segments[-1].append((label, text))
+            segments.append([])
+        else:
+            segments[-1].append((label, text))
+    return [seg for seg in segments if any(label != OTHER for label, _ in seg)]
+
+
+def _name_words(seg: list[tuple[str, str]]) -> list[str]:
+    return [w for label, text in seg if label not in (MARKER, TITLE, SUFFIX)
+            for w in text.split() if any(c.isalpha() for c in w)]
+
+
+def _one_name(seg: list[tuple[str, str]], found: list[PersonName], separated: bool) -> bool:
+    """Persons the model found between two separators are one Portuguese or
+    Spanish name of four or five words ("Roseli Mieko Yamamoto Nomura", "Maria
+    Lúcia F Penna"): in a list whose persons are set apart by separators, or
+    when one of them has no forename or no surname. A list that sets none apart
+    ("John Smith Mary Jones") keeps the model's persons."""
+    words = [w for w in _name_words(seg) if not _ROMAN.fullmatch(w)]
+    if len(found) < 2 or not 3 <= len(words) <= MAX_NAME_WORDS:
+        return False
+    return separated or any(not p.given_name or not p.surname for p in found)
+
+
+def _merged(seg: list[tuple[str, str]]) -> PersonName:
+    """One person of the segment's words: the last (with the particles before
+    it, "dos Santos") the surname, as SciELO's records index them."""
+    words = [_recase(_clean(w)) for w in _name_words(seg)]
+    words = [w for w in words if w]
+    roman: list[str] = []  # SciELO marks affiliations with Roman numerals ("Ramos I, II")
+    while len(words) > 2 and _ROMAN.fullmatch(words[-1]):
+        roman.insert(0, words.pop())
+    cut = len(words) - 1
+    while cut > 1 and words[cut - 1].lower() in _PARTICLES:
+        cut -= 1
+    given, middle, surname = words[0], words[1:cut], " ".join(words[cut:])
+    markers = tuple(m for label, text in seg if label == MARKER
+                    for m in split_markers(text)) + tuple(roman)
+    return PersonName(full_name=" ".join(words), given_name=given,
+                      middle_name=" ".join(middle) or None, surname=surname, markers=markers)
+
+
+def _persons(fields: list[tuple[str, str]]) -> list[PersonName]:
+    """Persons from labelled fields, in order, as the model cut them."""
     named = [f for f in fields if f[0] != OTHER]
     # a list that opens with a marker writes markers before the names ("¹A. Smith")
     markers_first = bool(named) and named[0][0] == MARKER

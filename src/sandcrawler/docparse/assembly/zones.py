@@ -6,7 +6,7 @@ model labels a line by its features alone, trained mostly on English papers):
   on a line of its own), or after the abstract's or keywords' line;
 - a bibliography headed in another language ("Referências", "Bibliografía")
   left in the body goes to the references, up to the next heading of back
-  matter ("Anexo", "Appendix"), where no line after its heading is there yet;
+  matter ("Anexo", "Appendix") or the rest of the list in the references;
 - arXiv's margin stamp ("arXiv:0908.0054v1 [astro-ph.CO] 1 Aug 2009") is a
   running head's kind of line, never the body's.
 """
@@ -27,7 +27,7 @@ REFERENCES = "<references>"
 #: Portuguese, Spanish, French, German, Italian, Dutch), alone on its line
 _REFERENCES_HEAD = re.compile(
     r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.?\s+)?(?:references?(?:\s+cited)?|literature\s+cited"
-    r"|works\s+cited|bibliography|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?"
+    r"|works\s+cited|literatura\s+(?:citada|consultada)|obras\s+citadas|bibliography|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?"
     r"|referencias(?:\s+bibliogr[áa]ficas)?|bibliograf[íi]a|r[ée]f[ée]rences(?:\s+"
     r"bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|quellenverzeichnis"
     r"|riferimenti\s+bibliografici|literatuur(?:lijst)?)\s*:?$", re.IGNORECASE)
@@ -77,10 +77,15 @@ def references_after_heading(lines: Sequence[Line], zones: Sequence[str]) -> lis
     head = next((i for i in range(len(lines) - 1, -1, -1)
                  if out[i] in (BODY, REFERENCES) and len(lines[i].text) <= MAX_HEAD
                  and _REFERENCES_HEAD.match(lines[i].text.strip())), None)
-    if head is None or REFERENCES in out[head + 1:]:
+    if head is None:
+        return out
+    # where the list is in the references further on, only its first entries,
+    # taken for the body's (set in bold, say), are given back to it
+    end = next((i for i in range(head + 1, len(out)) if out[i] == REFERENCES), len(lines))
+    if end == head + 1:
         return out
     out[head] = REFERENCES  # the heading with its list, as GROBID's segmentation has it
-    for i in range(head + 1, len(lines)):
+    for i in range(head + 1, end):
         text = lines[i].text.strip()
         if out[i] == BODY and len(text) <= MAX_HEAD and _BACK_HEAD.match(text):
             break

@@ -8,6 +8,7 @@ GROBID's training files mean (docs/extraction.md, "Notes by module").
 from __future__ import annotations
 
 import html
+import itertools
 import os
 import re
 import resource
@@ -203,6 +204,19 @@ _DEFAULT_STYLE = _Style("default", 0.0, "")
 # 0.3 s), it expands no entity but the XML ones, and a file broken part way is
 # read up to the break. tests/docparse/test_docparse_layout_alto.py checks it against an
 # XML parser on real files.
+#: a word pdfalto cut after its "fi"/"fl"/"ff" ligature ("científi" "cas"): the
+#: next String starts where it ends, a space is wider than this part of the size
+_LIGATURE_END = re.compile(r"(?:f[fil]|ff[il]|[\ufb00-\ufb04])$")
+_NO_GAP = 0.05
+
+
+def _join_ligatures(tokens: list[Token]) -> None:
+    for a, b in itertools.pairwise(tokens):
+        if a.space_after and b.text[:1].islower() and _LIGATURE_END.search(a.text) \
+                and b.x - (a.x + a.width) < _NO_GAP * a.size:
+            a.space_after = False
+
+
 _TAG = re.compile(r"<(/?)(\w+(?::\w+)?)([^>]*)>")
 _ATTR = re.compile(r'([\w:.-]+)="([^"]*)"')
 # a String as pdfalto writes it, attributes in its order (the general way, a
@@ -276,6 +290,7 @@ def parse_alto_text(text: str, *, first_page: int = 0) -> Layout:
             if closing or empty:
                 if line is not None and line.tokens and block is not None:
                     line.tokens[-1].space_after = False
+                    _join_ligatures(line.tokens)
                     block.lines.append(line)
                 line = None
             else:
