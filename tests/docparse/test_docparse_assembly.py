@@ -156,6 +156,118 @@ def test_reference_strings_split_at_each_reference_with_its_label() -> None:
     assert len(reference_strings(tokens, labels, limit=1)) == 1
 
 
+def _indented(*lines: tuple[str, float, bool]) -> tuple[list[Token], list[str]]:
+    """(text, x, starts a reference) lines of a references zone -> tokens and labels."""
+    tokens: list[Token] = []
+    labels: list[str] = []
+    for n, (text, x, starts) in enumerate(lines):
+        words = text.split()
+        for i, word in enumerate(words):
+            tokens.append(Token(word, "Times", 10.0, False, False, x + 40.0 * i,
+                                100.0 + 12 * n, 36.0, 10.0, 0,
+                                space_after=i < len(words) - 1))
+            labels.append("I-<reference>" if starts and i == 0 else "<reference>")
+    return tokens, labels
+
+
+def test_a_hanging_indents_margin_starts_a_reference_the_model_ran_on() -> None:
+    """Érudit's author-year list (fr-incantation, shared data): the model ran
+    "Baudelaire (1868)" into the reference before it."""
+    tokens, labels = _indented(
+        ("Aragon, Louis (1970). Le mouvement perpétuel, précédé", 90.0, True),
+        ("de Feu de joie. Paris, Gallimard.", 104.0, False),
+        ("Baudelaire, Charles (1975). OEuvres complètes. Gallimard.", 90.0, True),
+        ("Baudelaire, Charles (1868). Les fleurs du mal, précédées", 90.0, False),
+        ("d'une notice de Théophile Gautier. Paris, Calmann-Lévy.", 104.0, False),
+        ("Binet, Laurent (2015). La septième fonction du langage.", 90.0, True),
+        ("Paris, Grasset.", 104.0, False))
+    refs = [r.text for r in reference_strings(tokens, labels)]
+    assert [r.split(" (")[0] for r in refs] == \
+        ["Aragon, Louis", "Baudelaire, Charles", "Baudelaire, Charles", "Binet, Laurent"]
+
+
+def test_lines_indented_the_other_way_are_left_to_the_model() -> None:
+    """A first-line indent: the margin is where references go on, never start."""
+    tokens, labels = _indented(
+        ("Aragon, Louis (1970). Le mouvement perpétuel, précédé", 104.0, True),
+        ("de Feu de joie. Paris, Gallimard.", 90.0, False),
+        ("Baudelaire, Charles (1975). OEuvres complètes, tome premier,", 104.0, True),
+        ("Gallimard, Paris.", 90.0, False),
+        ("Binet, Laurent (2015). La septième fonction du langage.", 104.0, True),
+        ("Paris, Grasset, second edition.", 90.0, False))
+    assert len(reference_strings(tokens, labels)) == 3
+
+
+def _spaced(*lines: tuple[str, float, bool]) -> tuple[list[Token], list[str]]:
+    """(text, space before the line, starts a reference) lines -> tokens and labels."""
+    tokens: list[Token] = []
+    labels: list[str] = []
+    y = 100.0
+    for text, space, starts in lines:
+        y += space
+        words = text.split()
+        for i, word in enumerate(words):
+            tokens.append(Token(word, "Times", 9.0, False, False, 72.0 + 40.0 * i, y, 36.0,
+                                9.0, 0, space_after=i < len(words) - 1))
+            labels.append("I-<reference>" if starts and i == 0 else "<reference>")
+    return tokens, labels
+
+
+def test_references_set_apart_by_space_start_where_the_space_is() -> None:
+    """An SSOAR paper (de-ssoar-22077, shared data): a blank line between
+    references, the model starting one after a line's usual spacing and running
+    three on."""
+    tokens, labels = _spaced(
+        ("AMS (1999), Berufslexikon 1, Wien.", 0.0, True),
+        ("Bauer, Adelheid (1997), Geschlechtsspezifische Unterschiede im", 31.0, True),
+        ("österreichischen Bildungswesen, S. 13-29.", 15.5, False),
+        ("Biffl, Gudrun (1996), Ausbildung und Erwerbstätigkeit der Frauen.", 31.0, True),
+        ("Erhebung nach nationaler und EU-Methode.", 15.5, False),
+        ("Bundesministerium für Arbeit (1997), Information zum Bericht (IFA", 31.0, False),
+        ("Bremen) und Stellungnahme.", 15.5, True),
+        ("Europäische Kommission (1999), Jahresbericht der Kommission.", 31.0, False),
+        ("Feigl, Susanne (1997), Frauen in Wien: Situationsbericht 1996,", 31.0, True),
+        ("Zahlen, Fakten und Probleme.", 15.5, False),
+        ("MA 57 für Frauenförderung (Hrsg.)", 15.5, False),
+        ("Gross, Inge (1994), Die wirtschaftliche und soziale Rolle der Frau.", 31.0, True),
+        ("Herausgegeben vom Bundesministerium.", 15.5, False),
+        ("IBW (1999), Berufsreifeprüfung. Eine erste Evaluierung. Wien.", 31.0, True),
+        ("Krüger, Helga (1992), Frauen und Bildung. Wege der Aneignung.", 31.0, True),
+        ("Landler, Frank (1997), Das österreichische Bildungswesen in Zahlen.", 31.0, True),
+        ("Lechner, Ferdinand (1999), Wiener Mädchenbericht. Wien.", 31.0, True),
+        ("Leitner, Andrea (1998), Evaluation des Bildungskontos. Wien.", 31.0, True),
+        ("OECD (1997), Thematic Review of the Transition. Paris.", 31.0, True))
+    refs = [r.text for r in reference_strings(tokens, labels)]
+    assert [r.split(" (")[0] for r in refs] == [
+        "AMS", "Bauer, Adelheid", "Biffl, Gudrun", "Bundesministerium für Arbeit",
+        "Europäische Kommission", "Feigl, Susanne", "Gross, Inge", "IBW", "Krüger, Helga",
+        "Landler, Frank", "Lechner, Ferdinand", "Leitner, Andrea", "OECD"]
+    assert refs[3].endswith("(IFA Bremen) und Stellungnahme.")
+
+
+def test_evenly_spaced_references_are_left_to_the_model() -> None:
+    tokens, labels = _spaced(
+        ("AMS (1999), Berufslexikon 1, Wien.", 0.0, True),
+        ("Bauer, Adelheid (1997), Geschlechtsspezifische Unterschiede im", 12.0, True),
+        ("österreichischen Bildungswesen, S. 13-29.", 12.0, False),
+        ("Biffl, Gudrun (1996), Ausbildung und Erwerbstätigkeit der Frauen.", 12.0, True),
+        ("Bundesministerium für Arbeit (1997), Information zum Bericht (IFA", 12.0, False),
+        ("Bremen) 1997, Graz.", 12.0, True),
+        ("Gross, Inge (1994), Die wirtschaftliche und soziale Rolle der Frau.", 12.0, True))
+    assert len(reference_strings(tokens, labels)) == 5
+
+
+def test_a_running_foot_the_references_took_in_twice_is_dropped() -> None:
+    foot = "Journal of Cosmology and Astroparticle Physics 10 (2008) 003"
+    tokens, labels = _labelled(
+        ("<reference>", "Räsänen S, 2004 J. Cosmol. Astropart. Phys. 11 010"),
+        ("<reference>", foot), ("<reference>", "Krasiński A and Hellaby C, 2002 PRD 65"),
+        ("<reference>", foot))
+    assert [r.text for r in reference_strings(tokens, labels)] == [
+        "Räsänen S, 2004 J. Cosmol. Astropart. Phys. 11 010",
+        "Krasiński A and Hellaby C, 2002 PRD 65"]
+
+
 def test_page_ranges_read_the_start_and_the_end_of_a_long_pdf() -> None:
     assert page_ranges(12, 100) == [(0, 11)]
     assert page_ranges(2000, 100) == [(0, 49), (1950, 1999)]

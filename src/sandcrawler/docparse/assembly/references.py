@@ -10,13 +10,15 @@ tokens joined as printed, words broken across lines rejoined.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandcrawler.docparse.layout.elements import Token
-from sandcrawler.docparse.layout.text import join_tokens
-from sandcrawler.tagging.scoring import fields
+from sandcrawler.docparse.layout.text import join_tokens, starts_line
+from sandcrawler.tagging.scoring import BEGIN, fields
 
 _LABEL_CLEAN = re.compile(r"^[\[(]?\s*(.*?)\s*[\])]?\s*[.:]?$")
 #: what a label's own punctuation leaves at the start of a reference ("1" then ". Bell AC")
@@ -25,6 +27,20 @@ _LEADING = re.compile(r"^[\s.,:;)\]]+")
 MAX_REFERENCE = 3000
 #: a reference string shorter than this is debris (a page number, a stray letter)
 MIN_REFERENCE = 12
+
+
+REFERENCE = "<reference>"
+#: a hanging indent: continuation lines this far (points) right of the margin
+INDENT = (4.0, 40.0)
+#: lines at the margin and indented lines a hanging indent needs, each
+MIN_HANGING = 3
+#: of the lines at the margin, at least this share the model starts a reference on
+HANGING_SHARE = 0.6
+#: space between references: at least this many times a line's usual spacing
+SPACED = 1.5
+#: where this share of the model's references follow such space, one that does
+#: not goes on with the reference before it
+SPACED_SURE = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +52,7 @@ class ReferenceString:
 
 def reference_strings(tokens: Sequence[Token], labels: Sequence[str],
                       *, limit: int | None = None) -> list[ReferenceString]:
+    labels = spaced_starts(tokens, hanging_indent_starts(tokens, labels))
     out: list[ReferenceString] = []
     pending: str | None = None
     for label, start, end in fields(labels):
@@ -54,7 +71,77 @@ def reference_strings(tokens: Sequence[Token], labels: Sequence[str],
                 # the tail of the reference before it, cut by a page break
                 out[-1] = ReferenceString(f"{out[-1].text} {text}", out[-1].label)
             pending = None
+    # a string the list holds twice, word for word, is a running head or foot
+    # the pages repeat (the zone took it in), never a reference
+    repeated = {text for text, n in Counter(r.text for r in out).items() if n > 1}
+    return [r for r in out if r.text not in repeated]
+
+
+def hanging_indent_starts(tokens: Sequence[Token], labels: Sequence[str]) -> list[str]:
+    """The labels with a reference starting at every line at a hanging indent's
+    margin: where a page's references start at one x (most lines the model
+    starts a reference on are there) and their further lines are indented, a
+    line at that x the model ran on into the reference before it (an
+    author-year list's "Baudelaire, Charles (1868)" after "… (1975) …
+    Gallimard.") is a reference of its own."""
+    out = list(labels)
+    lines = _line_starts(tokens)
+    for page in {tokens[i].page for i in lines}:
+        here = [i for i in lines if tokens[i].page == page]
+        starts = Counter(round(tokens[i].x) for i in here if _opens(labels[i]))
+        for margin, n in starts.items():
+            if n < MIN_HANGING:
+                continue
+            at = [i for i in here if abs(tokens[i].x - margin) <= 1.5]
+            indented = [i for i in here if INDENT[0] < tokens[i].x - margin <= INDENT[1]]
+            opened = [i for i in at if _opens(labels[i])]
+            if len(indented) < MIN_HANGING or len(opened) < HANGING_SHARE * len(at):
+                continue
+            for i in at:
+                if labels[i] == REFERENCE:
+                    out[i] = BEGIN + REFERENCE
     return out
+
+
+def spaced_starts(tokens: Sequence[Token], labels: Sequence[str]) -> list[str]:
+    """The labels with references set apart by space as the page sets them: where
+    a blank line's worth of space comes before nearly every line the model starts
+    a reference on and seldom before the others (an SSOAR paper's list), a line
+    after such space starts a reference, and one after a line's usual spacing
+    goes on with the reference before it."""
+    lines = _line_starts(tokens)
+    gaps: dict[int, float] = {}
+    for a, b in itertools.pairwise(lines):
+        gap = tokens[b].y - tokens[a].y
+        if tokens[a].page == tokens[b].page and 0 < gap < 4 * max(tokens[a].height, 1.0):
+            gaps[b] = gap
+    if len(gaps) < 2 * MIN_HANGING:
+        return list(labels)
+    usual = sorted(gaps.values())[len(gaps) // 4]
+    wide = {i for i, gap in gaps.items() if gap >= SPACED * usual}
+    opened = [i for i in gaps if _opens(labels[i])]
+    going_on = [i for i in gaps if labels[i] == REFERENCE]
+    if len(opened) < MIN_HANGING or not going_on:
+        return list(labels)
+    opened_wide = sum(i in wide for i in opened) / len(opened)
+    if opened_wide < HANGING_SHARE or sum(i in wide for i in going_on) / len(going_on) >= 0.5:
+        return list(labels)
+    out = list(labels)
+    for i in gaps:
+        if i in wide and labels[i] == REFERENCE:
+            out[i] = BEGIN + REFERENCE
+        elif i not in wide and opened_wide >= SPACED_SURE and labels[i] == BEGIN + REFERENCE:
+            out[i] = REFERENCE
+    return out
+
+
+def _line_starts(tokens: Sequence[Token]) -> list[int]:
+    return [i for i in range(len(tokens)) if i == 0 or starts_line(tokens[i - 1], tokens[i])]
+
+
+def _opens(label: str) -> bool:
+    """A line opening with this label starts a reference (or its printed label)."""
+    return label in (BEGIN + REFERENCE, BEGIN + "<label>", "<label>")
 
 
 def _clean_label(text: str) -> str | None:
