@@ -18,6 +18,11 @@ Per document and per language:
 - **references found**: sum of min(found, printed) / sum of printed, over the
   documents that print a bibliography, and how many were found beyond the
   printed count (junk or entries cut in two). Goal: >= 0.95.
+- **reference strings**, stricter, on the documents whose truth holds the
+  strings: the share of the truth's strings that an extracted string matches
+  (rapidfuzz ratio >= 85 on lower-cased, whitespace-collapsed text), and the
+  share of the extracted strings that match one (the rest are junk, or two
+  references run together, or one cut in two).
 
 Run:  python bench/eval/nonenglish_e2e.py [--data DIR] [-j N] [--options '--header-only']
           [--keep FILE] [--json FILE]
@@ -38,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _com
 import orjson
 from _common import SHARED_DATA, add_extract_options, print_header, resolve_command, skip
 from extract_e2e import levenshtein_ratio, run_extract, soft
+from rapidfuzz.fuzz import ratio
 
 DATA = SHARED_DATA / "nonenglish"
 
@@ -55,6 +61,10 @@ class Scored:
     first_author: bool
     refs: int
     printed: int
+    #: truth strings (0 when the truth has none), those matched, extracted strings matching
+    strings: int
+    strings_matched: int
+    extracted_matching: int
 
 
 def score(truth: dict[str, Any], line: dict[str, Any]) -> Scored:
@@ -74,7 +84,20 @@ def score(truth: dict[str, Any], line: dict[str, Any]) -> Scored:
         title_close=bool(title) and any(levenshtein_ratio(title, t) >= 0.8 for t in every),
         first_author=bool(first) and bool(truth["authors"])
         and soft(first) == soft(truth["authors"][0]),
-        refs=len(line.get("references") or []), printed=int(truth["refs"]))
+        refs=len(line.get("references") or []), printed=int(truth["refs"]),
+        **_strings(truth.get("ref_strings") or [],
+                   [r.get("unstructured") or "" for r in line.get("references") or []]))
+
+
+def _strings(truth: list[str], got: list[str]) -> dict[str, int]:
+    def norm(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    want, have = [norm(t) for t in truth], [norm(g) for g in got]
+    return {"strings": len(want),
+            "strings_matched": sum(any(ratio(w, h) >= 85 for h in have) for w in want),
+            "extracted_matching": sum(any(ratio(w, h) >= 85 for w in want) for h in have)
+            if want else 0}
 
 
 def main() -> None:
@@ -117,24 +140,33 @@ def main() -> None:
         groups["all"].append(r)
     figures: dict[str, Any] = {}
     print(f"\n   {'language':8} {'docs':>4} {'title':>7} {'any title':>9} "
-          f"{'lev>=0.8':>8} {'1st author':>10} {'refs found':>10} {'beyond':>6}")
+          f"{'lev>=0.8':>8} {'1st author':>10} {'refs found':>10} {'beyond':>6} "
+          f"{'strings matched':>15} {'extracted right':>15}")
     for language in sorted(groups, key=lambda g: (g == "all", g)):
         rs = groups[language]
         printed = sum(r.printed for r in rs)
         found = sum(min(r.refs, r.printed) for r in rs)
         beyond = sum(max(0, r.refs - r.printed) for r in rs)
+        strings = sum(r.strings for r in rs)
+        given = sum(r.refs for r in rs if r.strings)
         fig = {"documents": len(rs),
                "title": round(sum(r.title_right for r in rs) / len(rs), 4),
                "any_title": round(sum(r.title_any for r in rs) / len(rs), 4),
                "title_levenshtein": round(sum(r.title_close for r in rs) / len(rs), 4),
                "first_author": round(sum(r.first_author for r in rs) / len(rs), 4),
                "references_found": round(found / printed, 4) if printed else None,
-               "references_beyond": beyond}
+               "references_beyond": beyond,
+               "strings_matched": round(sum(r.strings_matched for r in rs) / strings, 4)
+               if strings else None,
+               "extracted_right": round(sum(r.extracted_matching for r in rs) / given, 4)
+               if given else None}
         figures[language] = fig
         refs = f"{fig['references_found']:.3f}" if printed else "-"
+        matched = f"{fig['strings_matched']:.3f}" if strings else "-"
+        right = f"{fig['extracted_right']:.3f}" if given else "-"
         print(f"   {language:8} {len(rs):>4} {fig['title']:>7.3f} {fig['any_title']:>9.3f} "
               f"{fig['title_levenshtein']:>8.3f} {fig['first_author']:>10.3f} {refs:>10} "
-              f"{beyond:>6}")
+              f"{beyond:>6} {matched:>15} {right:>15}")
     print("\n   titles not right:")
     for r in rows:
         if not r.title_right:
