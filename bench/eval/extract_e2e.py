@@ -415,6 +415,18 @@ def figures(rep: Report) -> dict[str, Any]:
     }
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """-j, --keep and --json, and the command's own options: what a bench that
+    runs ``sandcrawler extract`` over a set and scores it takes."""
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="-j for sandcrawler extract (default: 1)")
+    parser.add_argument("--keep", type=Path, default=None, metavar="FILE",
+                        help="write the command's JSON lines to FILE")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
+                        help="write the figures to FILE as JSON")
+    add_extract_options(parser)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -423,13 +435,7 @@ def main() -> None:
                         + ", ".join(str(d) for d in DEFAULT_DIRS) + ")")
     parser.add_argument("--truth", type=Path, default=TRUTH, metavar="FILE",
                         help=f"the truth set (default: {TRUTH.relative_to(REPO)})")
-    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                        help="-j for sandcrawler extract (default: 1)")
-    parser.add_argument("--keep", type=Path, default=None, metavar="FILE",
-                        help="write the command's JSON lines to FILE")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
-                        help="write the figures to FILE as JSON")
-    add_extract_options(parser)
+    add_run_options(parser)
     args = parser.parse_args()
 
     truth = read_truth(args.truth)

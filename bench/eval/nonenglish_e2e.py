@@ -41,8 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for _common.py
 import orjson
-from _common import SHARED_DATA, add_extract_options, print_header, resolve_command, skip
-from extract_e2e import levenshtein_ratio, run_extract, soft
+from _common import SHARED_DATA, print_header, resolve_command, skip
+from extract_e2e import add_run_options, levenshtein_ratio, run_extract, soft
 from rapidfuzz.fuzz import ratio
 
 DATA = SHARED_DATA / "nonenglish"
@@ -105,12 +105,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA, metavar="DIR",
                         help=f"the set (default: {DATA})")
-    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N")
-    parser.add_argument("--keep", type=Path, default=None, metavar="FILE",
-                        help="write the command's JSON lines to FILE")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE",
-                        help="write the figures to FILE as JSON")
-    add_extract_options(parser)
+    add_run_options(parser)
     args = parser.parse_args()
     pdfs = sorted((args.data / "pdfs").glob("*.pdf"))
     if not pdfs:

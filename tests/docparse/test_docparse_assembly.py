@@ -4,6 +4,7 @@ and read back by what reads GROBID's, and the pages a long PDF is read at."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import grobid_tei_xml
@@ -156,18 +157,23 @@ def test_reference_strings_split_at_each_reference_with_its_label() -> None:
     assert len(reference_strings(tokens, labels, limit=1)) == 1
 
 
-def _indented(*lines: tuple[str, float, bool]) -> tuple[list[Token], list[str]]:
-    """(text, x, starts a reference) lines of a references zone -> tokens and labels."""
+def _zone(*lines: tuple[str, float, float, bool]) -> tuple[list[Token], list[str]]:
+    """(text, x, y, starts a reference) lines of a references zone -> tokens and labels."""
     tokens: list[Token] = []
     labels: list[str] = []
-    for n, (text, x, starts) in enumerate(lines):
+    for text, x, y, starts in lines:
         words = text.split()
         for i, word in enumerate(words):
-            tokens.append(Token(word, "Times", 10.0, False, False, x + 40.0 * i,
-                                100.0 + 12 * n, 36.0, 10.0, 0,
-                                space_after=i < len(words) - 1))
+            tokens.append(Token(word, "Times", 9.0, False, False, x + 40.0 * i, y, 36.0,
+                                9.0, 0, space_after=i < len(words) - 1))
             labels.append("I-<reference>" if starts and i == 0 else "<reference>")
     return tokens, labels
+
+
+def _indented(*lines: tuple[str, float, bool]) -> tuple[list[Token], list[str]]:
+    """(text, x, starts a reference) lines, one under the other."""
+    return _zone(*((text, x, 100.0 + 12 * n, starts)
+                   for n, (text, x, starts) in enumerate(lines)))
 
 
 def test_a_hanging_indents_margin_starts_a_reference_the_model_ran_on() -> None:
@@ -199,18 +205,10 @@ def test_lines_indented_the_other_way_are_left_to_the_model() -> None:
 
 
 def _spaced(*lines: tuple[str, float, bool]) -> tuple[list[Token], list[str]]:
-    """(text, space before the line, starts a reference) lines -> tokens and labels."""
-    tokens: list[Token] = []
-    labels: list[str] = []
-    y = 100.0
-    for text, space, starts in lines:
-        y += space
-        words = text.split()
-        for i, word in enumerate(words):
-            tokens.append(Token(word, "Times", 9.0, False, False, 72.0 + 40.0 * i, y, 36.0,
-                                9.0, 0, space_after=i < len(words) - 1))
-            labels.append("I-<reference>" if starts and i == 0 else "<reference>")
-    return tokens, labels
+    """(text, space before the line, starts a reference) lines at one margin."""
+    ys = list(itertools.accumulate(space for _, space, _ in lines))
+    return _zone(*((text, 72.0, 100.0 + y, starts)
+                   for (text, _, starts), y in zip(lines, ys, strict=True)))
 
 
 def test_references_set_apart_by_space_start_where_the_space_is() -> None:
