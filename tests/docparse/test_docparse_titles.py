@@ -176,3 +176,12 @@ def _words(text: str) -> list[str]:
 def test_a_web_address_before_the_title_is_not_part_of_it() -> None:
     tokens = _line("www.ssoar.info Auswirkungen aktueller demographischer Veränderungen", 0)
     assert main_title(tokens) == "Auswirkungen aktueller demographischer Veränderungen"
+
+
+def test_a_text_layer_without_sizes_gives_no_title_by_type() -> None:
+    lines = [_line("Some words of a first line here", n, size=0.0) for n in range(4)]
+    tokens = [t for line in lines for t in line]
+    labels = _labels(*(("<abstract>", len(line)) for line in lines))
+    assert largest_type(lines) is None
+    assert retitle(tokens, labels) == labels
+    assert main_title([]) == ""

@@ -140,7 +140,7 @@ def largest_type(lines: Sequence[Sequence[Token]]) -> tuple[int, int] | None:
     if not worded:
         return None
     top = max(_style(lines[i])[2] for i in worded)
-    if top < TITLE_TYPE * usual:
+    if usual <= 0 or top < TITLE_TYPE * usual:  # a text layer without sizes says nothing
         return None
     run: list[int] = []
     for i in first:
@@ -161,7 +161,7 @@ def _lines(tokens: Sequence[Token]) -> list[list[Token]]:
 def _line_spans(tokens: Sequence[Token]) -> list[tuple[int, int]]:
     """(start, end) of each printed line's tokens."""
     starts = [i for i in range(len(tokens)) if i == 0 or starts_line(tokens[i - 1], tokens[i])]
-    return list(zip(starts, [*starts[1:], len(tokens)], strict=True))
+    return list(zip(starts, [*starts[1:], len(tokens)], strict=True)) if starts else []
 
 
 def _style(line: Sequence[Token]) -> tuple[bool, bool, float]:
