@@ -71,21 +71,22 @@ class Scored:
 
 def score(truth: dict[str, Any], line: dict[str, Any]) -> Scored:
     header = line.get("header") or {}
-    title = header.get("title")
+    title: str | None = header.get("title")
+    given = title or ""
     own = [truth["title"], *truth.get("title_variants", [])]
     every = [*own, *truth.get("other_titles", [])]
     authors = header.get("authors") or []
-    first = (authors[0].get("surname") or (authors[0].get("full_name") or "").split()[-1:]
-             or [""]) if authors else ""
-    first = first if isinstance(first, str) else first[0]
+    # the first surname's last word, else the full name's
+    first = (authors[0].get("surname") or authors[0].get("full_name") or "").split()[-1:] \
+        if authors else []
     return Scored(
         name=Path(line["path"]).stem, language=truth["language"], status=line["status"],
         title=title, want=truth["title"],
-        title_right=bool(title) and any(soft(title) == soft(t) for t in own),
-        title_any=bool(title) and any(soft(title) == soft(t) for t in every),
-        title_close=bool(title) and any(levenshtein_ratio(title, t) >= 0.8 for t in every),
+        title_right=bool(given) and any(soft(given) == soft(t) for t in own),
+        title_any=bool(given) and any(soft(given) == soft(t) for t in every),
+        title_close=bool(given) and any(levenshtein_ratio(given, t) >= 0.8 for t in every),
         first_author=bool(first) and bool(truth["authors"])
-        and soft(first.split()[-1]) == soft(truth["authors"][0].split()[-1]),
+        and soft(first[0]) == soft(truth["authors"][0].split()[-1]),
         refs=len(line.get("references") or []), printed=int(truth["refs"]),
         **_strings(truth.get("ref_strings") or [],
                    [r.get("unstructured") or "" for r in line.get("references") or []]))

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from sandcrawler.docparse.assembly.paragraphs import ends_sentence, printed_breaks, starts_sentence
 from sandcrawler.docparse.layout.elements import Token
-from sandcrawler.docparse.layout.text import join_spans, join_tokens, starts_line
+from sandcrawler.docparse.layout.text import join_spans, join_tokens, line_spans
 from sandcrawler.records.fulltext import (
     Body,
     Box,
@@ -169,13 +169,7 @@ def _last_formula(section: Section | None) -> Formula | None:
 
 def _lines(tokens: Sequence[Token]) -> list[list[int]]:
     """The tokens' indices cut into printed lines."""
-    out: list[list[int]] = []
-    for i, t in enumerate(tokens):
-        if out and not starts_line(tokens[out[-1][-1]], t):
-            out[-1].append(i)
-        else:
-            out.append([i])
-    return out
+    return [list(range(start, end)) for start, end in line_spans(tokens)]
 
 
 def _box(tokens: Sequence[Token]) -> Box:

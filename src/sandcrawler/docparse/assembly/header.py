@@ -64,20 +64,19 @@ def build_header(tokens: Sequence[Token], labels: Sequence[str], models: HeaderM
                  parse_reference: Callable[[str], GrobidBiblio]) -> Header:
     texts: dict[str, list[str]] = {}
     affiliation_texts: list[str] = []
-    labels = retitle(tokens, labels)
-    for label, start, end in fields(labels):
+    titles: list[str] = []
+    for label, start, end in fields(retitle(tokens, labels)):
         text = join_tokens(tokens[start:end])
         if not text:
             continue
         texts.setdefault(label, []).append(text)
-        if label == "<affiliation>":
+        if label == "<title>" and len(title := main_title(tokens[start:end])) <= MAX_TITLE:
+            titles.append(title)
+        elif label == "<affiliation>":
             affiliation_texts.append(text)
         elif label == "<address>" and affiliation_texts:
             affiliation_texts[-1] += ", " + text
     biblio = GrobidBiblio(authors=[])
-    titles = [main_title(tokens[start:end]) for label, start, end in fields(labels)
-              if label == "<title>" and join_tokens(tokens[start:end])]
-    titles = [t for t in titles if len(t) <= MAX_TITLE]
     if titles:
         biblio.title = _one_line(titles[0])
     linked = [a for text in texts.get("<author>", ()) for a in models.authors(text)]

@@ -178,16 +178,17 @@ def _person(p: _Person) -> PersonName | None:
 def persons_from_fields(fields: list[tuple[str, str]]) -> list[PersonName]:
     """Persons from labelled fields, in order; a long name the model cut in two
     between the list's separators is one person (see :func:`_one_name`)."""
-    persons = _initials_last(_persons(fields))
     segments = _segments(fields)
-    separated = len(segments) > 1
-    if not any(_one_name(seg, _persons(seg), separated) for seg in segments):
-        return persons
-    out: list[PersonName] = []
-    for seg in segments:
-        found = _persons(seg)
-        out.extend([_merged(seg)] if _one_name(seg, found, separated) else found)
-    return out
+    found = [_persons(seg) for seg in segments]
+    merge = [_one_name(seg, persons, len(segments) > 1)
+             for seg, persons in zip(segments, found, strict=True)]
+    if not any(merge):
+        # the model's reading of the whole list (a person it reads across a
+        # separator, "Smith, J.", stays one)
+        return _initials_last(_persons(fields))
+    return _initials_last([person for seg, persons, one in zip(segments, found, merge,
+                                                               strict=True)
+                           for person in ([_merged(seg)] if one else persons)])
 
 
 def _initials_last(persons: list[PersonName]) -> list[PersonName]:

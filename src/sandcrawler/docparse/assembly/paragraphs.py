@@ -19,7 +19,7 @@ from itertools import pairwise
 from statistics import median
 
 from sandcrawler.docparse.layout.elements import Token
-from sandcrawler.docparse.layout.text import starts_line
+from sandcrawler.docparse.layout.text import line_spans
 
 #: a sentence's end, closing quotes and brackets after it allowed
 _SENTENCE_END = re.compile(r"[.?!:;][\"'\u201d\u2019)\]]*$")
@@ -76,15 +76,9 @@ def ends_sentence(text: str) -> bool:
 
 
 def _lines(tokens: Sequence[Token]) -> list[_Line]:
-    out: list[_Line] = []
-    first = 0
-    for i in range(1, len(tokens) + 1):
-        if i == len(tokens) or starts_line(tokens[i - 1], tokens[i]):
-            run = tokens[first:i]
-            out.append(_Line(first, i - 1, run[0].page, min(t.x for t in run),
-                             max(t.x + t.width for t in run)))
-            first = i
-    return out
+    return [_Line(start, end - 1, tokens[start].page, min(t.x for t in tokens[start:end]),
+                  max(t.x + t.width for t in tokens[start:end]))
+            for start, end in line_spans(tokens)]
 
 
 def _column(lines: Sequence[_Line], line: _Line) -> tuple[float, float]:

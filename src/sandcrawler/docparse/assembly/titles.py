@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from sandcrawler.docparse.layout.elements import Token
-from sandcrawler.docparse.layout.text import join_tokens, starts_line
+from sandcrawler.docparse.layout.text import join_tokens, line_spans
 from sandcrawler.tagging.scoring import BEGIN, fields, plain
 
 
@@ -63,18 +63,18 @@ def languages(text: str) -> frozenset[str]:
 def main_title(tokens: Sequence[Token]) -> str:
     """The title's tokens up to a translation printed below it, as text, without
     a web address at either end (a repository's cover page: "www.ssoar.info")."""
-    lines = _lines(tokens)
+    spans = line_spans(tokens)
+    styles = [_style(tokens[s:e]) for s, e in spans]
     text = join_tokens(tokens)
-    for i in range(1, len(lines)):
-        if _same_type(_style(lines[i]), _style(lines[i - 1])):
+    for i in range(1, len(spans)):
+        if _same_type(styles[i], styles[i - 1]):
             continue
-        before = [t for line in lines[:i] for t in line]
-        after = [t for line in lines[i:] for t in line]
-        if len(_WORD.findall(join_tokens(after))) < MIN_WORDS:
+        before, after = join_tokens(tokens[:spans[i][0]]), join_tokens(tokens[spans[i][0]:])
+        if len(_WORD.findall(after)) < MIN_WORDS:
             continue
-        ours, theirs = languages(join_tokens(before)), languages(join_tokens(after))
+        ours, theirs = languages(before), languages(after)
         if ours and theirs and not ours & theirs:
-            text = join_tokens(before)
+            text = before
             break
     return _ADDRESS_AT_END.sub("", text)
 
@@ -83,10 +83,12 @@ def retitle(tokens: Sequence[Token], labels: Sequence[str]) -> list[str]:
     """The labels with the title the page's type shows: the lines in the
     header's largest type when the model labelled no title, or the rest of those
     lines (in the very same type) when it labelled only the first of them."""
-    run = _largest_type(tokens)
-    if run is None:
+    spans = line_spans(tokens)
+    found = largest_type([tokens[s:e] for s, e in spans])
+    if found is None:
         return list(labels)
-    start, end = run
+    first, last = found[0], found[1] - 1
+    start, end = spans[first][0], spans[last][1]
     title = next(((s, e) for label, s, e in fields(labels)
                   if label == TITLE and join_tokens(tokens[s:e])), None)
     # a line taken for an author may join a title in its type, never be one
@@ -95,31 +97,22 @@ def retitle(tokens: Sequence[Token], labels: Sequence[str]) -> list[str]:
         return list(labels)
     if title is not None:
         s, e = title
-        if not (start <= s and e <= end) or (s, e) == run:
+        if not (start <= s and e <= end) or (s, e) == (start, end):
             return list(labels)
         # the lines next to the model's title in its very type join it
-        lines = [line for line in _line_spans(tokens) if start <= line[0] < end]
-        at = next(i for i, line in enumerate(lines) if line[0] <= s < line[1])
-        kind = _style(tokens[lines[at][0]:lines[at][1]])
-        first = last = at
-        while first > 0 and _style(tokens[lines[first - 1][0]:lines[first - 1][1]]) == kind:
-            first -= 1
-        while last + 1 < len(lines) \
-                and _style(tokens[lines[last + 1][0]:lines[last + 1][1]]) == kind:
-            last += 1
-        start, end = min(s, lines[first][0]), max(e, lines[last][1])
+        styles = [_style(tokens[a:b]) for a, b in spans]
+        at = next(i for i in range(first, last + 1) if spans[i][0] <= s < spans[i][1])
+        lo = hi = at
+        while lo > first and styles[lo - 1] == styles[at]:
+            lo -= 1
+        while hi < last and styles[hi + 1] == styles[at]:
+            hi += 1
+        start, end = min(s, spans[lo][0]), max(e, spans[hi][1])
     out = list(labels)
     out[start:end] = [BEGIN + TITLE] + [TITLE] * (end - start - 1)
     if end < len(out) and not out[end].startswith(BEGIN):
         out[end] = BEGIN + plain(out[end])
     return out
-
-
-def _largest_type(tokens: Sequence[Token]) -> tuple[int, int] | None:
-    """(start, end) of the tokens of :func:`largest_type`'s lines."""
-    spans = _line_spans(tokens)
-    found = largest_type([tokens[s:e] for s, e in spans])
-    return None if found is None else (spans[found[0]][0], spans[found[1] - 1][1])
 
 
 def largest_type(lines: Sequence[Sequence[Token]]) -> tuple[int, int] | None:
@@ -136,15 +129,16 @@ def largest_type(lines: Sequence[Sequence[Token]]) -> tuple[int, int] | None:
         if seen >= half:
             usual = size
             break
+    size_of = {i: _style(lines[i])[2] for i in first}
     worded = [i for i in first if len(_WORD.findall(join_tokens(lines[i]))) >= 2]
     if not worded:
         return None
-    top = max(_style(lines[i])[2] for i in worded)
+    top = max(size_of[i] for i in worded)
     if usual <= 0 or top < TITLE_TYPE * usual:  # a text layer without sizes says nothing
         return None
     run: list[int] = []
     for i in first:
-        if abs(_style(lines[i])[2] - top) <= 0.1 * top:
+        if abs(size_of[i] - top) <= 0.1 * top:
             run.append(i)
         elif run:
             break
@@ -152,16 +146,6 @@ def largest_type(lines: Sequence[Sequence[Token]]) -> tuple[int, int] | None:
     if len(_WORD.findall(text)) < MIN_WORDS:
         return None
     return run[0], run[-1] + 1
-
-
-def _lines(tokens: Sequence[Token]) -> list[list[Token]]:
-    return [list(tokens[s:e]) for s, e in _line_spans(tokens)]
-
-
-def _line_spans(tokens: Sequence[Token]) -> list[tuple[int, int]]:
-    """(start, end) of each printed line's tokens."""
-    starts = [i for i in range(len(tokens)) if i == 0 or starts_line(tokens[i - 1], tokens[i])]
-    return list(zip(starts, [*starts[1:], len(tokens)], strict=True)) if starts else []
 
 
 def _style(line: Sequence[Token]) -> tuple[bool, bool, float]:

@@ -27,7 +27,8 @@ REFERENCES = "<references>"
 #: Portuguese, Spanish, French, German, Italian, Dutch), alone on its line
 _REFERENCES_HEAD = re.compile(
     r"^(?:\d{1,2}\.?\s+|[IVX]{1,4}\.?\s+)?(?:references?(?:\s+cited)?|literature\s+cited"
-    r"|works\s+cited|literatura\s+(?:citada|consultada)|obras\s+citadas|bibliography|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?"
+    r"|works\s+cited|literatura\s+(?:citada|consultada)|obras\s+citadas|bibliography"
+    r"|refer[êe]ncias(?:\s+bibliogr[áa]ficas)?"
     r"|referencias(?:\s+bibliogr[áa]ficas)?|bibliograf[íi]a|r[ée]f[ée]rences(?:\s+"
     r"bibliographiques)?|bibliographie|literatur(?:verzeichnis)?|quellenverzeichnis"
     r"|riferimenti\s+bibliografici|literatuur(?:lijst)?)\s*:?$", re.IGNORECASE)

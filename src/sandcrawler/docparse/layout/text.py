@@ -63,6 +63,12 @@ def starts_line(token: Token, nxt: Token) -> bool:
         or nxt.x < token.x
 
 
+def line_spans(tokens: Sequence[Token]) -> list[tuple[int, int]]:
+    """(start, end) of each printed line's tokens, in order."""
+    starts = [i for i in range(len(tokens)) if i == 0 or starts_line(tokens[i - 1], tokens[i])]
+    return list(zip(starts, [*starts[1:], len(tokens)], strict=True)) if starts else []
+
+
 def _broken_word(tokens: Sequence[Token], i: int, nxt: Token) -> bool:
     token = tokens[i]
     return (token.text in _HYPHENS and i > 0 and tokens[i - 1].text[-1:].isalpha()
