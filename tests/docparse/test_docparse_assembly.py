@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import grobid_tei_xml
 from grobid_tei_xml.types import GrobidAddress, GrobidAffiliation, GrobidAuthor, GrobidBiblio
 
-from sandcrawler.docparse.assembly.cascade import page_ranges
+from sandcrawler.docparse.assembly.cascade import cascade, page_ranges
 from sandcrawler.docparse.assembly.header import LinkedAffiliation, LinkedAuthor, build_header
 from sandcrawler.docparse.assembly.references import reference_strings
 from sandcrawler.docparse.assembly.tei import TeiOptions, extraction_tei
@@ -134,6 +134,16 @@ def test_a_name_printed_again_is_one_author() -> None:
                                ("<author>", "Roberto Castro"))
     header = build_header(tokens, labels, _Models(), _journal_line)
     assert [a.surname for a in header.biblio.authors] == ["Castro", "Ruíz"]
+
+
+def test_a_long_name_printed_again_is_one_author_though_the_model_cuts_it() -> None:
+    """Rev Saúde Pública 38 (shared data, pt-rsp-38-1-18446): the corresponding
+    author's name alone, which the name model reads as two persons."""
+    tokens, labels = _labelled(
+        ("<author>", "Roseli Mieko Yamamoto Nomura, Eliane Aparecida Alves e Marcelo Zugaib"),
+        ("<other>", "Correspondência:"), ("<author>", "Roseli Mieko Yamamoto Nomura"))
+    header = build_header(tokens, labels, cascade(), _journal_line)
+    assert [a.surname for a in header.biblio.authors] == ["Nomura", "Alves", "Zugaib"]
 
 
 def test_one_affiliation_without_markers_is_everyones() -> None:

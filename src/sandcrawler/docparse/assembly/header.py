@@ -79,9 +79,9 @@ def build_header(tokens: Sequence[Token], labels: Sequence[str], models: HeaderM
     biblio = GrobidBiblio(authors=[])
     if titles:
         biblio.title = _one_line(titles[0])
-    linked = [a for text in texts.get("<author>", ()) for a in models.authors(text)]
+    linked = _authors(texts.get("<author>", ()), models)
     affiliations = [a for text in affiliation_texts for a in models.affiliations(text)]
-    biblio.authors = _once(_link(linked, affiliations))
+    biblio.authors = _link(linked, affiliations)
     _emails(biblio.authors, texts.get("<email>", ()))
     for text in texts.get("<date>", ()):
         if date := normalize_date(text):
@@ -119,22 +119,22 @@ def _link(authors: list[LinkedAuthor],
     return out
 
 
-def _once(authors: list[GrobidAuthor]) -> list[GrobidAuthor]:
-    """Each person once: a name printed again (the corresponding author's block,
-    "Correspondence: Roberto Castro, …") is the same person, whose affiliation
-    the second may give."""
-    out: list[GrobidAuthor] = []
-    seen: dict[str, GrobidAuthor] = {}
-    for author in authors:
-        key = " ".join((author.full_name or "").casefold().split())
-        if key and key in seen:
-            if seen[key].affiliation is None and author.affiliation is not None:
-                seen[key].affiliation = author.affiliation
+def _authors(texts: Sequence[str], models: HeaderModels) -> list[LinkedAuthor]:
+    """The persons of the author fields, each once: a name printed again (the
+    corresponding author's block, "Correspondência: Roseli Mieko Yamamoto
+    Nomura") is someone already listed, even where the name model, given the
+    name alone, cuts it in two."""
+    out: list[LinkedAuthor] = []
+    for text in texts:
+        listed = {_letters(a.author.full_name) for a in out}
+        if _letters(text) in listed:
             continue
-        if key:
-            seen[key] = author
-        out.append(author)
+        out.extend(a for a in models.authors(text) if _letters(a.author.full_name) not in listed)
     return out
+
+
+def _letters(name: str | None) -> str:
+    return "".join(c for c in (name or "").casefold() if c.isalpha())
 
 
 def _emails(authors: list[GrobidAuthor], texts: Sequence[str]) -> None:
