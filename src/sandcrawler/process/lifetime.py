@@ -26,5 +26,7 @@ def die_with_parent() -> None:
     parent = os.getppid()
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if parent == 1:  # the parent is gone already: adopted by init before the call
+    # the parent gone already: adopted by init before the first look, or by
+    # anyone between that look and the prctl (no signal would ever come)
+    if parent == 1 or os.getppid() != parent:
         os._exit(1)
