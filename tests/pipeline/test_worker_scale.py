@@ -23,7 +23,7 @@ from sqlalchemy import Engine, text
 
 from sandcrawler.app.settings import load_settings
 from sandcrawler.kafka.client import consumer_config
-from sandcrawler.pipeline.kafka_io import KafkaSource
+from sandcrawler.pipeline.kafka_io import CLOSE_TIMEOUT, STOP_COMMIT_GRACE, KafkaSource
 from sandcrawler_testkit.kafka_broker import KafkaBroker
 from sandcrawler_testkit.kafka_clients import consume, produce
 from tests.helpers.cli import run_cli
@@ -197,17 +197,27 @@ def test_broker_restart_mid_stream_loses_nothing(
     assert rows(engine) == (total, total)
     assert dois_in(engine) == {doi(i) for i in range(total)}
     for w in procs:
-        assert w.stop(signal.SIGTERM) == 0, w.stderr
+        # A commit whose answer the restart lost may still be waited for when the
+        # stop comes (CI, stop 45): it holds the stop for at most the grace, and
+        # leaving the group for at most as long again.
+        assert w.stop(signal.SIGTERM, timeout=STOP_COMMIT_GRACE + CLOSE_TIMEOUT + 10) == 0, \
+            w.stderr
         assert "Traceback" not in w.stderr
-        # The outage is said at most once per worker, and then its end. Not
-        # necessarily at all: a worker that waited in one commit through the whole
-        # restart never stopped, and librdkafka's reports of it, served after the
-        # broker was back, are answered by the next commit (they once made two
-        # outage lines of one restart).
+        # The outage is said at most once per worker, and then its end (or, that
+        # lost commit, given up at the stop). Not necessarily at all: a worker that
+        # waited in one commit through the whole restart never stopped, and
+        # librdkafka's reports of it, served after the broker was back, are
+        # answered by the next commit (they once made two outage lines of one
+        # restart).
         lines = [line for line in w.stderr.splitlines() if "Kafka at" in line]
+        gave_up = [line for line in lines if "stopping without" in line]
+        lines = [line for line in lines
+                 if line not in gave_up and "leaving the consumer group" not in line]
         if lines:
-            assert len(lines) == 2 and "retrying in the background" in lines[0], w.stderr
-            assert lines[1].endswith(f"Kafka at {kafka.bootstrap} answers again")
+            assert "retrying in the background" in lines[0], w.stderr
+            assert len(lines) == 2 or (gave_up and len(lines) == 1), w.stderr
+            assert all(line.endswith(f"Kafka at {kafka.bootstrap} answers again")
+                       for line in lines[1:]), w.stderr
 
 
 def busy_worker(kafka: KafkaSpace, workers: Workers, engine: Engine, records: int

@@ -187,3 +187,33 @@ def test_waited_asks_whether_a_long_call_is_lost() -> None:
     assert waited(lambda: answered.wait() and "answered", 60.0, lambda: None,
                   lost=(0.1, lambda: False)) == "answered"
     never.set()  # the first call's thread, left behind, ends with the test
+
+
+def test_a_stop_is_not_held_by_the_lost_check() -> None:
+    """CI (stop 45): a worker stopped while its commit hung was still in the lost
+    check 15 s later. Once the stop is seen no new check is asked, and the grace
+    alone decides; a check under way when the stop comes ends with it (GaveUp)."""
+    never = threading.Event()
+    asked: list[float] = []
+
+    def slow_check() -> bool:
+        asked.append(time.monotonic())
+        time.sleep(5)
+        return False
+
+    stop = threading.Event()
+    stop.set()
+    started = time.monotonic()
+    with pytest.raises(GaveUp):
+        waited(never.wait, 60.0, lambda: None, stop=stop, grace=0.5,
+               lost=(0.0, slow_check))
+    assert asked == []
+    assert time.monotonic() - started < 3
+    # the check itself waited for as _broker_answers asks it: a stop ends it at once
+    stop_later = threading.Event()
+    threading.Timer(0.3, stop_later.set).start()
+    started = time.monotonic()
+    with pytest.raises(GaveUp):
+        waited(never.wait, 60.0, lambda: None, stop=stop_later)
+    assert time.monotonic() - started < 2
+    never.set()

@@ -103,6 +103,28 @@ def test_platforms_demo_serves_until_sigterm() -> None:
             proc.communicate()
 
 
+@pytest.mark.parametrize("module", ["platforms", "grobid_server"])
+def test_sigterm_right_after_the_line_is_a_clean_stop(module: str) -> None:
+    """A parent may signal the moment it has read where the server listens: the
+    handler is in place before that line (a CI run once caught the window between
+    them, and the process died by the signal without its clean-up)."""
+    for _ in range(3):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", f"sandcrawler_testkit.{module}", "--port", "0"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip()
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=10)
+            assert proc.returncode == 0, err
+            assert err == ""
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
 def test_grobid_server_stops_when_stdin_closes() -> None:
     """How the benchmarks run it: a pipe to its stdin, closed to stop it."""
     proc = subprocess.Popen(

@@ -235,11 +235,19 @@ class KafkaSource:
         self._log.recovered(asked_at)
 
     def _broker_answers(self) -> bool:
-        """Whether the broker answers a metadata request now (within PROBE_TIMEOUT)."""
+        """Whether the broker answers a metadata request now (within PROBE_TIMEOUT).
+        Asked from a thread of its own, like the commit it checks on: a stop that
+        comes meanwhile gives the commit up at once (GaveUp), and a request that
+        outlasts its own timeout counts as no answer rather than holding the stop."""
         topic = self.topic if isinstance(self.topic, str) else self.topic[0]
+
+        def no_answer() -> None:
+            raise TimeoutError
+
         try:
-            self._consumer.list_topics(topic, timeout=PROBE_TIMEOUT)
-        except KafkaException:
+            waited(lambda: self._consumer.list_topics(topic, timeout=PROBE_TIMEOUT),
+                   PROBE_TIMEOUT + 1.0, no_answer, stop=self.stop)
+        except (KafkaException, TimeoutError):
             return False
         return True
 
@@ -327,14 +335,17 @@ def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None]
     while thread.is_alive():
         thread.join(0.2)
         now = time.monotonic()
-        if lost is not None and check_at and now >= check_at and thread.is_alive():
+        stopping = stop is not None and stop.is_set()
+        # once stopping, the grace alone decides: no new probe to wait for
+        if lost is not None and check_at and now >= check_at and thread.is_alive() \
+                and not stopping:
             if lost[1]() and thread.is_alive():
                 raise Lost
             check_at = time.monotonic() + PROBE_INTERVAL
         if slow_at and now >= slow_at and thread.is_alive():
             slow_at = 0.0
             on_slow()
-        if stop is not None and stop.is_set() and thread.is_alive():
+        if stopping and thread.is_alive():
             give_up_at = give_up_at or now + grace
             if now >= give_up_at:
                 raise GaveUp

@@ -61,9 +61,12 @@ def check_port(port: int) -> None:
         s.listen(1)
 
 
-def wait_until_stopped(*, stdin_eof: bool = False) -> None:
-    """Block until SIGTERM or Ctrl-C (SIGINT), or with ``stdin_eof`` until stdin
-    closes (how a parent process that holds a pipe to it says stop)."""
+def stop_requested(*, stdin_eof: bool = False) -> threading.Event:
+    """An event set on SIGTERM or Ctrl-C (SIGINT), or with ``stdin_eof`` when stdin
+    closes (how a parent process that holds a pipe to it says stop). Called before
+    the server starts and says where it listens: a parent that reads that line may
+    signal at once, and a handler installed only after it would come too late
+    (the default action kills the process without its clean-up)."""
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
@@ -74,4 +77,4 @@ def wait_until_stopped(*, stdin_eof: bool = False) -> None:
             stopped.set()
 
         threading.Thread(target=read_to_eof, daemon=True).start()
-    stopped.wait()
+    return stopped

@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="how long a #slow citation waits (default: 5)")
     _cli.add_port(parser, 0)
     args = parser.parse_args(argv)
+    stop = _cli.stop_requested(stdin_eof=True)
     try:
         server = FakeGrobid(args.tei, slow_seconds=args.slow_seconds, port=args.port,
                             fulltext_tei=args.fulltext_tei)
@@ -213,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
         _cli.fail(parser, _cli.listen_error(args.port, e))
     try:
         print(server.url, flush=True)
-        _cli.wait_until_stopped(stdin_eof=True)
+        stop.wait()
     finally:
         server.stop()
 

@@ -386,6 +386,7 @@ def main(argv: list[str] | None = None) -> None:
                         metavar="USER:PASSWORD",
                         help="the client listener takes only SASL PLAIN logins; repeatable")
     args = parser.parse_args(argv)
+    stop = _cli.stop_requested()
     try:
         _cli.check_port(args.port)
     except OSError as e:
@@ -409,7 +410,7 @@ def main(argv: list[str] | None = None) -> None:
                                 "sasl.password": user[1]}
                 print(f"SANDCRAWLER_KAFKA_OPTIONS='{json.dumps(options)}'", file=sys.stderr,
                       flush=True)
-            _cli.wait_until_stopped()
+            stop.wait()
         finally:
             broker.stop(timeout=20)
 

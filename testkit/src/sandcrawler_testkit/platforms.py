@@ -1504,13 +1504,14 @@ def main(argv: list[str] | None = None) -> None:
         "SIGTERM or Ctrl-C.")
     _cli.add_port(parser, 8765)
     args = parser.parse_args(argv)
+    stop = _cli.stop_requested()
     try:
         server = demo_server(args.port).start()
     except OSError as e:
         _cli.fail(parser, _cli.listen_error(args.port, e))
     try:
         print(json.dumps(server.routes()), flush=True)
-        _cli.wait_until_stopped()
+        stop.wait()
     finally:
         server.stop()
 

@@ -477,6 +477,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bucket", action="append", default=[],
                         help="create this bucket once the server is up (repeatable)")
     args = parser.parse_args(argv)
+    stop = _cli.stop_requested()
     try:
         _cli.check_port(args.port)
     except OSError as e:
@@ -498,7 +499,7 @@ def main(argv: list[str] | None = None) -> None:
                     "s3_access_key_id": server.access_key,
                     "s3_secret_access_key": server.secret_key, "s3_region": server.region}
         print(json.dumps(settings), flush=True)
-        _cli.wait_until_stopped()
+        stop.wait()
     finally:
         server.stop()
 

@@ -521,6 +521,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--heap", default="512m",
                         help="the nodes' heap in all, shared out evenly (default: 512m)")
     args = parser.parse_args(argv)
+    stop = _cli.stop_requested()
     if args.nodes < 1:
         _cli.fail(parser, "--nodes: at least 1")
     with tempfile.TemporaryDirectory(prefix="sandcrawler-solr-") as tmp:
@@ -534,7 +535,7 @@ def main(argv: list[str] | None = None) -> None:
             for url in cluster.urls:
                 print(url, flush=True)
             print(f"zk_host={cluster.zk_host}", flush=True)
-            _cli.wait_until_stopped()
+            stop.wait()
         finally:
             cluster.stop(timeout=30)
 
