@@ -499,6 +499,34 @@ def test_a_chapter_cited_by_its_author_book_and_pages_is_found(
     not_matched(catalog([other]).match(reference))
 
 
+def test_a_proceedings_paper_without_a_volume_is_found_by_its_year_and_pages(
+        catalog: Callable[..., Matcher]) -> None:
+    """"Kim, J. In: Proc. ICCIT 2007, pp. 213-218.": no title, one author of a
+    common name (more works of his than a name lookup returns), no volume on
+    either side. The work is indexed by its year and first page instead, and
+    found there; the same author's paper at other pages of those proceedings,
+    or at those pages another year, is not it (issue 41)."""
+    proceedings = "International Conference on Convergence Information Technology"
+    paper = work("10.5555/iccit.kim", "Flow-based traffic classification for campus "
+                 "networks", ["Kim"], year=2007, journal=proceedings, page="213-218",
+                 type_="proceedings-article")
+    # the name's other works: more than a name lookup's candidates
+    his = [work(f"10.5555/kim.{i}", f"Study {i} of adaptive {topic} control",
+                ["Kim"], year=1995 + i, journal=proceedings, page=f"{100 + 10 * i}-{105 + 10 * i}",
+                type_="proceedings-article")
+           for i, topic in enumerate(["congestion", "admission", "rate", "power", "queue",
+                                      "routing", "handover", "flow", "error", "link", "buffer",
+                                      "window", "traffic", "beam", "channel", "load"])]
+    reference = {"unstructured": f"Kim, J. In: Proc. {proceedings}, 2007, pp. 213-218.",
+                 "authors": [{"surname": "Kim"}], "date": "2007",
+                 "journal": f"Proc. {proceedings}", "pages": "213-218"}
+    matched(catalog([paper, *his]).match(reference), "10.5555/iccit.kim")
+    other_year = work("10.5555/iccit.kim.2008", "Flow-based traffic classification for "
+                      "campus networks", ["Kim"], year=2008, journal=proceedings,
+                      page="213-218", type_="proceedings-article")
+    not_matched(catalog([other_year, *his]).match(reference))
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

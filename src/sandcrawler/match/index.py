@@ -317,8 +317,7 @@ class SqliteIndex:
         conn.executemany("INSERT INTO titles (rowid, t, a) VALUES (?, ?, ?)",
                          [row for row in texts if row[1] or row[2]])
         conn.executemany("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
-                         [(rec.volume, rec.page, w) for w, rec in written
-                          if rec.volume and rec.page])
+                         [(*rec.locator, w) for w, rec in written if rec.locator])
         conn.executemany("INSERT INTO alt_ids (key, id) VALUES (?, ?)",
                          [(k, w) for w, rec in written for k in rec.alt_ids])
         counts: Counter[str] = Counter()

@@ -21,7 +21,7 @@ from sandcrawler.core.errors import CitationParseError, RecordError
 from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from, unbreak
-from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord
+from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord, year_locator
 from sandcrawler.match.text import STOPWORDS, content_tokens, journals_agree, surname_last
 from sandcrawler.records.match import MatchResult, RunnerUp
 from sandcrawler.records.refs import BiblioJson, biblio_json
@@ -202,9 +202,8 @@ class Matcher:
             if title_words:
                 for rec in self.index.by_words(title_words, CANDIDATES):
                     found.setdefault(rec.doi, rec)
-            if q.volume and q.page:
-                for rec in self.index.by_locators([(q.volume, q.page)],
-                                                  LOCATOR_CANDIDATES)[0]:
+            for works in self.index.by_locators(_locators(q), LOCATOR_CANDIDATES):
+                for rec in works:
                     if _plausible(q, rec):
                         found.setdefault(rec.doi, rec)
         if wide and q.raw:
@@ -295,9 +294,25 @@ def _plausible(q: Query, rec: CatalogRecord) -> bool:
 _NUMBER = re.compile(r"^[a-z]{0,2}\d+[a-z]?$")
 
 
+def _locators(q: Query) -> list[tuple[str, str]]:
+    """The input's volume and first page, and its year and first page (a work
+    without a volume is indexed by its year)."""
+    if not q.page:
+        return []
+    pairs = [(q.volume, q.page)] if q.volume else []
+    if q.year:
+        pairs.append((year_locator(q.year), q.page))
+    return pairs
+
+
+#: a number of a reference string that may be its year
+_YEAR = re.compile(r"^(1[89]|20)\d\d[a-z]?$")
+
+
 def _number_pairs(raw: str) -> list[tuple[str, str]]:
     """(volume, page) guesses from a reference string's numbers: each number
-    with the next and the one after (a year or an issue may sit between)."""
+    with the next and the one after (a year or an issue may sit between); a
+    number that may be the year, with the next three, as (year, page)."""
     numbers = [w for w in raw.split() if _NUMBER.match(w)][:8]
     pairs = []
     for i, a in enumerate(numbers):
@@ -306,6 +321,9 @@ def _number_pairs(raw: str) -> list[tuple[str, str]]:
         for b in numbers[i + 1:i + 3]:
             if a != b:
                 pairs.append((a, b))
+    for i, a in enumerate(numbers):
+        if _YEAR.match(a):
+            pairs += [(year_locator(a[:4]), b) for b in numbers[i + 1:i + 4] if b != a]
     return pairs
 
 

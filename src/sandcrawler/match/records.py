@@ -70,6 +70,20 @@ class CatalogRecord:
         last words (a reference that gives no title is found by them)."""
         return " ".join(dict.fromkeys(surname_last(n) for n in self.surnames[:3]))
 
+    @property
+    def locator(self) -> tuple[str, str] | None:
+        """Where a reference that gives no title finds the work: its volume and
+        first page; for a work without a volume (a proceedings paper, a chapter,
+        an article numbered by year alone) its year and first page, the year
+        marked (``year_locator``) so it never meets a volume of that number."""
+        if not self.page:
+            return None
+        if self.volume:
+            return self.volume, self.page
+        if self.years:
+            return year_locator(self.years[0]), self.page
+        return None
+
     def dumps(self) -> bytes:
         return orjson.dumps([self.doi, self.titles, self.surnames, self.years, self.journals,
                              self.volume, self.issue, self.page, self.kind, self.type,
@@ -81,6 +95,11 @@ class CatalogRecord:
          alt_ids) = orjson.loads(data)
         return cls(doi, tuple(titles), tuple(surnames), tuple(years), tuple(journals),
                    volume, issue, page, kind, type_, tuple(alt_ids))
+
+
+def year_locator(year: int | str) -> str:
+    """The volume part of a locator that stands for a year (a work without a volume)."""
+    return f"y{year}"
 
 
 def _strings(value: Any) -> list[str]:

@@ -45,8 +45,8 @@ def document(rec: CatalogRecord) -> dict[str, Any]:
     """A work's Solr document."""
     doc: dict[str, Any] = {"id": rec.doi, "kind": "work", "rec": rec.dumps().decode(),
                            "t": rec.index_text(), "a": rec.index_names()}
-    if rec.volume and rec.page:
-        doc["loc"] = f"{rec.volume}\t{rec.page}"
+    if rec.locator:
+        doc["loc"] = "\t".join(rec.locator)
     if rec.alt_ids:
         doc["alt"] = list(rec.alt_ids)
     return doc
