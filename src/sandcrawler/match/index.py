@@ -317,7 +317,7 @@ class SqliteIndex:
         conn.executemany("INSERT INTO titles (rowid, t, a) VALUES (?, ?, ?)",
                          [row for row in texts if row[1] or row[2]])
         conn.executemany("INSERT INTO locators (volume, page, id) VALUES (?, ?, ?)",
-                         [(*rec.locator, w) for w, rec in written if rec.locator])
+                         [(*loc, w) for w, rec in written if (loc := rec.locator)])
         conn.executemany("INSERT INTO alt_ids (key, id) VALUES (?, ?)",
                          [(k, w) for w, rec in written for k in rec.alt_ids])
         counts: Counter[str] = Counter()

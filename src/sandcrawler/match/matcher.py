@@ -314,17 +314,14 @@ def _number_pairs(raw: str) -> list[tuple[str, str]]:
     with the next and the one after (a year or an issue may sit between); a
     number that may be the year, with the next three, as (year, page)."""
     numbers = [w for w in raw.split() if _NUMBER.match(w)][:8]
-    pairs = []
+    by_volume: list[tuple[str, str]] = []
+    by_year: list[tuple[str, str]] = []
     for i, a in enumerate(numbers):
-        if not a.isdigit():
-            continue
-        for b in numbers[i + 1:i + 3]:
-            if a != b:
-                pairs.append((a, b))
-    for i, a in enumerate(numbers):
+        if a.isdigit():
+            by_volume += [(a, b) for b in numbers[i + 1:i + 3] if b != a]
         if _YEAR.match(a):
-            pairs += [(year_locator(a[:4]), b) for b in numbers[i + 1:i + 4] if b != a]
-    return pairs
+            by_year += [(year_locator(a[:4]), b) for b in numbers[i + 1:i + 4] if b != a]
+    return by_volume + by_year
 
 
 #: fields that corroborate a title: who wrote it, where it appeared

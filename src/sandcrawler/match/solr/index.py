@@ -45,8 +45,8 @@ def document(rec: CatalogRecord) -> dict[str, Any]:
     """A work's Solr document."""
     doc: dict[str, Any] = {"id": rec.doi, "kind": "work", "rec": rec.dumps().decode(),
                            "t": rec.index_text(), "a": rec.index_names()}
-    if rec.locator:
-        doc["loc"] = "\t".join(rec.locator)
+    if loc := rec.locator:
+        doc["loc"] = "\t".join(loc)
     if rec.alt_ids:
         doc["alt"] = list(rec.alt_ids)
     return doc
