@@ -133,6 +133,9 @@ def test_every_spelling_of_loopback_is_refused_before_anything_is_sent(
         fetcher.open(f"http://{host}:{server.port}/secret").close()
     assert caught.value.status == "blocked-address"
     assert "http.allow_networks" in str(caught.value)
+    if host.startswith("[::ffff:"):  # said as one sentence, naming what it carries
+        assert "::ffff:7f00:1 is an IPv6 address that carries 127.0.0.1, a loopback " \
+            "address" in str(caught.value)
     assert server.connections == 0  # refused before connecting, not after
 
 

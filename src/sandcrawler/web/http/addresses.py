@@ -58,7 +58,7 @@ def why_not_public(address: IPAddress) -> str | None:
     inner = embedded_ipv4(address)
     if inner is not None:
         why = why_not_public(inner)
-        return None if why is None else f"it carries {inner}, {why}"
+        return None if why is None else f"an IPv6 address that carries {inner}, {why}"
     for flag, what in (("is_unspecified", "unspecified"), ("is_loopback", "loopback"),
                        ("is_link_local", "link-local"), ("is_multicast", "multicast"),
                        ("is_private", "private"), ("is_reserved", "reserved")):
