@@ -5,10 +5,11 @@ tracebacks, and serving until told to stop."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import os
 import signal
 import socket
-import sys
 import threading
 from typing import NoReturn
 
@@ -72,8 +73,12 @@ def stop_requested(*, stdin_eof: bool = False) -> threading.Event:
     signal.signal(signal.SIGINT, lambda *_: stopped.set())
     if stdin_eof:
         def read_to_eof() -> None:
-            if sys.stdin is not None:
-                sys.stdin.buffer.read()
+            # the file descriptor, not sys.stdin: a daemon thread blocked in the
+            # buffered reader holds its lock, and a process that exits meanwhile (a
+            # usage error, before the server is up) aborts at shutdown (SIGABRT)
+            with contextlib.suppress(OSError):  # no stdin at all: stop
+                while os.read(0, 65536):
+                    pass
             stopped.set()
 
         threading.Thread(target=read_to_eof, daemon=True).start()
