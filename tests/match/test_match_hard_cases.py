@@ -527,6 +527,28 @@ def test_a_proceedings_paper_without_a_volume_is_found_by_its_year_and_pages(
     not_matched(catalog([other_year, *his]).match(reference))
 
 
+def test_a_header_without_a_title_is_found_by_its_citation_line(
+        catalog: Callable[..., Matcher]) -> None:
+    """A header whose title the extraction missed, but whose first page gave the
+    author and the citation line: "Chertier C. Acta Hortic 1989;(242):31-6". No
+    volume (the series' number is its issue), one author: the year and first page
+    locate the work, the journal and the author confirm it. The same author's
+    other paper in that issue, and a paper at those pages another year, are not
+    it (issue 41)."""
+    journal = "Acta Horticulturae"
+    paper = work("10.5555/hortic.31", "Grafting of melon on squash rootstocks", ["Chertier"],
+                 year=1989, journal=journal, issue="242", page="31-36")
+    same_issue = work("10.5555/hortic.45", "Rootstock vigour in cucurbits", ["Chertier"],
+                      year=1989, journal=journal, issue="242", page="45-52")
+    other_year = work("10.5555/hortic.1990", "Melon grafting in heated tunnels",
+                      ["Chertier"], year=1990, journal=journal, issue="263", page="31-36")
+    header = {"authors": [{"full_name": "C. Chertier", "surname": "Chertier"}],
+              "date": "1989", "journal": journal, "issue": "242",
+              "first_page": "31", "last_page": "36"}
+    matched(catalog([paper, same_issue, other_year]).match(header), "10.5555/hortic.31")
+    not_matched(catalog([same_issue, other_year]).match(header))
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

@@ -310,9 +310,13 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         else:
             points += ISSUE_DIFFERS
             reasons.append("issue:differs")
-    # a work with no volume (a book's chapter, a proceedings paper) is located by
-    # its container and first page
-    if journal_ok and page_ok and (volume_ok or not rec.volume):
+    # a work with no volume (a book's chapter, a proceedings paper, a series
+    # numbered by issue) is located by its container and first page, within its
+    # year when the input gives one: a series' pages recur every year (a parsed
+    # reference's issue is too often another number to decide it)
+    within_year = not q.year or any(r in reasons for r in ("year:same", "year:in-string",
+                                                            "issue:same"))
+    if journal_ok and page_ok and (volume_ok or (not rec.volume and within_year)):
         points += LOCATOR_SAME
         reasons.append("locator:same")
         if title_conflict and author_ok and "year:differs" not in reasons:
