@@ -549,6 +549,45 @@ def test_a_header_without_a_title_is_found_by_its_citation_line(
     not_matched(catalog([same_issue, other_year]).match(header))
 
 
+def test_a_reference_damaged_by_ocr_is_found_by_its_locator(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """OCR took "h" for "b" in the first author and "e" for "c" in the journal:
+    "Zbang, M.-M. World Journal of Gastroentcrology 2015, 21, 4345." The journal,
+    volume, first page and year agree, and the surname is the record's but for
+    a glyph OCR confuses. Another item that starts on that page (a comment by
+    Wang), and the page in the next volume, are not it (issue 41)."""
+    journal = "World Journal of Gastroenterology"
+    paper = work("10.5555/wjg.4345", "Probiotics in Helicobacter pylori eradication therapy",
+                 ["Zhang", "Li"], year=2015, journal=journal, volume="21", page="4345")
+    comment = work("10.5555/wjg.4345c", "Comment on eradication regimens", ["Wang"],
+                   year=2015, journal=journal, volume="21", page="4345")
+    next_volume = work("10.5555/wjg.v22", "Gastric microbiota after eradication", ["Zhang"],
+                       year=2016, journal=journal, volume="22", page="4345")
+    reference = {"unstructured": "Zbang, M.-M. World Journal of Gastroentcrology 2015, 21, 4345."}
+    [found] = catalog([paper, comment, next_volume], parser=crf).match_many([reference])
+    matched(found, "10.5555/wjg.4345")
+    [other] = catalog([comment, next_volume], parser=crf).match_many([reference])
+    not_matched(other)
+
+
+def test_a_title_less_reference_with_an_ocr_damaged_journal_is_found(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """"1Journal of the 5ociety of Mechanical Engineers 53, 286 (1950).": a real
+    Crossref record with neither title nor authors, cited by journal, volume,
+    page and year, the journal's name damaged by OCR ("5" for "S"). The same page
+    of the next volume is not it (issue 41)."""
+    journal = "Journal of the Society of Mechanical Engineers"
+    record = work("10.5555/jsme.53.286", None, (), year=1950, journal=journal,
+                  volume="53", page="286")
+    next_volume = work("10.5555/jsme.54.286", None, (), year=1951, journal=journal,
+                       volume="54", page="286")
+    reference = {"unstructured": "1Journal of the 5ociety of Mechanical Engineers 53, 286 (1950)."}
+    [found] = catalog([record, next_volume], parser=crf).match_many([reference])
+    matched(found, "10.5555/jsme.53.286")
+    [other] = catalog([next_volume], parser=crf).match_many([reference])
+    not_matched(other)
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

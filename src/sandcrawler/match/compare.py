@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz.distance import Indel
 from rapidfuzz.fuzz import partial_ratio
@@ -139,7 +140,23 @@ def _surname_agrees(a: str, b: str) -> bool:
     if la == lb and len(la) > 1:
         return True
     # transliterations and OCR: "Müller"/"Mueller" fold to "muller"/"mueller"
-    return len(a) >= 4 and Indel.normalized_similarity(a, b) >= 0.85
+    if len(a) >= 4 and Indel.normalized_similarity(a, b) >= 0.85:
+        return True
+    # a short name a letter off by OCR's usual confusions ("Zbang" for Zhang)
+    return min(len(a), len(b)) >= 5 and _ocr_skeleton(a) == _ocr_skeleton(b)
+
+
+# the glyphs OCR takes for one another, each group reduced to one
+_OCR_PAIRS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
+_OCR_GLYPHS = str.maketrans({"b": "h", "e": "c", "u": "n", "1": "l", "i": "l", "0": "o",
+                             "5": "s"})
+
+
+@lru_cache(maxsize=4096)
+def _ocr_skeleton(name: str) -> str:
+    for src, dst in _OCR_PAIRS:
+        name = name.replace(src, dst)
+    return name.translate(_OCR_GLYPHS)
 
 
 def _surname_truncated(a: str, b: str) -> bool:
@@ -147,6 +164,13 @@ def _surname_truncated(a: str, b: str) -> bool:
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= 4 and len(short) * 2 >= len(long_) and long_.startswith(short) \
         and short != long_
+
+
+def containers_similar(a: str, b: str) -> bool:
+    """Two folded journal or book names the same but for OCR damage
+    ("world journal of gastroentcrology") or a cut ("journal of experimental
+    psychology learning memory and")."""
+    return Indel.normalized_similarity(a, b) >= 0.85 or (len(a) >= 12 and partial_ratio(a, b) >= 90)
 
 
 def compare(q: Query, rec: CatalogRecord) -> Evidence:
@@ -266,11 +290,11 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         verdict = ""
         if q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
             verdict, p = "same", JOURNAL_SAME
-        elif q.journal and any(Indel.normalized_similarity(q.journal, j) >= 0.85
-                               or (len(q.journal) >= 12 and partial_ratio(q.journal, j) >= 90)
-                               for j in rec.journals):  # OCR'd, or cut off
+        elif q.journal and any(containers_similar(q.journal, j) for j in rec.journals):
             verdict, p = "similar", JOURNAL_SIMILAR
-        elif q.raw and any(len(j) >= 4 and f" {j} " in f" {q.raw} " for j in rec.journals):
+        elif q.raw and any((len(j) >= 4 and f" {j} " in f" {q.raw} ")
+                           or (len(j) >= 12 and partial_ratio(j, q.raw) >= 90)  # OCR'd
+                           for j in rec.journals):
             verdict, p = "in-string", JOURNAL_IN_STRING
         elif q.journal:
             verdict, p = "differs", JOURNAL_DIFFERS
@@ -334,10 +358,11 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         # another number of the string (a year in the title, a book reviewed)
         conflict = False
         reasons.append("year:ignored")
-    if title_conflict and rec.journals and q.title and any(
-            Indel.normalized_similarity(q.title, j) >= 0.85
-            or (len(q.title) >= 12 and partial_ratio(q.title, j) >= 90) for j in rec.journals) \
-            and "first-author:same" in reasons and "year:differs" not in reasons \
+    if title_conflict and "title:not-a-title" not in reasons and rec.journals and q.title and any(
+            containers_similar(q.title, j) for j in rec.journals) \
+            and ("first-author:same" in reasons
+                 or {"first-author:in-string", "locator:same"} <= set(reasons)) \
+            and "year:differs" not in reasons \
             and ("page:same" in reasons or "page:in-string" in reasons
                  or any(r.startswith("authors:") for r in reasons)):
         # the parse took the book or proceedings for the title ("Advances in

@@ -16,9 +16,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rapidfuzz.fuzz import partial_ratio
+
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.core.errors import CitationParseError, RecordError
-from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
+from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare, containers_similar
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord, year_locator
@@ -279,7 +281,10 @@ def _plausible(q: Query, rec: CatalogRecord) -> bool:
     """A work at the input's volume and page worth comparing: its journal or its
     first author is the input's (a common volume and page, "1" and "12", holds
     hundreds of works in a large catalog; comparing them all is the cost)."""
-    if rec.journals and q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
+    # the journal as parsed, or the title when the parse took the journal for
+    # one; OCR-damaged names too ("Stndies in Highcr Education")
+    names = [n for n in (q.journal, q.title) if n]
+    if any(journals_agree(n, j) or containers_similar(n, j) for n in names for j in rec.journals):
         return True
     first = surname_last(rec.surnames[0]) if rec.surnames else ""
     if first and q.surnames and surname_last(q.surnames[0]) == first:
@@ -287,7 +292,8 @@ def _plausible(q: Query, rec: CatalogRecord) -> bool:
     if q.raw:
         if first and f" {first} " in f" {q.raw} ":
             return True
-        return any(len(j) >= 4 and j in q.raw for j in rec.journals)
+        return any((len(j) >= 4 and j in q.raw) or (len(j) >= 12 and partial_ratio(j, q.raw) >= 90)
+                   for j in rec.journals)
     return False
 
 
