@@ -588,6 +588,26 @@ def test_a_title_less_reference_with_an_ocr_damaged_journal_is_found(
     not_matched(other)
 
 
+def test_a_reply_cited_by_its_own_page_is_the_reply(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """"(1) Garrett, L.; Booth, J. Clinical Radiology 2016, 71, 936.": no title,
+    and the record at that journal, volume and page is a reply ("Re: …"). Cited
+    by its own place it is the reply; the article it answers, at other pages,
+    is not it (issue 41)."""
+    journal = "Clinical Radiology"
+    article = work("10.5555/crad.700", "Undergraduate radiology teaching in a UK medical "
+                   "school", ["Booth", "Garrett"], year=2016, journal=journal, volume="71",
+                   page="700-705")
+    reply = work("10.5555/crad.936", "Re: Undergraduate radiology teaching in a UK medical "
+                 "school", ["Garrett", "Booth"], year=2016, journal=journal, volume="71",
+                 issue="9", page="936")
+    reference = {"unstructured": "(1) Garrett, L.; Booth, J. Clinical Radiology 2016, 71, 936."}
+    [found] = catalog([article, reply], parser=crf).match_many([reference])
+    matched(found, "10.5555/crad.936")
+    [other] = catalog([article], parser=crf).match_many([reference])
+    not_matched(other)
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

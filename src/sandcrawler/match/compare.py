@@ -419,7 +419,9 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             # a notice (an erratum, a retraction) is never the work it notices:
             # with the article absent, a match would name the wrong DOI; only the
             # notice's own place (its page) says the input cites the notice
-            points += RECORD_NOTICE
+            if "locator:same" not in reasons:
+                # cited by its own journal, volume and page, it is the notice
+                points += RECORD_NOTICE
             reasons.append(f"record:{rec.kind}")
             if not page_ok:
                 notice_only = not conflict
