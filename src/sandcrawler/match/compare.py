@@ -286,6 +286,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     # A reference string's parse may put a number in the wrong field: a value
     # of the record's that the string holds counts, less, as agreement.
     journal_ok = volume_ok = page_ok = False
+    page_cited = bool(rec.page) and (rec.page in raw_words or q.page == rec.page)
     if rec.journals:
         verdict = ""
         if q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
@@ -293,7 +294,9 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         elif q.journal and any(containers_similar(q.journal, j) for j in rec.journals):
             verdict, p = "similar", JOURNAL_SIMILAR
         elif q.raw and any((len(j) >= 4 and f" {j} " in f" {q.raw} ")
-                           or (len(j) >= 12 and partial_ratio(j, q.raw) >= 90)  # OCR'd
+                           # damaged by OCR: asked only where it could complete a
+                           # locator (the first page is in the string), for speed
+                           or (len(j) >= 12 and page_cited and partial_ratio(j, q.raw) >= 90)
                            for j in rec.journals):
             verdict, p = "in-string", JOURNAL_IN_STRING
         elif q.journal:
