@@ -608,6 +608,31 @@ def test_a_reply_cited_by_its_own_page_is_the_reply(
     not_matched(other)
 
 
+@pytest.mark.parametrize(("head", "volume"), [
+    pytest.param("Cardiol Young 13 (2003) 28", "13", id="journal-volume-year-page"),
+    pytest.param("Springer Lexikon Kosmetik und Körperpflege (2007) 536-537", None,
+                 id="book-year-pages"),
+])
+def test_a_running_head_taken_for_the_title_is_read_as_the_locator(
+        catalog: Callable[..., Matcher], head: str, volume: str | None) -> None:
+    """The extraction took the page's running head for the title: what it
+    prints (journal or book, volume if any, year, first page) locates the work,
+    with the author; the author's other work in that journal or book, at other
+    pages, is not it (issue 41)."""
+    container = head.split(" 13 ")[0] if volume else head.split(" (")[0]
+    kind = "journal-article" if volume else "book-chapter"
+    page = "28" if volume else "536"
+    right = work("10.5555/head.right", "Subcutaneous tissue in cosmetic practice", ["Rapp"],
+                 year=2003 if volume else 2007, journal=container, volume=volume,
+                 page=page, type_=kind)
+    other = work("10.5555/head.other", "Sebaceous glands and their care", ["Rapp"],
+                 year=2003 if volume else 2007, journal=container, volume=volume,
+                 page="41" if volume else "612", type_=kind)
+    header = {"title": head, "authors": [{"full_name": "M. Rapp", "surname": "Rapp"}]}
+    matched(catalog([right, other]).match(header), "10.5555/head.right")
+    not_matched(catalog([other]).match(header))
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

@@ -182,9 +182,23 @@ def unmarked(title: str) -> str | None:
     return title[m.end():] if m else None
 
 
-def running_head(title: str) -> re.Match[str] | None:
-    """A running head taken for the title, with its journal, volume, year and page."""
-    return _RUNNING_HEAD.match(title.strip())
+# a book's or a volume-less series' head: "The Wiley Blackwell Encyclopedia of
+# Health, Illness, Behavior and Society (2014) 1120", nothing after the page
+_RUNNING_HEAD_NO_VOLUME = re.compile(
+    r"^(?P<journal>[^\W\d][\w .,&'-]{1,160}?)[ ,.]*\((?P<year>1[5-9]\d\d|20\d\d)\)"
+    r"[ ,.:]*(?:pp?\.? ?)?(?P<page>[A-Za-z]?\d{1,6})(?:\s*[-\u2013]\s*[A-Za-z]?\d{1,6})?\W*$",
+    re.IGNORECASE)
+
+
+def running_head(title: str) -> dict[str, str | None] | None:
+    """A running head taken for the title, with its journal, volume, issue, year
+    and page (volume and issue None when it prints none)."""
+    text = title.strip()
+    if m := _RUNNING_HEAD.match(text):
+        return m.groupdict()
+    if m := _RUNNING_HEAD_NO_VOLUME.match(text):
+        return {"volume": None, "issue": None, **m.groupdict()}
+    return None
 
 
 # an author list in the title's place: "G. V. Rao and K. S. J. Rao", "M. F. ANGEL, F. ZHANG"
