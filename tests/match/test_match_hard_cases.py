@@ -633,6 +633,36 @@ def test_a_running_head_taken_for_the_title_is_read_as_the_locator(
     not_matched(catalog([other]).match(header))
 
 
+def test_a_chapter_cited_by_book_page_and_year_is_found_when_the_page_reads_as_a_volume(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """"1 C. Kennedy, Protein Reviews 107 (2017).": AIP's style for a chapter is
+    book, first page, year, and the parse takes the page for a volume. A work
+    without a volume is indexed by its year and first page, so that number is
+    asked as the page too: found on both engines, however many works' titles
+    share the string's words. The author's chapter at other pages of the book,
+    and page 107 of the next year's volume, are not it (issue 41)."""
+    book = "Protein Reviews"
+    chapter = work("10.5555/protrev.107", "P2Y11 receptors: properties, distribution and "
+                   "functions", ["Kennedy"], year=2017, journal=book, page="107-122",
+                   type_="book-chapter")
+    same_book = work("10.5555/protrev.55", "Purinergic signalling in smooth muscle",
+                     ["Kennedy"], year=2017, journal=book, page="55-70", type_="book-chapter")
+    next_year = work("10.5555/protrev.2018", "Nucleotide receptors in the vasculature",
+                     ["Kennedy"], year=2018, journal=book, page="107-118", type_="book-chapter")
+    # works whose titles hold the string's words, to crowd a search by words
+    crowd = [work(f"10.5555/crowd.{i}", f"Protein reviews {2017 - i % 3}: Kennedy "
+                  f"lecture {i}", [name], year=2017, journal="Biochemical Society "
+                  "Transactions", volume=str(40 + i), page=str(1 + i))
+             for i, name in enumerate(["Okafor", "Lindqvist", "Marchetti", "Haddad", "Novak",
+                                       "Takahashi", "Ferreira", "Kowalski", "Abebe", "Sato",
+                                       "Moreau", "Jensen", "Iyer", "Castillo"])]
+    reference = {"unstructured": "1 C. Kennedy, Protein Reviews 107 (2017)."}
+    [found] = catalog([chapter, same_book, next_year, *crowd], parser=crf).match_many([reference])
+    matched(found, "10.5555/protrev.107")
+    [other] = catalog([same_book, next_year, *crowd], parser=crf).match_many([reference])
+    not_matched(other)
+
+
 def test_a_title_shaped_like_an_author_list_is_read_when_it_names_no_author(
         catalog: Callable[..., Matcher]) -> None:
     """"E.C.G. BOOKLET" looks like initials and a surname, but its author is

@@ -302,9 +302,11 @@ _NUMBER = re.compile(r"^[a-z]{0,2}\d+[a-z]?$")
 
 def _locators(q: Query) -> list[tuple[str, str]]:
     """The input's volume and first page, and its year and first page (a work
-    without a volume is indexed by its year)."""
+    without a volume is indexed by its year); with no page, its year and the
+    number parsed as its volume (a chapter cited as "Protein Reviews 107 (2017)":
+    book, first page, year)."""
     if not q.page:
-        return []
+        return [(year_locator(q.year), q.volume)] if q.year and q.volume else []
     pairs = [(q.volume, q.page)] if q.volume else []
     if q.year:
         pairs.append((year_locator(q.year), q.page))
