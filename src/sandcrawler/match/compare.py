@@ -59,8 +59,6 @@ CONTAINER_TEAM = 1.5
 #: (precision first: a proceedings paper cited with its volume's later year is
 #: missed, rather than a journal article taken for its conference version)
 _DATED_VERSIONS = frozenset({"posted-content", "proceedings-article"})
-#: works that are one paper of one event or book: no volume needed to locate them
-_ONE_CONTAINER = frozenset({"proceedings-article", "book-chapter"})
 #: the names of preprint servers (folded): a citation of the preprint names one
 _PREPRINT_SERVERS = re.compile(
     r"\b(?:arxiv|biorxiv|medrxiv|chemrxiv|ssrn|research square|preprints?|psyarxiv|socarxiv"
@@ -380,15 +378,6 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
             # Conference on ... 2007."): the team, in the proceedings or book it
             # names, in that year, locates the paper as a volume and page would
             points += CONTAINER_TEAM
-    elif not q.title and not rec.volume and rec.type in _ONE_CONTAINER \
-            and ("journal:same" in reasons or "journal:similar" in reasons) \
-            and "first-author:same" in reasons and "year:same" in reasons \
-            and any(r.startswith("authors:") for r in reasons) and "page:differs" not in reasons:
-        # the same with the proceedings or book parsed as the journal ("Malm, E.
-        # B.; Monserud, N. C.; … 2013 IEEE Photonics Conference"): the team there
-        # that year is located (its second paper there makes the answer ambiguous)
-        points += CONTAINER_TEAM
-        reasons.append("container:team")
     if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons
                                    or (rec.type in _DATED_VERSIONS
                                        and "journal:same" not in reasons)):
