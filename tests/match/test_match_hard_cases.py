@@ -534,7 +534,7 @@ def test_a_header_without_a_title_is_found_by_its_citation_line(
     volume (the series' number is its issue), one author: the year and first page
     locate the work, the journal and the author confirm it. The same author's
     other paper in that issue, and a paper at those pages another year, are not
-    it (issue 41)."""
+    it; nor, without the issue and the author, is the paper itself (issue 41)."""
     journal = "Acta Horticulturae"
     paper = work("10.5555/hortic.31", "Grafting of melon on squash rootstocks", ["Chertier"],
                  year=1989, journal=journal, issue="242", page="31-36")
@@ -547,6 +547,10 @@ def test_a_header_without_a_title_is_found_by_its_citation_line(
               "first_page": "31", "last_page": "36"}
     matched(catalog([paper, same_issue, other_year]).match(header), "10.5555/hortic.31")
     not_matched(catalog([same_issue, other_year]).match(header))
+    # the series prints a page 31 in each of its issues of a year: without the
+    # issue or the author, that page and year name none of them
+    bare = {"journal": journal, "date": "1989", "first_page": "31"}
+    not_matched(catalog([paper, same_issue, other_year]).match(bare))
 
 
 def test_a_reference_damaged_by_ocr_is_found_by_its_locator(

@@ -340,10 +340,14 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     # a work with no volume (a book's chapter, a proceedings paper, a series
     # numbered by issue) is located by its container and first page, within its
     # year when the input gives one: a series' pages recur every year (a parsed
-    # reference's issue is too often another number to decide it)
-    within_year = not q.year or any(r in reasons for r in ("year:same", "year:in-string",
-                                                            "issue:same"))
-    if journal_ok and page_ok and (volume_ok or (not rec.volume and within_year)):
+    # reference's issue is too often another number to decide it). A series
+    # numbered by issue prints a page 31 in each of its issues of a year: its
+    # issue, or its first author, says which
+    issue_ok = "issue:same" in reasons or bool(rec.issue and rec.issue in raw_words)
+    within_year = not q.year or issue_ok or any(r in reasons for r in ("year:same",
+                                                                       "year:in-string"))
+    one_place = not rec.issue or issue_ok or author_ok
+    if journal_ok and page_ok and (volume_ok or (not rec.volume and within_year and one_place)):
         points += LOCATOR_SAME
         reasons.append("locator:same")
         if title_conflict and author_ok and "year:differs" not in reasons:
