@@ -193,11 +193,11 @@ def query_from(obj: Any) -> Query:
     garbage = False
     if title and (head := running_head(title)):
         # the page's running head, not the title: what it says is the locator
-        journal = journal or head["journal"]
-        volume = volume or head["volume"]
-        issue = issue or head["issue"]
-        pages = pages or head["page"]
-        date = date or head["year"]
+        journal = journal or head.journal
+        volume = volume or head.volume
+        issue = issue or head.issue
+        pages = pages or head.page
+        date = date or head.year
         title, garbage = None, True
     elif title and (listed := author_list_surnames(title)) is not None \
             and _names_an_author(listed, surnames):

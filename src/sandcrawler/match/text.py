@@ -14,6 +14,7 @@ import html
 import re
 import unicodedata
 from functools import lru_cache
+from typing import NamedTuple
 
 from sandcrawler.core.textfix import readable
 
@@ -190,14 +191,24 @@ _RUNNING_HEAD_NO_VOLUME = re.compile(
     re.IGNORECASE)
 
 
-def running_head(title: str) -> dict[str, str | None] | None:
+class RunningHead(NamedTuple):
+    """What a running head prints: volume and issue None when it prints none."""
+
+    journal: str
+    volume: str | None
+    issue: str | None
+    year: str
+    page: str
+
+
+def running_head(title: str) -> RunningHead | None:
     """A running head taken for the title, with its journal, volume, issue, year
-    and page (volume and issue None when it prints none)."""
+    and page."""
     text = title.strip()
     if m := _RUNNING_HEAD.match(text):
-        return m.groupdict()
+        return RunningHead(m["journal"], m["volume"], m["issue"], m["year"], m["page"])
     if m := _RUNNING_HEAD_NO_VOLUME.match(text):
-        return {"volume": None, "issue": None, **m.groupdict()}
+        return RunningHead(m["journal"], None, None, m["year"], m["page"])
     return None
 
 
