@@ -114,6 +114,14 @@ def catalog(catalogs: Catalogs) -> Callable[..., Matcher]:
     return build
 
 
+def match_string(catalog: Callable[..., Matcher], works: Sequence[Work], crf: Any,
+                 string: str) -> MatchResult:
+    """One raw reference string matched as ``match biblio`` does it: parsed by the
+    CRF parser, on a catalog of ``works``."""
+    [result] = catalog(works, parser=crf).match_many([{"unstructured": string}])
+    return result
+
+
 def matched(result: MatchResult, doi: str) -> None:
     assert result.status in MATCHED and result.doi == doi, result
 
@@ -567,11 +575,10 @@ def test_a_reference_damaged_by_ocr_is_found_by_its_locator(
                    year=2015, journal=journal, volume="21", page="4345")
     next_volume = work("10.5555/wjg.v22", "Gastric microbiota after eradication", ["Zhang"],
                        year=2016, journal=journal, volume="22", page="4345")
-    reference = {"unstructured": "Zbang, M.-M. World Journal of Gastroentcrology 2015, 21, 4345."}
-    [found] = catalog([paper, comment, next_volume], parser=crf).match_many([reference])
-    matched(found, "10.5555/wjg.4345")
-    [other] = catalog([comment, next_volume], parser=crf).match_many([reference])
-    not_matched(other)
+    reference = "Zbang, M.-M. World Journal of Gastroentcrology 2015, 21, 4345."
+    matched(match_string(catalog, [paper, comment, next_volume], crf, reference),
+            "10.5555/wjg.4345")
+    not_matched(match_string(catalog, [comment, next_volume], crf, reference))
 
 
 def test_a_title_less_reference_with_an_ocr_damaged_journal_is_found(
@@ -585,11 +592,9 @@ def test_a_title_less_reference_with_an_ocr_damaged_journal_is_found(
                   volume="53", page="286")
     next_volume = work("10.5555/jsme.54.286", None, (), year=1951, journal=journal,
                        volume="54", page="286")
-    reference = {"unstructured": "1Journal of the 5ociety of Mechanical Engineers 53, 286 (1950)."}
-    [found] = catalog([record, next_volume], parser=crf).match_many([reference])
-    matched(found, "10.5555/jsme.53.286")
-    [other] = catalog([next_volume], parser=crf).match_many([reference])
-    not_matched(other)
+    reference = "1Journal of the 5ociety of Mechanical Engineers 53, 286 (1950)."
+    matched(match_string(catalog, [record, next_volume], crf, reference), "10.5555/jsme.53.286")
+    not_matched(match_string(catalog, [next_volume], crf, reference))
 
 
 def test_a_reply_cited_by_its_own_page_is_the_reply(
@@ -605,11 +610,9 @@ def test_a_reply_cited_by_its_own_page_is_the_reply(
     reply = work("10.5555/crad.936", "Re: Undergraduate radiology teaching in a UK medical "
                  "school", ["Garrett", "Booth"], year=2016, journal=journal, volume="71",
                  issue="9", page="936")
-    reference = {"unstructured": "(1) Garrett, L.; Booth, J. Clinical Radiology 2016, 71, 936."}
-    [found] = catalog([article, reply], parser=crf).match_many([reference])
-    matched(found, "10.5555/crad.936")
-    [other] = catalog([article], parser=crf).match_many([reference])
-    not_matched(other)
+    reference = "(1) Garrett, L.; Booth, J. Clinical Radiology 2016, 71, 936."
+    matched(match_string(catalog, [article, reply], crf, reference), "10.5555/crad.936")
+    not_matched(match_string(catalog, [article], crf, reference))
 
 
 @pytest.mark.parametrize(("head", "volume"), [
@@ -660,11 +663,10 @@ def test_a_chapter_cited_by_book_page_and_year_is_found_when_the_page_reads_as_a
              for i, name in enumerate(["Okafor", "Lindqvist", "Marchetti", "Haddad", "Novak",
                                        "Takahashi", "Ferreira", "Kowalski", "Abebe", "Sato",
                                        "Moreau", "Jensen", "Iyer", "Castillo"])]
-    reference = {"unstructured": "1 C. Kennedy, Protein Reviews 107 (2017)."}
-    [found] = catalog([chapter, same_book, next_year, *crowd], parser=crf).match_many([reference])
-    matched(found, "10.5555/protrev.107")
-    [other] = catalog([same_book, next_year, *crowd], parser=crf).match_many([reference])
-    not_matched(other)
+    reference = "1 C. Kennedy, Protein Reviews 107 (2017)."
+    matched(match_string(catalog, [chapter, same_book, next_year, *crowd], crf, reference),
+            "10.5555/protrev.107")
+    not_matched(match_string(catalog, [same_book, next_year, *crowd], crf, reference))
 
 
 def test_a_team_at_the_conference_it_names_is_not_enough_without_a_title(

@@ -20,6 +20,8 @@ from rapidfuzz.fuzz import partial_ratio
 from sandcrawler.match.query import Query
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.match.text import (
+    container_in_string,
+    containers_similar,
     content_tokens,
     is_generic,
     is_one_word,
@@ -166,13 +168,6 @@ def _surname_truncated(a: str, b: str) -> bool:
         and short != long_
 
 
-def containers_similar(a: str, b: str) -> bool:
-    """Two folded journal or book names the same but for OCR damage
-    ("world journal of gastroentcrology") or a cut ("journal of experimental
-    psychology learning memory and")."""
-    return Indel.normalized_similarity(a, b) >= 0.85 or (len(a) >= 12 and partial_ratio(a, b) >= 90)
-
-
 def compare(q: Query, rec: CatalogRecord) -> Evidence:
     points = 0.0
     reasons: list[str] = []
@@ -285,19 +280,26 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     # --- journal, volume, issue, page ---
     # A reference string's parse may put a number in the wrong field: a value
     # of the record's that the string holds counts, less, as agreement.
-    journal_ok = volume_ok = page_ok = False
-    page_cited = bool(rec.page) and (rec.page in raw_words or q.page == rec.page)
+    journal_ok = volume_ok = issue_ok = False
+    # the page's verdict first: the OCR'd journal check below is asked only
+    # where it could complete a locator (it costs a fuzzy search of the string)
+    page_verdict = ""
+    if rec.page:
+        digits = page_digits(rec.page)
+        if q.page and (q.page == rec.page or (digits and page_digits(q.page) == digits)):
+            page_verdict = "same"
+        elif rec.page in raw_words:
+            page_verdict = "in-string"
+        elif q.page:
+            page_verdict = "differs"
+    page_ok = page_verdict in ("same", "in-string")
     if rec.journals:
         verdict = ""
         if q.journal and any(journals_agree(q.journal, j) for j in rec.journals):
             verdict, p = "same", JOURNAL_SAME
         elif q.journal and any(containers_similar(q.journal, j) for j in rec.journals):
             verdict, p = "similar", JOURNAL_SIMILAR
-        elif q.raw and any((len(j) >= 4 and f" {j} " in f" {q.raw} ")
-                           # damaged by OCR: asked only where it could complete a
-                           # locator (the first page is in the string), for speed
-                           or (len(j) >= 12 and page_cited and partial_ratio(j, q.raw) >= 90)
-                           for j in rec.journals):
+        elif q.raw and any(container_in_string(j, q.raw, ocr=page_ok) for j in rec.journals):
             verdict, p = "in-string", JOURNAL_IN_STRING
         elif q.journal:
             verdict, p = "differs", JOURNAL_DIFFERS
@@ -317,33 +319,22 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
         elif q.volume:
             points += VOLUME_DIFFERS
             reasons.append("volume:differs")
-    if rec.page:
-        digits = page_digits(rec.page)
-        if q.page and (q.page == rec.page or (digits and page_digits(q.page) == digits)):
-            points += PAGE_SAME
-            reasons.append("page:same")
-            page_ok = True
-        elif rec.page in raw_words:
-            points += PAGE_IN_STRING
-            reasons.append("page:in-string")
-            page_ok = True
-        elif q.page:
-            points += PAGE_DIFFERS
-            reasons.append("page:differs")
-    if q.issue and rec.issue and rec.issue not in raw_words:
-        if q.issue == rec.issue:
-            points += ISSUE_SAME
-            reasons.append("issue:same")
-        else:
-            points += ISSUE_DIFFERS
-            reasons.append("issue:differs")
+    if page_verdict:
+        points += {"same": PAGE_SAME, "in-string": PAGE_IN_STRING, "differs": PAGE_DIFFERS}[
+            page_verdict]
+        reasons.append(f"page:{page_verdict}")
+    if rec.issue and rec.issue in raw_words:
+        issue_ok = True  # the string holds it (its parse may have put it elsewhere)
+    elif q.issue and rec.issue:
+        issue_ok = q.issue == rec.issue
+        points += ISSUE_SAME if issue_ok else ISSUE_DIFFERS
+        reasons.append("issue:same" if issue_ok else "issue:differs")
     # a work with no volume (a book's chapter, a proceedings paper, a series
     # numbered by issue) is located by its container and first page, within its
     # year when the input gives one: a series' pages recur every year (a parsed
     # reference's issue is too often another number to decide it). A series
     # numbered by issue prints a page 31 in each of its issues of a year: its
     # issue, or its first author, says which
-    issue_ok = "issue:same" in reasons or bool(rec.issue and rec.issue in raw_words)
     within_year = not q.year or issue_ok or any(r in reasons for r in ("year:same",
                                                                        "year:in-string"))
     one_place = not rec.issue or issue_ok or author_ok

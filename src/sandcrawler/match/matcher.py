@@ -16,15 +16,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rapidfuzz.fuzz import partial_ratio
-
 from sandcrawler.citations.base import CitationParser
 from sandcrawler.core.errors import CitationParseError, RecordError
-from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare, containers_similar
+from sandcrawler.match.compare import IDENTIFIER_AGREES, Evidence, compare
 from sandcrawler.match.index import CandidateIndex
 from sandcrawler.match.query import Query, query_from, unbreak
 from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord, year_locator
-from sandcrawler.match.text import STOPWORDS, content_tokens, journals_agree, surname_last
+from sandcrawler.match.text import (
+    STOPWORDS,
+    container_in_string,
+    containers_similar,
+    content_tokens,
+    journals_agree,
+    surname_last,
+)
 from sandcrawler.records.match import MatchResult, RunnerUp
 from sandcrawler.records.refs import BiblioJson, biblio_json
 from sandcrawler.records.statuses import MatchStatus
@@ -292,8 +297,7 @@ def _plausible(q: Query, rec: CatalogRecord) -> bool:
     if q.raw:
         if first and f" {first} " in f" {q.raw} ":
             return True
-        return any((len(j) >= 4 and j in q.raw) or (len(j) >= 12 and partial_ratio(j, q.raw) >= 90)
-                   for j in rec.journals)
+        return any(container_in_string(j, q.raw) for j in rec.journals)
     return False
 
 

@@ -105,12 +105,10 @@ class Query:
             return True
         if len(self.surnames) >= 2 and self.year:
             return True  # found by its authors' names; matched only if much agrees
-        if self.page and (self.surnames or self.journal) and (self.year or self.journal) \
-                and (self.surnames or self.year):
+        if self.page and sum(map(bool, (self.surnames, self.journal, self.year))) >= 2:
             # a header's citation line without a title ("Acta Hortic 1989;(242):31-6"
-            # under an author's name): the first page with a year or a venue
-            # locates a work, and the author or the venue confirms it (two of
-            # author, venue and year beside the page)
+            # under an author's name): the first page with two of author, venue
+            # and year locates a work and confirms it
             return True
         return bool(self.title and self.year and (self.journal or self.surnames))
 

@@ -16,6 +16,9 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
+from rapidfuzz.distance import Indel
+from rapidfuzz.fuzz import partial_ratio
+
 from sandcrawler.core.textfix import readable
 
 _TAG = re.compile(r"<[^>]{0,200}>")
@@ -164,11 +167,15 @@ _BOILERPLATE = re.compile(
     r"all rights reserved|creative commons|downloaded from|journal homepage|"
     r"available online|accepted manuscript|author manuscript|copyright|"
     r"published by|elsevier|springer|wiley|doi \d)\b")
-# a running head: "HERNIA 1 (1997) 37", "Tissue Antigens 24 (2008) 58-59"
+# a running head: "HERNIA 1 (1997) 37", "Tissue Antigens 24 (2008) 58-59", or a
+# book's or volume-less series' with no volume ("The Wiley Blackwell Encyclopedia
+# of Health, Illness, Behavior and Society (2014) 1120": then nothing may follow)
 _RUNNING_HEAD = re.compile(
-    r"^(?P<journal>[^\W\d][\w .&'-]{1,80}?)[ ,.]+(?:vol\.? ?)?(?P<volume>\d{1,4})"
+    r"^(?P<journal>[^\W\d][\w .,&'-]{1,160}?)(?:[ ,.]+(?:vol\.? ?)?(?P<volume>\d{1,4}))?"
     r"(?:[ ,.]*\((?P<issue>[\w-]{1,8})\))?[ ,.]*\((?P<year>1[5-9]\d\d|20\d\d)\)"
     r"[ ,.:]*(?:pp?\.? ?)?(?P<page>[A-Za-z]?\d{1,6})", re.IGNORECASE)
+# what may follow a volume-less head's first page: its last page
+_HEAD_END = re.compile(r"(?:\s*[-\u2013]\s*[A-Za-z]?\d{1,6})?\W*", re.IGNORECASE)
 
 
 # an article that was retracted keeps its title behind a mark: it is the article
@@ -181,14 +188,6 @@ def unmarked(title: str) -> str | None:
     it has none)."""
     m = _RETRACTED.match(title)
     return title[m.end():] if m else None
-
-
-# a book's or a volume-less series' head: "The Wiley Blackwell Encyclopedia of
-# Health, Illness, Behavior and Society (2014) 1120", nothing after the page
-_RUNNING_HEAD_NO_VOLUME = re.compile(
-    r"^(?P<journal>[^\W\d][\w .,&'-]{1,160}?)[ ,.]*\((?P<year>1[5-9]\d\d|20\d\d)\)"
-    r"[ ,.:]*(?:pp?\.? ?)?(?P<page>[A-Za-z]?\d{1,6})(?:\s*[-\u2013]\s*[A-Za-z]?\d{1,6})?\W*$",
-    re.IGNORECASE)
 
 
 class RunningHead(NamedTuple):
@@ -205,11 +204,10 @@ def running_head(title: str) -> RunningHead | None:
     """A running head taken for the title, with its journal, volume, issue, year
     and page."""
     text = title.strip()
-    if m := _RUNNING_HEAD.match(text):
-        return RunningHead(m["journal"], m["volume"], m["issue"], m["year"], m["page"])
-    if m := _RUNNING_HEAD_NO_VOLUME.match(text):
-        return RunningHead(m["journal"], None, None, m["year"], m["page"])
-    return None
+    m = _RUNNING_HEAD.match(text)
+    if m is None or (m["volume"] is None and not _HEAD_END.fullmatch(text, m.end())):
+        return None
+    return RunningHead(m["journal"], m["volume"], m["issue"], m["year"], m["page"])
 
 
 # an author list in the title's place: "G. V. Rao and K. S. J. Rao", "M. F. ANGEL, F. ZHANG"
@@ -312,6 +310,22 @@ def _abbreviates(short: str, word: str) -> bool:
         return True
     it = iter(word)
     return all(c in it for c in short)
+
+
+def containers_similar(a: str, b: str) -> bool:
+    """Two folded journal or book names the same but for OCR damage
+    ("world journal of gastroentcrology") or a cut ("journal of experimental
+    psychology learning memory and")."""
+    return Indel.normalized_similarity(a, b) >= 0.85 or (len(a) >= 12 and partial_ratio(a, b) >= 90)
+
+
+def container_in_string(name: str, raw: str, *, ocr: bool = True) -> bool:
+    """A folded journal or book name inside a folded reference string: as words,
+    or (``ocr``; 12 characters or more) as a near-copy damaged by OCR ("journal
+    of the 5ociety of mechanical engineers")."""
+    if len(name) >= 4 and f" {name} " in f" {raw} ":
+        return True
+    return ocr and len(name) >= 12 and partial_ratio(name, raw) >= 90
 
 
 def journals_agree(a: str, b: str) -> bool:
