@@ -190,14 +190,8 @@ class SolrIndex:
         # works among the rare ones' and finds others)
         unique = list(dict.fromkeys(w for w in words if w))
         plan = choose_words(unique, self.document_frequency(unique))
-        if plan.all_of:
-            found = self._select("t:(" + " AND ".join(_phrase(w) for w in plan.all_of) + ")",
-                                 limit)
-            if found:
-                return found
-        if not plan.any_of:
-            return []
-        return self._select("t:(" + " OR ".join(_phrase(w) for w in plan.any_of) + ")", limit)
+        return plan.search(lambda expression: self._select(f"t:({expression})", limit),
+                           _phrase, limit)
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         names = list(dict.fromkeys(n for n in surnames if n))[:3]
