@@ -185,6 +185,37 @@ def test_ensure_schema_auto_inits_sqlite_only(tmp_path, pg_cluster) -> None:  # 
         migrate.ensure_schema(pg)
 
 
+def test_the_schema_check_without_alembic_agrees_with_alembic(tmp_path: Path) -> None:
+    """``db/revision.py`` reads the head from the migration files' names and the
+    database's revision with one query; it must say what alembic says."""
+    from sandcrawler.db import revision
+
+    assert revision.head() == migrate.head_revision()
+    lite = make_engine(f"sqlite:///{tmp_path / 'rev.sqlite3'}")
+    assert not revision.at_head(lite)  # no alembic_version table yet
+    migrate.upgrade(lite, "0001")
+    assert not revision.at_head(lite)
+    migrate.upgrade(lite)
+    assert revision.at_head(lite)
+    lite.dispose()
+
+
+def test_a_current_database_is_checked_without_importing_alembic(tmp_path: Path) -> None:
+    """A command's start-up on a current database does not import alembic (half
+    a second of every command and worker process); a new one is still created."""
+    env = {**os.environ, "SANDCRAWLER_DATA_DIR": str(tmp_path / "data")}
+    script = ("import sys\n"
+              "from sandcrawler.app.services import Services\n"
+              "from sandcrawler.app.settings import load_settings\n"
+              "with Services.for_process(load_settings()) as s:\n"
+              "    s.check_schema()\n"
+              "print('alembic' in sys.modules)\n")
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, timeout=120) for _ in range(2)]
+    assert [(r.returncode, r.stdout.strip()) for r in runs] == [(0, "True"), (0, "False")], \
+        [r.stderr for r in runs]
+
+
 @pytest.mark.slow  # waits out timeouts, retries or stalls
 def test_first_use_by_several_commands_at_once(tmp_path: Path) -> None:
     """Issue 14 B2: commands started together on a new data directory all bring up

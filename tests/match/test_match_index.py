@@ -603,3 +603,39 @@ def test_a_dump_bomb_is_refused_not_read_into_memory(tmp_path: Path,
     # the good file is in, and marked done (the same mark as the file alone)
     stderr = match_index("--dump", str(tmp_path / "dump" / "0.json"))
     assert works_read(stderr) == 0 and " 5 in the index" in stderr, stderr
+
+
+def test_the_count_of_works_is_kept_with_them(tmp_path: Path) -> None:
+    """``size()`` reads the count every write keeps (count(*) reads the whole
+    table); a replaced work is not counted twice, ``clear`` starts from 0, and an
+    index written before the count was kept is counted."""
+    from sandcrawler.match.records import from_crossref
+
+    path = tmp_path / "index.sqlite3"
+    index = SqliteIndex(path, readonly=False)
+
+    def upsert(*works: dict[str, Any]) -> None:
+        with index.transaction():
+            index.upsert([from_crossref(w["DOI"], w) for w in works])
+
+    def counted() -> int:
+        return int(index.conn.execute("SELECT count(*) FROM works").fetchone()[0])
+
+    try:
+        assert index.size() == 0
+        upsert(work("10.5555/1", "Glacier retreat"), work("10.5555/2", "Ocean heat"))
+        upsert(work("10.5555/2", "Ocean heat content"), work("10.5555/3", "Lake ice"))
+        assert index.size() == counted() == 3
+        # a write rolled back counts nothing
+        with pytest.raises(RuntimeError), index.transaction():
+            index.upsert([from_crossref("10.5555/4", work("10.5555/4", "Sea ice"))])
+            raise RuntimeError
+        assert index.size() == counted() == 3
+        index.conn.execute("DELETE FROM meta WHERE key = 'works'")  # an older index
+        assert index.size() == 3
+        index.clear()
+        upsert(work("10.5555/5", "Permafrost"))
+        assert index.size() == counted() == 1
+    finally:
+        index.close()
+    assert SqliteIndex(path).size() == 1

@@ -166,9 +166,12 @@ class Services:
         other must be at this version's schema (ConfigError otherwise)."""
         with self._lock:
             if not self._schema_checked:
-                from sandcrawler.db.migrate import ensure_schema
+                from sandcrawler.db.revision import at_head
 
-                ensure_schema(self.raw_engine)
+                if not at_head(self.raw_engine):
+                    from sandcrawler.db.migrate import ensure_schema
+
+                    ensure_schema(self.raw_engine)
                 self._schema_checked = True
 
     @property
