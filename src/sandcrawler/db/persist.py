@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 from sqlalchemy import Connection, DefaultClause, Table, or_
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import DBAPIError
@@ -142,6 +141,10 @@ def _upsert_postgres(conn: Connection, spec: UpsertSpec,
             f' WHERE {name}."{order}" IS NULL OR EXCLUDED."{order}" IS NULL '
             f'OR {name}."{order}" <= EXCLUDED."{order}"'
         )
+    # psycopg only here, on PostgreSQL (whose dialect has loaded it already): an
+    # SQLite run does not pay its import (80 ms of every command's start-up)
+    import psycopg
+
     raw = conn.connection.driver_connection
     statement = f"COPY {stage} ({col_list}) FROM STDIN"
     try:
