@@ -1121,3 +1121,41 @@ def test_a_title_in_crossrefs_own_shape_is_read(tmp_path: Path) -> None:
                     "journal": ["Limnology and Oceanography"]})
     assert q.title == "nitrogen fixation by cyanobacteria"
     assert q.journal == "limnology and oceanography"
+
+
+# --- a venue printed in the string and not parsed ------------------------------------------
+
+UWB_TITLE = "Performance analysis of ultra-wideband MIMO-OFDM system based on time reversal"
+UWB_PROCEEDINGS = work("10.5555/apmc", UWB_TITLE, ["Yang", "Wang", "Ding"], year=2015,
+                       journal="2015 Asia-Pacific Microwave Conference (APMC)",
+                       type_="proceedings-article")
+UWB_JOURNAL = work("10.5555/uwb.journal", UWB_TITLE, ["Yang", "Wang", "Ding"], year=2016,
+                   journal="IEEE Transactions on Vehicular Technology", volume="65",
+                   page="4021-4030")
+#: Harvard style, as bench/data/match's refs-00244: the proceedings' name follows the
+#: title with nothing to mark it a venue, and the parser leaves it in the title
+UWB_STRING = ("Yang, Y., Wang, B.-Z. & Ding, S., 2015. Performance analysis of ultra-wideband\n"
+              "MIMO-OFDM system based on time reversal. 2015 Asia-Pacific Microwave Conference\n"
+              "(APMC).")
+
+
+def test_the_conference_paper_whose_venue_the_string_prints_is_not_its_journal_version(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """The string names the proceedings; its journal article, a year on in a
+    venue the string does not name, is another version, not a rival: the
+    answer is the conference paper, not ``ambiguous``."""
+    matched(match_string(catalog, [UWB_PROCEEDINGS, UWB_JOURNAL], crf, UWB_STRING),
+            "10.5555/apmc")
+
+
+def test_the_journal_version_alone_is_not_the_conference_paper_the_string_names(
+        catalog: Callable[..., Matcher], crf: Any) -> None:
+    """Without the conference paper, its journal article a year on is not named:
+    it is said to be another version of the cited work."""
+    r = match_string(catalog, [UWB_JOURNAL], crf, UWB_STRING)
+    not_matched(r)
+    assert r.status is MatchStatus.OTHER_VERSION and r.candidate == "10.5555/uwb.journal", r
+    # cited with the article's own year, the article is named: a year apart
+    # and an unnamed venue, not the conference alone, make another version
+    matched(match_string(catalog, [UWB_JOURNAL], crf, UWB_STRING.replace("2015.", "2016.", 1)),
+            "10.5555/uwb.journal")

@@ -246,7 +246,7 @@ class Matcher:
         reasons = (*notes, *best.reasons)
         score = score_of(best.points)
         if best.points >= STRONG and not best.conflict and _corroborated(best):
-            if runner is not None and not runner.conflict \
+            if runner is not None and not runner.conflict and not _other_venue(best, runner) \
                     and runner.points >= STRONG - MARGIN and best.points - runner.points < MARGIN:
                 return MatchResult(
                     MatchStatus.AMBIGUOUS, score=score, reasons=reasons,
@@ -272,6 +272,22 @@ def _other_version(ev: Evidence) -> bool:
     return "version:differs" in ev.reasons and "title:differs" not in ev.reasons \
         and any(r.startswith(("title:same", "title:similar")) for r in ev.reasons) \
         and "year:differs" not in ev.reasons
+
+
+def _other_venue(best: Evidence, runner: Evidence) -> bool:
+    """The input names the best's venue, and the runner-up is a year apart in
+    a venue of its own that the input does not name: another version (the
+    journal article of a conference paper, a year on), as ``compare`` says of a
+    record a year apart whose venue differs from a parsed one. The venue printed
+    in a reference string is often not parsed ("… 2015 Asia-Pacific Microwave
+    Conference (APMC)."): only the best candidate's agreement shows it is there."""
+    if "year:near" not in runner.reasons or not runner.record.journals \
+            or any(r.startswith("journal:") for r in runner.reasons):
+        return False
+    if not any(r in ("journal:same", "journal:in-string") for r in best.reasons):
+        return False
+    return not any(journals_agree(a, b) or containers_similar(a, b)
+                   for a in best.record.journals for b in runner.record.journals)
 
 
 def _asks_names(q: Query) -> bool:
