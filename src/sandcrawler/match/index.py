@@ -358,6 +358,8 @@ QUERY_WORDS = 6
 #: ranking costs about 2 µs per work held (bench/perf/match_scale.py)
 POSTINGS_BUDGET = 400
 MIN_WORDS = 3
+#: works a title's words hold between them when they are all common ones
+COMMON_POSTINGS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,7 +424,7 @@ def choose_words(words: Sequence[str], df: Mapping[str, int]) -> WordChoice:
             break
         rare.append(w)
         held += df[w]
-    if total > 10 * POSTINGS_BUDGET and len(known) >= 3:
+    if total > COMMON_POSTINGS and len(known) >= 3:
         # only common words: the works holding all of the rarest four first
         return WordChoice(tuple(known[:4]), tuple(chosen), tuple(rare))
     return WordChoice((), tuple(chosen), tuple(rare))
