@@ -20,6 +20,7 @@ from rapidfuzz.fuzz import partial_ratio
 from sandcrawler.match.query import Query
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.match.text import (
+    CONFERENCE_WORDS,
     container_in_string,
     containers_similar,
     content_tokens,
@@ -67,10 +68,6 @@ _PREPRINT_SERVERS = re.compile(
     r"|osf preprints|eartharxiv|techrxiv|authorea|scielo preprints|zenodo|qeios"
     r"|cold spring harbor laboratory|social science research network)\b", re.IGNORECASE)
 
-#: words that name a conference (folded): not "proceedings", which names journals
-#: too ("Proceedings of the Royal Society B")
-_CONFERENCE = re.compile(r"\b(?:conference|symposium|workshop|congress)\b")
-
 #: title similarity (0..1) thresholds of the verdicts
 SAME, SIMILAR, CLOSE = 0.95, 0.88, 0.75
 
@@ -93,15 +90,11 @@ class Evidence:
                    if r.endswith(":same") and not r.startswith(("title", "locator")))
 
 
-def _names_a_conference(q: Query, rec: CatalogRecord) -> bool:
-    """The reference string names a conference outside its title, and the
-    record is no conference's: its venue left unparsed ("… based on time
-    reversal. 2015 Asia-Pacific Microwave Conference (APMC).")"""
-    if not q.raw or rec.type == "proceedings-article":
-        return False
-    rest = q.raw.replace(q.title, " ") if q.title else q.raw
-    return bool(_CONFERENCE.search(rest)) \
-        and not any(_CONFERENCE.search(t) for t in (*rec.titles, *rec.journals))
+def _conference_elsewhere(q: Query, rec: CatalogRecord) -> bool:
+    """The string names a conference outside its title, and the record is no
+    conference's: the record's venue is not the one cited."""
+    return q.names_a_conference and rec.type != "proceedings-article" \
+        and not any(CONFERENCE_WORDS.search(t) for t in (*rec.titles, *rec.journals))
 
 
 def _preprint_venue(journal: str | None) -> bool:
@@ -391,7 +384,7 @@ def compare(q: Query, rec: CatalogRecord) -> Evidence:
     if "year:near" in reasons and ("journal:differs" in reasons or "page:differs" in reasons
                                    or (rec.type in _DATED_VERSIONS
                                        and "journal:same" not in reasons)
-                                   or (not journal_ok and _names_a_conference(q, rec))):
+                                   or (not journal_ok and _conference_elsewhere(q, rec))):
         # a year apart in another venue or at other pages, or from a preprint or
         # a proceedings paper: another version of the work (the conference paper
         # of a journal article, the preprint of an article), not this record;

@@ -222,9 +222,8 @@ class SqliteIndex:
         return out
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
-        unique = list(dict.fromkeys(w for w in words if w))
-        plan = choose_words(unique, self.document_frequency(unique))
-        return plan.search(lambda expression: self._match(expression, limit), _phrase, limit)
+        return find_by_words(words, self.document_frequency,
+                             lambda expression: self._match(expression, limit), _phrase, limit)
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         """The works whose first three authors include all of ``surnames``
@@ -428,6 +427,16 @@ def choose_words(words: Sequence[str], df: Mapping[str, int]) -> WordChoice:
         # only common words: the works holding all of the rarest four first
         return WordChoice(tuple(known[:4]), tuple(chosen), tuple(rare))
     return WordChoice((), tuple(chosen), tuple(rare))
+
+
+def find_by_words(words: Sequence[str], frequency: Callable[[Sequence[str]], Mapping[str, int]],
+                  ask: Callable[[str], list[CatalogRecord]], phrase: Callable[[str], str],
+                  limit: int) -> list[CatalogRecord]:
+    """``by_words`` of every engine: the words chosen by their works per word
+    (``frequency``), asked through the engine's ``ask`` and ``phrase``; every
+    engine asks the same words, so every engine finds the same candidates."""
+    unique = list(dict.fromkeys(w for w in words if w))
+    return choose_words(unique, frequency(unique)).search(ask, phrase, limit)
 
 
 class IndexMissing(ConfigError):

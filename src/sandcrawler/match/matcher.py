@@ -25,9 +25,8 @@ from sandcrawler.match.records import ARXIV_DOI_PREFIX, CatalogRecord, year_loca
 from sandcrawler.match.text import (
     STOPWORDS,
     container_in_string,
-    containers_similar,
+    containers_agree,
     content_tokens,
-    journals_agree,
     surname_last,
 )
 from sandcrawler.records.match import MatchResult, RunnerUp
@@ -286,7 +285,7 @@ def _other_venue(best: Evidence, runner: Evidence) -> bool:
         return False
     if not any(r in ("journal:same", "journal:in-string") for r in best.reasons):
         return False
-    return not any(journals_agree(a, b) or containers_similar(a, b)
+    return not any(containers_agree(a, b)
                    for a in best.record.journals for b in runner.record.journals)
 
 
@@ -305,7 +304,7 @@ def _plausible(q: Query, rec: CatalogRecord) -> bool:
     # the journal as parsed, or the title when the parse took the journal for
     # one; OCR-damaged names too ("Stndies in Highcr Education")
     names = [n for n in (q.journal, q.title) if n]
-    if any(journals_agree(n, j) or containers_similar(n, j) for n in names for j in rec.journals):
+    if any(containers_agree(n, j) for n in names for j in rec.journals):
         return True
     first = surname_last(rec.surnames[0]) if rec.surnames else ""
     if first and q.surnames and surname_last(q.surnames[0]) == first:

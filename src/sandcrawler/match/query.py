@@ -24,6 +24,7 @@ from sandcrawler.core.identifiers import (
     normalize_pmid,
 )
 from sandcrawler.match.text import (
+    CONFERENCE_WORDS,
     author_list_surnames,
     first_page,
     fold,
@@ -83,6 +84,14 @@ class Query:
     def raw_words(self) -> frozenset[str]:
         """The reference string's words, asked of every candidate: made once."""
         return frozenset(self.raw.split())
+
+    @cached_property
+    def names_a_conference(self) -> bool:
+        """The reference string names a conference outside its title: a venue
+        left unparsed ("… based on time reversal. 2015 Asia-Pacific Microwave
+        Conference (APMC).")."""
+        rest = self.raw.replace(self.title, " ") if self.title else self.raw
+        return bool(CONFERENCE_WORDS.search(rest))
 
     @cached_property
     def generic_title(self) -> bool:

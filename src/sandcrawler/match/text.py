@@ -312,11 +312,22 @@ def _abbreviates(short: str, word: str) -> bool:
     return all(c in it for c in short)
 
 
+#: words that name a conference (folded); not "proceedings", which names
+#: journals too ("Proceedings of the Royal Society B")
+CONFERENCE_WORDS = re.compile(r"\b(?:conference|symposium|workshop|congress)\b")
+
+
 def containers_similar(a: str, b: str) -> bool:
     """Two folded journal or book names the same but for OCR damage
     ("world journal of gastroentcrology") or a cut ("journal of experimental
     psychology learning memory and")."""
     return Indel.normalized_similarity(a, b) >= 0.85 or (len(a) >= 12 and partial_ratio(a, b) >= 90)
+
+
+def containers_agree(a: str, b: str) -> bool:
+    """Two folded journal or book names of one venue: the same, abbreviated
+    (``journals_agree``) or damaged (``containers_similar``)."""
+    return journals_agree(a, b) or containers_similar(a, b)
 
 
 def container_in_string(name: str, raw: str, *, ocr: bool = True) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from sandcrawler.core.errors import SearchUnavailable
-from sandcrawler.match.index import choose_words
+from sandcrawler.match.index import find_by_words
 from sandcrawler.match.records import CatalogRecord
 from sandcrawler.match.solr.client import SolrClient, SolrMissing
 
@@ -185,13 +185,9 @@ class SolrIndex:
             self._absent = frozenset(w for w in unique if counts.get(w, 0) == 0)
 
     def by_words(self, words: Sequence[str], limit: int) -> list[CatalogRecord]:
-        # the words the embedded index would ask, chosen by the same counts:
-        # the same candidates on both (an OR of every word ranks common words'
-        # works among the rare ones' and finds others)
-        unique = list(dict.fromkeys(w for w in words if w))
-        plan = choose_words(unique, self.document_frequency(unique))
-        return plan.search(lambda expression: self._select(f"t:({expression})", limit),
-                           _phrase, limit)
+        return find_by_words(words, self.document_frequency,
+                             lambda expression: self._select(f"t:({expression})", limit),
+                             _phrase, limit)
 
     def by_names(self, surnames: Sequence[str], limit: int) -> list[CatalogRecord]:
         names = list(dict.fromkeys(n for n in surnames if n))[:3]
