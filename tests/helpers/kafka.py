@@ -85,17 +85,24 @@ class WorkerProcess:
         try:
             return wait_until(check, timeout, what, interval)
         except AssertionError as e:
+            self.dump_stacks()
             raise AssertionError(f"{e}; worker stderr:\n{self.stderr}") from None
+
+    def dump_stacks(self) -> None:
+        """Where a worker that did not get somewhere is: it prints its threads'
+        stacks on SIGUSR1 (into the stderr a failure shows)."""
+        if self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGUSR1)
+        with contextlib.suppress(AssertionError):
+            wait_until(lambda: "most recent call first" in self.stderr, 5, "the stacks")
 
     def stop(self, sig: int, timeout: float = 15.0) -> int:
         self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            # where it is stuck: a worker prints its threads' stacks on SIGUSR1
-            self.proc.send_signal(signal.SIGUSR1)
-            with contextlib.suppress(AssertionError):
-                wait_until(lambda: "most recent call first" in self.stderr, 5, "the stacks")
+            self.dump_stacks()
             raise AssertionError(
                 f"worker still running {timeout}s after {sig}:\n{self.stderr}") from None
 

@@ -4,6 +4,7 @@ without Kafka do not load the client."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -96,11 +97,14 @@ class KafkaSource:
         logger = consumer_config.get("logger")
         self._log = logger if isinstance(logger, BrokerLog) else BrokerLog(
             str(consumer_config.get("bootstrap.servers")))
-        self._consumer = new_client(Consumer, {
+        self._config = {
             **consumer_config,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
-        })
+        }
+        self._consumer = new_client(Consumer, self._config)
+        #: set by the check of an unanswered commit: the consumer itself is stuck
+        self._wedged = False
         #: (topic, partition) -> the assignment it was last given in; a record is
         #: committed only if its partition has stayed ours since it was read
         self._owned: dict[tuple[str, int], int] = {}
@@ -113,8 +117,11 @@ class KafkaSource:
         #: a commit was given up at a stop: nothing more is committed, and leaving
         #: the group (which waits for that commit first) gets a short wait
         self._gave_up_commit = False
-        self._consumer.subscribe([topic] if isinstance(topic, str) else list(topic),
-                                 on_assign=self._on_assign, on_revoke=self._on_revoke,
+        self._subscribe()
+
+    def _subscribe(self) -> None:
+        topics = [self.topic] if isinstance(self.topic, str) else list(self.topic)
+        self._consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                  on_lost=self._on_revoke)
 
     # Rebalance callbacks run inside consume(), on the runner's thread. With the
@@ -174,18 +181,58 @@ class KafkaSource:
     def ack(self, items: list[Item]) -> None:
         """Commit the offsets after ``items`` (written durably), for the partitions
         that are still ours in the assignment the items were read in."""
-        stale = 0
+        stale: dict[tuple[str, int], int] = {}
         for item in items:
             topic, partition, offset, assignment = item.token
-            if self._owned.get((topic, partition)) != assignment:
-                stale += 1
-                continue
             key = (topic, partition)
+            if self._owned.get(key) != assignment:
+                stale[key] = min(offset, stale.get(key, offset))
+                continue
             self._pending[key] = max(offset, self._pending.get(key, -1))
         if stale:
             log.info("%d record(s) of partitions revoked meanwhile not committed "
-                     "(their new owner reads them again)", stale)
+                     "(their new owner reads them again)",
+                     sum(item.token[:2] in stale for item in items))
+            self._read_again({k: o for k, o in stale.items() if k in self._owned})
         self._commit_pending()
+
+    def _read_again(self, back: dict[tuple[str, int], int]) -> None:
+        """Partitions revoked (or lost) and given back to this member while their
+        records were in hand: those records were not committed, so this member, their
+        new owner, must read them again. librdkafka does not always: after a lost
+        assignment (the broker frozen, then "unknown member") it can go on from where
+        it was rather than from the last commit, and the records in hand would never
+        be committed (seen under load). Where the position is past the last commit
+        (or, with none, past the first record in hand), seek back to it; the sinks'
+        writes are idempotent, so reading again costs a lookup per record."""
+        if not back:
+            return
+        parts = [TopicPartition(t, p) for t, p in back]
+
+        def no_answer() -> None:
+            raise TimeoutError
+
+        try:
+            done = waited(lambda: self._consumer.committed(parts, timeout=PROBE_TIMEOUT),
+                          PROBE_TIMEOUT + 1.0, no_answer, stop=self.stop)
+            at = {(tp.topic, tp.partition): tp.offset for tp in self._consumer.position(parts)}
+        except (KafkaException, TimeoutError, RuntimeError) as e:
+            # the next worker to read these partitions reads them again anyway
+            log.info("reading the given-back partitions again: no answer (%s)", e)
+            return
+        for tp in done:
+            key = (tp.topic, tp.partition)
+            start = tp.offset if tp.offset >= 0 else back[key]
+            if at.get(key, -1) <= start:
+                continue  # librdkafka starts there (or before) by itself
+            try:
+                self._consumer.seek(TopicPartition(tp.topic, tp.partition, start))
+            except KafkaException as e:
+                log.info("reading %s[%d] again from %d: %s", tp.topic, tp.partition, start,
+                         kafka_reason(e))
+                continue
+            log.info("%s[%d] given back: reading again from offset %d", tp.topic,
+                     tp.partition, start)
 
     def _commit_pending(self) -> None:
         # _pending holds only partitions still ours: _on_revoke drops the others
@@ -201,9 +248,12 @@ class KafkaSource:
                                f"committing offsets: no answer within {COMMIT_SLOW:g}s "
                                "(still waiting)"),
                            stop=self.stop, grace=STOP_COMMIT_GRACE,
-                           lost=(COMMIT_LOST, self._broker_answers))
+                           lost=(COMMIT_LOST, self._commit_lost))
                     break
                 except Lost:
+                    if self._wedged:
+                        self._replace_consumer()
+                        return
                     # Committing the same offsets again is harmless; the first
                     # request's thread stays blocked in librdkafka (a daemon).
                     log.warning("an offset commit to %s unanswered for %gs while the "
@@ -234,20 +284,51 @@ class KafkaSource:
         self._pending = {}
         self._log.recovered(asked_at)
 
-    def _broker_answers(self) -> bool:
-        """Whether the broker answers a metadata request now (within PROBE_TIMEOUT).
-        Asked from a thread of its own, like the commit it checks on: a stop that
-        comes meanwhile gives the commit up at once (GaveUp), and a request that
-        outlasts its own timeout counts as no answer rather than holding the stop."""
+    def _commit_lost(self) -> bool:
+        """Whether the answer to a commit unanswered for COMMIT_LOST can no longer
+        come: the consumer answers a metadata request (its commit's answer was lost,
+        confluent-kafka-python #1801: ask again), or it does not while a new client
+        does (the consumer itself is stuck: seen after a broker restart under load,
+        its metadata requests outliving their own timeout; ``_wedged``, it is
+        replaced). Neither answering is an outage: wait on."""
+        if self._broker_answers(self._consumer):
+            return True
+        probe = new_client(Consumer, self._config)
+        try:
+            self._wedged = self._broker_answers(probe)
+        finally:
+            _close_in_background(probe)
+        return self._wedged
+
+    def _replace_consumer(self) -> None:
+        """A new consumer in place of one that stopped answering: it joins the group
+        and reads from the last commit, so what was read since is read again (the
+        sinks' writes are idempotent). The old one is closed in the background; if
+        that hangs too, the group drops it after its session timeout."""
+        log.warning("Kafka at %s: the consumer stopped answering while the broker answers "
+                    "a new client: replaced by a new one, which reads again what was not "
+                    "committed", self._log.brokers)
+        _close_in_background(self._consumer)
+        self._owned.clear()
+        self._pending.clear()
+        self._wedged = False
+        self._consumer = new_client(Consumer, self._config)
+        self._subscribe()
+
+    def _broker_answers(self, consumer: Any) -> bool:
+        """Whether the broker answers ``consumer``'s metadata request now (within
+        PROBE_TIMEOUT). Asked from a thread of its own, like the commit it checks on:
+        a stop that comes meanwhile gives the commit up at once (GaveUp), and a request
+        that outlasts its own timeout counts as no answer rather than holding the stop."""
         topic = self.topic if isinstance(self.topic, str) else self.topic[0]
 
         def no_answer() -> None:
             raise TimeoutError
 
         try:
-            waited(lambda: self._consumer.list_topics(topic, timeout=PROBE_TIMEOUT),
+            waited(lambda: consumer.list_topics(topic, timeout=PROBE_TIMEOUT),
                    PROBE_TIMEOUT + 1.0, no_answer, stop=self.stop)
-        except (KafkaException, TimeoutError):
+        except (KafkaException, TimeoutError, RuntimeError):  # RuntimeError: closed
             return False
         return True
 
@@ -301,6 +382,17 @@ class KafkaSource:
         except KafkaException as e:  # said, not raised: the worker is stopping anyway
             log.warning("Kafka at %s: leaving the consumer group: %s", self._log.brokers,
                         kafka_reason(e))
+
+
+def _close_in_background(consumer: Any) -> None:
+    """Close ``consumer`` in a daemon thread, waiting for nothing: a stuck one would
+    hold the caller. The thread holds the client while it waits, so the client is
+    never freed (which would block the same way) before its close returns."""
+    def close() -> None:
+        with contextlib.suppress(KafkaException, RuntimeError):
+            consumer.close()
+
+    threading.Thread(target=close, name="kafka-close", daemon=True).start()
 
 
 def waited(call: Callable[[], T], slow_after: float, on_slow: Callable[[], None], *,
