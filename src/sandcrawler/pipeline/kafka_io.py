@@ -208,17 +208,14 @@ class KafkaSource:
         if not back:
             return
         parts = [TopicPartition(t, p) for t, p in back]
-
-        def no_answer() -> None:
-            raise TimeoutError
-
         try:
             done = waited(lambda: self._consumer.committed(parts, timeout=PROBE_TIMEOUT),
-                          PROBE_TIMEOUT + 1.0, no_answer, stop=self.stop)
+                          PROBE_TIMEOUT + 1.0, _no_answer, stop=self.stop)
             at = {(tp.topic, tp.partition): tp.offset for tp in self._consumer.position(parts)}
-        except (KafkaException, TimeoutError, RuntimeError) as e:
+        except (KafkaException, TimeoutError, RuntimeError, GaveUp) as e:
             # the next worker to read these partitions reads them again anyway
-            log.info("reading the given-back partitions again: no answer (%s)", e)
+            log.info("reading the given-back partitions again: no answer (%s)",
+                     str(e) or type(e).__name__)
             return
         for tp in done:
             key = (tp.topic, tp.partition)
@@ -321,13 +318,9 @@ class KafkaSource:
         a stop that comes meanwhile gives the commit up at once (GaveUp), and a request
         that outlasts its own timeout counts as no answer rather than holding the stop."""
         topic = self.topic if isinstance(self.topic, str) else self.topic[0]
-
-        def no_answer() -> None:
-            raise TimeoutError
-
         try:
             waited(lambda: consumer.list_topics(topic, timeout=PROBE_TIMEOUT),
-                   PROBE_TIMEOUT + 1.0, no_answer, stop=self.stop)
+                   PROBE_TIMEOUT + 1.0, _no_answer, stop=self.stop)
         except (KafkaException, TimeoutError, RuntimeError):  # RuntimeError: closed
             return False
         return True
@@ -364,12 +357,9 @@ class KafkaSource:
         stopping worker for ever. Given up, the partitions move after the
         session timeout instead, and nothing is lost: what was not committed is
         read again."""
-        def give_up() -> None:
-            raise TimeoutError
-
         timeout = STOP_COMMIT_GRACE if self._gave_up_commit else CLOSE_TIMEOUT
         try:
-            waited(self._close, timeout, give_up)
+            waited(self._close, timeout, _no_answer)
         except TimeoutError:
             log.warning("Kafka at %s: leaving the consumer group did not finish within %gs "
                         "(the broker does not answer); stopping without it: the group "
@@ -382,6 +372,11 @@ class KafkaSource:
         except KafkaException as e:  # said, not raised: the worker is stopping anyway
             log.warning("Kafka at %s: leaving the consumer group: %s", self._log.brokers,
                         kafka_reason(e))
+
+
+def _no_answer() -> None:
+    """``waited``'s ``on_slow`` for a call given up when slow."""
+    raise TimeoutError
 
 
 def _close_in_background(consumer: Any) -> None:
