@@ -86,6 +86,8 @@ def test_a_consumer_that_answers_nothing_is_replaced_and_what_it_read_is_read_ag
     # while a new client gets the broker's answer: it is replaced
     source._consumer.close()
     assert source._commit_lost() and source._wedged
+    probe = source._probe
+    assert source._commit_lost() and source._probe is probe  # one probe, not one per check
     source._replace_consumer()
     assert not source._wedged
 

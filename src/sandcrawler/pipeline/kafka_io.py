@@ -105,6 +105,9 @@ class KafkaSource:
         self._consumer = new_client(Consumer, self._config)
         #: set by the check of an unanswered commit: the consumer itself is stuck
         self._wedged = False
+        #: the client that asks the broker when the consumer does not answer: one for
+        #: the source's life (never subscribed), not one per check of a long outage
+        self._probe: Any = None
         #: (topic, partition) -> the assignment it was last given in; a record is
         #: committed only if its partition has stayed ours since it was read
         self._owned: dict[tuple[str, int], int] = {}
@@ -290,11 +293,12 @@ class KafkaSource:
         replaced). Neither answering is an outage: wait on."""
         if self._broker_answers(self._consumer):
             return True
-        probe = new_client(Consumer, self._config)
-        try:
-            self._wedged = self._broker_answers(probe)
-        finally:
-            _close_in_background(probe)
+        if self._probe is None:
+            # a log of its own: its reports say nothing of the consumer's outage
+            quiet = BrokerLog(self._log.brokers, say=False)
+            self._probe = new_client(Consumer, {**self._config, "logger": quiet,
+                                                "error_cb": quiet.error_cb})
+        self._wedged = self._broker_answers(self._probe)
         return self._wedged
 
     def _replace_consumer(self) -> None:
@@ -357,6 +361,8 @@ class KafkaSource:
         stopping worker for ever. Given up, the partitions move after the
         session timeout instead, and nothing is lost: what was not committed is
         read again."""
+        if self._probe is not None:
+            _close_in_background(self._probe)
         timeout = STOP_COMMIT_GRACE if self._gave_up_commit else CLOSE_TIMEOUT
         try:
             waited(self._close, timeout, _no_answer)
